@@ -1,0 +1,139 @@
+# collc / collrun / libtopo - plain GNU Makefile.
+#
+#   make              build libtopo (static and shared) and the programs
+#   make check        build and run every test (unit, CLI, schema, man lint)
+#   make demo         compile the shipped examples and show a result
+#   make bench        compile-scaling benchmark (not part of check)
+#   make install      PREFIX=/usr/local DESTDIR= ; make uninstall
+#   make deps         install the Debian packages the build and tests need
+#   make SANITIZE=address,undefined   or   make SANITIZE=thread
+
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+DESTDIR    ?=
+
+VERSION := 0.1.0
+SOVERSION := 0
+
+CC      ?= cc
+OPT     ?= -O2
+CFLAGS  ?= $(OPT) -g
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -pthread $(WARN) $(CFLAGS)
+LDLIBS  := -ljansson -lpthread -lm
+
+ifneq ($(SANITIZE),)
+ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS    += -fsanitize=$(SANITIZE)
+endif
+
+B := build
+
+LIB_SRC  := $(sort $(wildcard libtopo/*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
+LIB_PIC  := $(LIB_SRC:%.c=$(B)/pic/%.o)
+CLI_COMMON_SRC := $(filter-out cli/collc.c cli/collrun.c,$(sort $(wildcard cli/*.c)))
+CLI_COMMON_OBJ := $(CLI_COMMON_SRC:%.c=$(B)/%.o)
+PROGS    := $(B)/collc
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+MAN_PAGES := $(sort $(wildcard man/*.[1357]))
+
+.PHONY: all check check-unit check-cli check-schemas check-man check-install demo bench \
+	install uninstall deps clean format
+
+all: $(B)/libtopo.a $(B)/libtopo.so $(PROGS) $(B)/libtopo.pc
+
+$(B)/%.o: %.c $(wildcard libtopo/*.h cli/*.h tests/unit/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Ilibtopo -Icli -c $< -o $@
+
+$(B)/pic/%.o: %.c $(wildcard libtopo/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=default -Ilibtopo -c $< -o $@
+
+$(B)/libtopo.a: $(LIB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(B)/libtopo.so: $(LIB_PIC)
+	$(CC) -shared -Wl,-soname,libtopo.so.$(SOVERSION) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/collc: $(B)/cli/collc.o $(CLI_COMMON_OBJ) $(B)/libtopo.a
+	$(CC) $(LDFLAGS) -pthread -o $@ $^ $(LDLIBS)
+
+$(B)/tests/%: tests/unit/%.c $(B)/libtopo.a $(wildcard tests/unit/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Ilibtopo -Itests/unit $(LDFLAGS) -o $@ $< $(B)/libtopo.a $(LDLIBS)
+
+$(B)/libtopo.pc: libtopo.pc.in Makefile
+	@mkdir -p $(B)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+# ---------------------------------------------------------------- tests
+check: all $(UNIT_BIN)
+	@sh tests/check.sh $(B)
+
+check-unit: $(UNIT_BIN)
+	@sh tests/check.sh $(B) unit
+check-cli: all
+	@sh tests/check.sh $(B) cli
+check-schemas: all
+	@sh tests/check.sh $(B) schemas
+check-install: all
+	@sh tests/check.sh $(B) install
+check-man:
+	@sh tests/check.sh $(B) man
+
+# ---------------------------------------------------------------- demo, bench
+demo: all
+	@sh examples/demo.sh $(B)
+
+bench: all
+	@sh tests/bench/compile.sh $(B)
+
+# ---------------------------------------------------------------- install
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
+	    $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 755 $(PROGS) $(DESTDIR)$(BINDIR)/
+	install -m 644 $(B)/libtopo.a $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(B)/libtopo.so $(DESTDIR)$(LIBDIR)/libtopo.so.$(VERSION)
+	ln -sf libtopo.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libtopo.so.$(SOVERSION)
+	ln -sf libtopo.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libtopo.so
+	install -m 644 libtopo/topo.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 $(B)/libtopo.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	for p in $(MAN_PAGES); do \
+	    s=$${p##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
+	    install -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s/; done
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(PROGS)))
+	rm -f $(DESTDIR)$(LIBDIR)/libtopo.a $(DESTDIR)$(LIBDIR)/libtopo.so \
+	    $(DESTDIR)$(LIBDIR)/libtopo.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libtopo.so.$(VERSION)
+	rm -f $(DESTDIR)$(INCLUDEDIR)/topo.h $(DESTDIR)$(PKGCONFIGDIR)/libtopo.pc
+	for p in $(MAN_PAGES); do s=$${p##*.}; \
+	    rm -f $(DESTDIR)$(MANDIR)/man$$s/$$(basename $$p); done
+
+# ---------------------------------------------------------------- misc
+DEB_PKGS := build-essential libjansson-dev pkg-config python3 python3-jsonschema mandoc graphviz
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	    echo "installing:$$missing"; \
+	    if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	    $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	else echo "all build and test dependencies are installed"; fi
+
+format:
+	clang-format -i libtopo/*.[ch] cli/*.[ch] tests/unit/*.[ch]
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,308 @@
+/*
+ * topo.h - libtopo, the collc topology library: the one installed header.
+ *
+ * libtopo reads a JSON description of a parallel machine (nodes, tasks per
+ * node, endpoints per task, the collective network), selects groups of
+ * endpoints with stride specifications over the endpoint table, builds
+ * logical trees over those groups and the route tables that let one table
+ * serve a broadcast from any member.  See libtopo(3), collc(5), collc(7).
+ *
+ * Conventions, which every function below follows:
+ *  - Functions that can fail return 0 or a negative TOPO_E* code and, when
+ *    given a non-NULL topo_error, fill it with where and what went wrong.
+ *    The first error wins: nothing overwrites a record already filled.
+ *  - Out-parameters come first and are named out; on failure *out is NULL.
+ *  - Objects are opaque; each topo_X_new()/load() has a topo_X_free() that
+ *    accepts NULL.  Returned strings and arrays are owned by the object they
+ *    came from and live as long as it does, unless the doc says otherwise.
+ *  - The library never prints and never exits.
+ *  - Ids are 32-bit: endpoint, task and node ids are int32_t >= 0; -1 means
+ *    "none" (the parent of a root, the origin of a message).
+ */
+#ifndef TOPO_H
+#define TOPO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TOPO_VERSION_MAJOR 0
+#define TOPO_VERSION_MINOR 1
+#define TOPO_VERSION_PATCH 0
+#define TOPO_VERSION_STRING "0.1.0"
+
+/* The compile output format version written and read (collc(5)). */
+#define TOPO_FORMAT_VERSION 1
+
+/* Error codes: X(NAME, value, text).  One table, so codes and messages
+ * cannot drift apart. */
+#define TOPO_ERRNO_MAP(X)                                                      \
+	X(TOPO_OK, 0, "success")                                               \
+	X(TOPO_ENOMEM, -1, "out of memory")                                    \
+	X(TOPO_EIO, -2, "input/output error")                                  \
+	X(TOPO_ESYNTAX, -3, "JSON syntax error")                               \
+	X(TOPO_EINVAL, -4, "invalid description")                              \
+	X(TOPO_ESPEC, -5, "invalid stride specification")                      \
+	X(TOPO_ELIMIT, -6, "size limit exceeded")                              \
+	X(TOPO_ENOENT, -7, "no such group or tree")                            \
+	X(TOPO_EARG, -8, "invalid argument")
+
+enum topo_errno {
+#define TOPO__ENUM(name, value, text) name = value,
+	TOPO_ERRNO_MAP(TOPO__ENUM)
+#undef TOPO__ENUM
+};
+
+/* Returns a static English text for a TOPO_E* code ("unknown error" for
+ * anything else).  Never NULL. */
+const char *topo_strerror(int code);
+
+/*
+ * An error record, filled by the function that fails.  Fields that do not
+ * apply are empty strings or 0 / -1:
+ *   source    the file name (or "<string>" / the caller's label) for input
+ *             errors; "" for a spec given directly
+ *   line, column  1-based, for JSON syntax errors; 0 otherwise
+ *   pointer   a JSON pointer (RFC 6901) to the offending value, "" for the
+ *             document itself or when not applicable
+ *   position  0-based character offset into a stride spec; -1 otherwise
+ *   spec      the stride spec text, for TOPO_ESPEC errors
+ *   text      what is wrong and, where it helps, what would be valid
+ * A record is "set" once code != 0.  Initialise with topo_error_clear().
+ */
+typedef struct topo_error {
+	int code;
+	char source[256];
+	int line;
+	int column;
+	char pointer[256];
+	int position;
+	char spec[256];
+	char text[512];
+} topo_error;
+
+/* Empties an error record (code 0, no text).  err may be NULL. */
+void topo_error_clear(topo_error *err);
+
+/* Formats err as one line without the program name, the way collc prints
+ * it: "FILE:LINE:COL: text", "FILE: /pointer: text",
+ * "spec \"S\": at P: text", or combinations of them.  Writes at most size
+ * bytes including the terminating NUL; returns buf. */
+char *topo_error_format(const topo_error *err, char *buf, size_t size);
+
+/* ---------------------------------------------------------------------- */
+/* Machines (collc(5): the machine description)                            */
+
+typedef struct topo_machine topo_machine;
+
+/* Loads and validates a machine description from a file.  Every rule of
+ * collc(5) is checked; duplicate keys, unknown keys (other than "x-*"),
+ * wrong types, out-of-range values, cycles in an explicit network, and
+ * machines of more than 2^31-1 endpoints are refused.  Groups named in the
+ * file are parsed and checked too (TOPO_ESPEC, with err->pointer set to
+ * /groups/NAME).
+ * Returns 0, TOPO_EIO (cannot read), TOPO_ESYNTAX (JSON; err->line/column
+ * set), TOPO_EINVAL (meaning; err->pointer set), TOPO_ESPEC, TOPO_ELIMIT or
+ * TOPO_ENOMEM.  On success the caller owns *out (topo_machine_free). */
+int topo_machine_load_file(topo_machine **out, const char *path,
+			   topo_error *err);
+
+/* As topo_machine_load_file, from len bytes of JSON text; source names the
+ * text in errors (NULL: "<string>"). */
+int topo_machine_load_string(topo_machine **out, const char *json, size_t len,
+			     const char *source, topo_error *err);
+
+/* Frees a machine and everything it owns.  NULL is allowed. */
+void topo_machine_free(topo_machine *m);
+
+const char *topo_machine_name(const topo_machine *m);
+int32_t topo_machine_nodes(const topo_machine *m);
+int32_t topo_machine_tasks(const topo_machine *m);
+int32_t topo_machine_endpoints_per_task(const topo_machine *m);
+int32_t topo_machine_endpoints(const topo_machine *m);
+/* Tasks on node n, and the global id of its first task (tasks are numbered
+ * in node order).  n must be a valid node id. */
+int32_t topo_machine_node_tasks(const topo_machine *m, int32_t n);
+int32_t topo_machine_node_first_task(const topo_machine *m, int32_t n);
+/* The node hosting a task / an endpoint (endpoint id = task * E + row). */
+int32_t topo_machine_task_node(const topo_machine *m, int32_t task);
+int32_t topo_machine_endpoint_node(const topo_machine *m, int32_t ep);
+
+/* The network: "tree", "kary" or "torus" (as given in the input). */
+const char *topo_machine_network_type(const topo_machine *m);
+int32_t topo_machine_physical_root(const topo_machine *m);
+/* The node-level network tree, whatever the input type: parent[n] for
+ * n in 0..nodes-1, -1 at the physical root.  Owned by m. */
+const int32_t *topo_machine_network_parent(const topo_machine *m);
+/* Depth of node n in the network tree (0 at the physical root). */
+int32_t topo_machine_node_depth(const topo_machine *m, int32_t n);
+/* For "kary": the fanout; 0 otherwise. */
+int32_t topo_machine_network_fanout(const topo_machine *m);
+/* For "torus": number of dimensions and their sizes (owned by m); 0/NULL
+ * otherwise. */
+int topo_machine_torus_dims(const topo_machine *m, const int32_t **out);
+
+/* Groups named in the description's "groups" object, in file order. */
+size_t topo_machine_group_count(const topo_machine *m);
+const char *topo_machine_group_name(const topo_machine *m, size_t i);
+const char *topo_machine_group_spec(const topo_machine *m, size_t i);
+
+/* ---------------------------------------------------------------------- */
+/* Groups: stride specifications over the endpoint table (collc(7))       */
+
+typedef struct topo_group topo_group;
+
+/* Evaluates a stride specification over m's endpoint table and makes a
+ * group of the selected endpoints, ranked in ascending endpoint id.
+ * name may be NULL (the group is then named after the spec).  The grammar is
+ * in collc(7).  Returns 0, TOPO_ESPEC (err->spec and err->position set;
+ * also for an empty result), TOPO_ENOMEM or TOPO_EARG.  The group keeps a
+ * pointer to m, which must outlive it. */
+int topo_group_new(topo_group **out, const topo_machine *m, const char *name,
+		   const char *spec, topo_error *err);
+
+/* Checks a spec's syntax and ranges against m without building the group;
+ * same errors as topo_group_new. */
+int topo_spec_check(const topo_machine *m, const char *spec, topo_error *err);
+
+void topo_group_free(topo_group *g);
+const char *topo_group_name(const topo_group *g);
+const char *topo_group_spec(const topo_group *g);
+const topo_machine *topo_group_machine(const topo_group *g);
+int32_t topo_group_size(const topo_group *g);
+/* Members' endpoint ids, ascending; index = group rank.  Owned by g. */
+const int32_t *topo_group_members(const topo_group *g);
+/* Group rank of endpoint ep, or -1 when ep is not a member. O(log n). */
+int32_t topo_group_rank(const topo_group *g, int32_t ep);
+
+/* ---------------------------------------------------------------------- */
+/* Trees and route tables (collc(7))                                      */
+
+typedef struct topo_tree topo_tree;
+
+enum topo_edge { TOPO_EDGE_ROOT = 0, TOPO_EDGE_SHM = 1, TOPO_EDGE_NET = 2 };
+
+/* "root", "shm" or "net". */
+const char *topo_edge_name(enum topo_edge e);
+
+/* Checks a tree shape name: "physical", "hierarchical", "binomial",
+ * "chain" or "kary:K" with 1 <= K <= 2^31-1.  Returns 0 or TOPO_EARG
+ * (err->text says what is valid). */
+int topo_tree_shape_check(const char *shape, topo_error *err);
+
+/* Builds the spanning tree of the given shape over g's members.  Linear in
+ * the group size.  Returns 0, TOPO_EARG (unknown shape) or TOPO_ENOMEM.
+ * The tree keeps a pointer to g, which must outlive it. */
+int topo_tree_new(topo_tree **out, const topo_group *g, const char *shape,
+		  topo_error *err);
+
+void topo_tree_free(topo_tree *t);
+/* The shape name as given ("kary:4"). */
+const char *topo_tree_name(const topo_tree *t);
+const topo_group *topo_tree_group(const topo_tree *t);
+/* The root's group rank. */
+int32_t topo_tree_root(const topo_tree *t);
+/* parent[r] is the parent's group rank, -1 at the root.  Owned by t. */
+const int32_t *topo_tree_parent(const topo_tree *t);
+/* The edge from rank r to its parent (TOPO_EDGE_ROOT at the root). */
+enum topo_edge topo_tree_edge(const topo_tree *t, int32_t r);
+/* The children of rank r, ascending; returns their count and sets *out to
+ * an array owned by t. */
+int32_t topo_tree_children(const topo_tree *t, int32_t r,
+			   const int32_t **out);
+/* Longest root-to-leaf path, in edges. */
+int32_t topo_tree_depth(const topo_tree *t);
+/* Number of shm and net edges. */
+void topo_tree_edge_counts(const topo_tree *t, int64_t *shm, int64_t *net);
+
+/* The route table (collc(7)): where member r forwards a message that
+ * arrived from rank `from` (-1: r is the logical root and originates it).
+ * Writes the ranks to forward to, ascending, into out (which must hold
+ * topo_tree_degree(t, r) entries) and returns their count, or TOPO_EARG
+ * when `from` is neither -1 nor a tree neighbour of r.  Allocates nothing. */
+int32_t topo_tree_route(const topo_tree *t, int32_t r, int32_t from,
+			int32_t *out);
+/* Number of tree neighbours of r (parent and children). */
+int32_t topo_tree_degree(const topo_tree *t, int32_t r);
+
+/* ---------------------------------------------------------------------- */
+/* Compilation: a machine, its groups and their trees (collc(5) output)    */
+
+typedef struct topo_compiled topo_compiled;
+
+/* Compiles m: the group "world" (spec "all"), then the groups of the
+ * description in file order, then the extra groups given (names[i],
+ * specs[i]; a name already used replaces the description's group of that
+ * name), each with one tree per shape in shapes (NULL: the default
+ * "physical", "hierarchical", "binomial").  Returns 0, TOPO_ESPEC,
+ * TOPO_EARG, TOPO_ENOMEM.  *out keeps a pointer to m, which must outlive
+ * it. */
+int topo_compile(topo_compiled **out, const topo_machine *m,
+		 const char *const *names, const char *const *specs,
+		 size_t nextra, const char *const *shapes, size_t nshapes,
+		 topo_error *err);
+
+/* Loads a compile output file (collc(5)), checking its structure: members
+ * ascending and within the machine, each tree a spanning tree of its group
+ * whose edge labels match the machine, each route row naming members.
+ * The route tables are kept exactly as written (see topo_routes_*), so a
+ * hand-edited table can be replayed and its faults observed.  Errors as
+ * topo_machine_load_file.  The result owns its machine. */
+int topo_compiled_load_file(topo_compiled **out, const char *path,
+			    topo_error *err);
+int topo_compiled_load_string(topo_compiled **out, const char *json,
+			      size_t len, const char *source, topo_error *err);
+
+void topo_compiled_free(topo_compiled *c);
+const topo_machine *topo_compiled_machine(const topo_compiled *c);
+size_t topo_compiled_group_count(const topo_compiled *c);
+const topo_group *topo_compiled_group(const topo_compiled *c, size_t i);
+/* The group of that name, or NULL. */
+const topo_group *topo_compiled_find_group(const topo_compiled *c,
+					   const char *name);
+size_t topo_compiled_tree_count(const topo_compiled *c, size_t group);
+const topo_tree *topo_compiled_tree(const topo_compiled *c, size_t group,
+				    size_t i);
+/* The tree of that shape name in that group, or NULL. */
+const topo_tree *topo_compiled_find_tree(const topo_compiled *c,
+					 const topo_group *g,
+					 const char *name);
+
+/* Writes c as a collc-routes document (collc(5)) to f, streaming: memory
+ * use does not grow with the output.  Returns 0 or TOPO_EIO (err->text has
+ * strerror(errno)). */
+int topo_compiled_write(const topo_compiled *c, FILE *f, topo_error *err);
+
+/* ---------------------------------------------------------------------- */
+/* Route tables as data (kept as loaded, or derived from a tree)          */
+
+/* A table's rows for member rank r: the number of rows, and for row i its
+ * origin (`from`, a rank or -1) and its targets.  For trees built by
+ * topo_tree_new the rows are derived: first from -1, then from the parent,
+ * then from each child ascending.  For trees loaded from a file they are the
+ * file's rows in file order, translated to ranks. */
+int32_t topo_routes_rows(const topo_tree *t, int32_t r);
+/* Row i of member r: returns the number of targets, sets *from and *to
+ * (owned by t, or filled into scratch, which must hold
+ * topo_tree_degree(t, r) entries, for derived tables). */
+int32_t topo_routes_row(const topo_tree *t, int32_t r, int32_t i,
+			int32_t *from, const int32_t **to, int32_t *scratch);
+
+/* ---------------------------------------------------------------------- */
+/* Graphviz                                                                */
+
+/* Writes t as a Graphviz digraph to f: one vertex per member labelled with
+ * its endpoint id and node, clustered by node, shm edges solid, net edges
+ * bold and dashed, the tree root double-circled and the node-local roots
+ * boxed.  Returns 0 or TOPO_EIO. */
+int topo_tree_write_dot(const topo_tree *t, FILE *f, topo_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TOPO_H */

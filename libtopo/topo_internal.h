@@ -1,0 +1,197 @@
+/*
+ * topo_internal.h - libtopo's private structures and cross-file helpers.
+ *
+ * Not installed.  Names shared between the library's files are topo__*;
+ * file-local helpers are static.  Only libtopo's own sources and its unit
+ * tests may include this header: they define TOPO_INTERNAL first.
+ */
+#ifndef TOPO_INTERNAL_H
+#define TOPO_INTERNAL_H
+
+#ifndef TOPO_INTERNAL
+#error "topo_internal.h is private to libtopo; include <topo.h> instead"
+#endif
+
+#include "topo.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Largest number of endpoints (ids are int32_t >= 0). */
+#define TOPO_MAX_ENDPOINTS INT32_MAX
+
+/* ---------------------------------------------------------------------- */
+/* Allocation.  Every allocation in the library goes through these, so a
+ * test can make the Nth one fail (topo__alloc_fail_after). */
+void *topo__malloc(size_t size);
+void *topo__calloc(size_t count, size_t size);
+void *topo__realloc(void *p, size_t size);
+/* count * size with overflow checking; NULL on overflow or failure. */
+void *topo__mallocarray(size_t count, size_t size);
+char *topo__strdup(const char *s);
+void topo__free(void *p);
+/* Test hook: the allocation after `n` more successful ones fails (n < 0:
+ * never).  Returns the number of allocations made so far. */
+long topo__alloc_fail_after(long n);
+
+/* ---------------------------------------------------------------------- */
+/* Errors.  All return `code` so a caller can `return topo__err(...)`.
+ * They fill only a record whose code is still 0 (the first error wins). */
+
+/* Plain error with optional source (file) and JSON pointer. */
+int topo__err(topo_error *err, int code, const char *source,
+	      const char *pointer, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+/* JSON syntax error at line/column of source. */
+int topo__err_syntax(topo_error *err, const char *source, int line,
+		     int column, const char *text);
+/* Stride spec error at 0-based character position pos of spec. */
+int topo__err_spec(topo_error *err, const char *spec, int pos,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Adds source and pointer to an already-set record that lacks them (for a
+ * spec error found while loading a file's groups). */
+void topo__err_locate(topo_error *err, const char *source,
+		      const char *pointer);
+/* Appends a JSON-pointer token to buf (escaping ~ and /). */
+void topo__pointer_append(char *buf, size_t size, const char *token);
+
+/* ---------------------------------------------------------------------- */
+/* Machines */
+
+struct topo_machine {
+	char *name;
+	int32_t nodes;
+	int32_t tasks;
+	int32_t eps_per_task;
+	int32_t endpoints;
+	int32_t *node_tasks;      /* [nodes] */
+	int32_t *node_first_task; /* [nodes + 1], prefix sums */
+	int32_t *task_node;       /* [tasks] */
+	char net_type[8];         /* "tree", "kary", "torus" */
+	int32_t physical_root;
+	int32_t fanout;  /* kary only */
+	int ndims;       /* torus only */
+	int32_t *dims;   /* [ndims], torus only */
+	int32_t *net_parent; /* [nodes], -1 at the physical root */
+	int32_t *net_depth;  /* [nodes] */
+	int32_t *net_order;  /* [nodes], parents before children (BFS) */
+	size_t ngroups;
+	char **group_names; /* [ngroups] */
+	char **group_specs; /* [ngroups] */
+};
+
+/*
+ * Builds a machine from validated parameters (copies everything).  The
+ * network parent array must already be a tree (topo__network_check).
+ * node_tasks: [nodes] tasks per node, each >= 1.  Computes the task tables,
+ * depths and order.  Returns 0, TOPO_ELIMIT (more than 2^31-1 endpoints,
+ * err->text says how many) or TOPO_ENOMEM.
+ */
+int topo__machine_build(topo_machine **out, const char *name, int32_t nodes,
+			const int32_t *node_tasks, int32_t eps_per_task,
+			const char *net_type, const int32_t *net_parent,
+			topo_error *err);
+/* Adds a named group spec to the machine's list (copies both). */
+int topo__machine_add_group(topo_machine *m, const char *name,
+			    const char *spec);
+
+/* ---------------------------------------------------------------------- */
+/* Network arithmetic (network.c).  Allocates nothing: callers pass arrays. */
+
+/* kary: node i sits at position p = (i - root) mod nodes; its parent is the
+ * node at position (p - 1) / k. */
+void topo__network_kary(int32_t *parent, int32_t nodes, int32_t k,
+			int32_t root);
+/* torus: least-depth tree over torus links, see network.c for the rule. */
+void topo__network_torus(int32_t *parent, const int32_t *dims, int ndims,
+			 int32_t root);
+/* Checks that parent[0..nodes-1] is a tree: exactly one -1, every other
+ * entry a node id, no cycles.  Returns 0, or -1 with *bad the offending
+ * index and *why a static explanation.  scratch: [nodes] int32_t. */
+int topo__network_check(const int32_t *parent, int32_t nodes,
+			int32_t *scratch, int32_t *bad, const char **why);
+/* Fills order (parents before children: by depth, ids ascending within a
+ * level) and depth for a valid tree.  count: scratch of nodes + 1. */
+void topo__network_order(const int32_t *parent, int32_t nodes,
+			 int32_t *order, int32_t *depth, int32_t *count);
+
+/* ---------------------------------------------------------------------- */
+/* Groups */
+
+struct topo_group {
+	const topo_machine *m;
+	char *name;
+	char *spec;
+	int32_t size;
+	int32_t *members; /* [size], ascending endpoint ids */
+};
+
+/* Evaluates spec over m: *members (allocated, ascending) and *n.  Errors:
+ * TOPO_ESPEC (err->spec, err->position), TOPO_ENOMEM. */
+int topo__spec_eval(const topo_machine *m, const char *spec,
+		    int32_t **members, int32_t *n, topo_error *err);
+/* Wraps an ascending member array in a group; takes ownership of members
+ * (also on failure). */
+int topo__group_from_members(topo_group **out, const topo_machine *m,
+			     const char *name, const char *spec,
+			     int32_t *members, int32_t n);
+
+/* ---------------------------------------------------------------------- */
+/* Trees */
+
+struct topo_tree {
+	const topo_group *g;
+	char *name;
+	int32_t n;          /* group size */
+	int32_t root;       /* rank */
+	int32_t depth;
+	int32_t *parent;    /* [n], ranks, -1 at the root */
+	uint8_t *edge;      /* [n], enum topo_edge */
+	int32_t *child_off; /* [n + 1] */
+	int32_t *child;     /* [n - 1], ascending per member */
+	int64_t shm, net;   /* edge counts */
+	/* An explicit route table (loaded from a file), or NULL when the
+	 * table is derived from the tree by the rules of collc(7). */
+	int32_t *row_off;    /* [n + 1]: rows of member r */
+	int32_t *row_from;   /* [rows] rank or -1 */
+	int64_t *row_to_off; /* [rows + 1] */
+	int32_t *row_to;     /* ranks */
+};
+
+/*
+ * Shape builders (tree_*.c): fill parent[0..n-1] with group ranks (-1 at the
+ * root) for g's members.  Pure arithmetic except where scratch is needed:
+ * the caller passes a scratch area of topo__tree_scratch_size() bytes.
+ */
+size_t topo__tree_scratch_size(const topo_group *g);
+void topo__tree_physical(const topo_group *g, int32_t *parent, void *scratch);
+void topo__tree_hierarchical(const topo_group *g, int32_t *parent,
+			     void *scratch);
+void topo__tree_binomial(int32_t n, int32_t *parent);
+void topo__tree_kary(int32_t n, int32_t k, int32_t *parent);
+void topo__tree_chain(int32_t n, int32_t *parent);
+
+/*
+ * Makes a tree from a parent array of ranks; takes ownership of parent
+ * (also on failure).  Checks that it is a spanning tree of g (one root, no
+ * cycles, ranks in range): TOPO_EINVAL with *bad the offending rank.
+ * Computes children, edge labels from the machine, depth and counts.
+ */
+int topo__tree_from_parent(topo_tree **out, const topo_group *g,
+			   const char *name, int32_t *parent, int32_t *bad);
+
+/* ---------------------------------------------------------------------- */
+/* Compiled documents */
+
+struct topo_compiled {
+	topo_machine *owned; /* set when loaded from a file */
+	const topo_machine *m;
+	size_t ngroups;
+	topo_group **groups;  /* [ngroups] */
+	size_t *ntrees;       /* [ngroups] */
+	topo_tree ***trees;   /* [ngroups][ntrees[i]] */
+};
+
+#endif /* TOPO_INTERNAL_H */

@@ -1,0 +1,83 @@
+/*
+ * check.h - the unit tests' minimal harness.
+ *
+ * CHECK(cond, fmt, ...) records one assertion; a failure prints the file,
+ * line and message and the test goes on.  check_done() prints
+ * "NAME: N passed, N failed" and returns the exit status.  Unit tests may
+ * define TOPO_INTERNAL before including it to reach libtopo's internals.
+ */
+#ifndef CHECK_H
+#define CHECK_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static long check_passed, check_failed;
+
+#define CHECK(cond, ...)                                                       \
+	do {                                                                   \
+		if (cond) {                                                    \
+			check_passed++;                                        \
+		} else {                                                       \
+			check_failed++;                                        \
+			fprintf(stderr, "%s:%d: FAIL: %s: ", __FILE__,         \
+				__LINE__, #cond);                              \
+			fprintf(stderr, __VA_ARGS__);                          \
+			fputc('\n', stderr);                                   \
+		}                                                              \
+	} while (0)
+
+#define CHECK_INT(got, want)                                                   \
+	do {                                                                   \
+		long long check_g_ = (long long)(got);                         \
+		long long check_w_ = (long long)(want);                        \
+		CHECK(check_g_ == check_w_, "%s = %lld, want %lld", #got,      \
+		      check_g_, check_w_);                                     \
+	} while (0)
+
+#define CHECK_STR(got, want)                                                   \
+	do {                                                                   \
+		const char *check_g_ = (got), *check_w_ = (want);              \
+		CHECK(check_g_ != NULL && strcmp(check_g_, check_w_) == 0,     \
+		      "%s = \"%s\", want \"%s\"", #got,                        \
+		      check_g_ ? check_g_ : "(null)", check_w_);               \
+	} while (0)
+
+static inline int check_done(const char *name)
+{
+	printf("%s: %ld passed, %ld failed\n", name, check_passed,
+	       check_failed);
+	return check_failed == 0 ? 0 : 1;
+}
+
+/* A small, fast, seedable generator (splitmix64) so random cases are
+ * reproducible: every test prints its seed, and CHECK_SEED overrides it. */
+static uint64_t check_rng_state;
+
+static inline uint64_t check_rand64(void)
+{
+	uint64_t z = (check_rng_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Uniform in [lo, hi]. */
+static inline long check_rand_range(long lo, long hi)
+{
+	return lo + (long)(check_rand64() % (uint64_t)(hi - lo + 1));
+}
+
+static inline void check_seed(const char *name, uint64_t def)
+{
+	const char *env = getenv("CHECK_SEED");
+
+	check_rng_state = env != NULL ? strtoull(env, NULL, 0) : def;
+	printf("%s: seed %" PRIu64 " (set CHECK_SEED to repeat)\n", name,
+	       check_rng_state);
+}
+
+#endif

@@ -1,0 +1,286 @@
+/*
+ * test_core.c - unit tests of the library's base: error records and their
+ * formatting (error.c), the allocation hook (alloc.c), network arithmetic
+ * (network.c), machine assembly (machine_build.c) and group lookups
+ * (group.c).
+ */
+#define TOPO_INTERNAL
+#include "check.h"
+#include "topo_internal.h"
+
+static void test_errors(void)
+{
+	topo_error err;
+	char buf[600];
+
+	CHECK_STR(topo_strerror(TOPO_OK), "success");
+	CHECK_STR(topo_strerror(TOPO_ESPEC), "invalid stride specification");
+	CHECK_STR(topo_strerror(-999), "unknown error");
+
+	topo_error_clear(&err);
+	CHECK_INT(err.code, 0);
+	CHECK_INT(err.position, -1);
+	CHECK_INT(topo__err(&err, TOPO_EINVAL, "m.json", "/network/parent/5",
+			    "node %d does not exist (nodes: 0..%d)", 9, 7),
+		  TOPO_EINVAL);
+	CHECK_STR(topo_error_format(&err, buf, sizeof(buf)),
+		  "m.json: /network/parent/5: node 9 does not exist "
+		  "(nodes: 0..7)");
+	/* The first error wins. */
+	topo__err(&err, TOPO_ENOMEM, "other", NULL, "later");
+	CHECK_INT(err.code, TOPO_EINVAL);
+	CHECK_STR(err.source, "m.json");
+
+	topo_error_clear(&err);
+	topo__err_syntax(&err, "m.json", 3, 14, "duplicate object key");
+	CHECK_STR(topo_error_format(&err, buf, sizeof(buf)),
+		  "m.json:3:14: duplicate object key");
+
+	topo_error_clear(&err);
+	topo__err_spec(&err, "cols 0::0", 7, "stride is %d", 0);
+	CHECK_STR(topo_error_format(&err, buf, sizeof(buf)),
+		  "spec \"cols 0::0\": at 7: stride is 0");
+	/* A spec error found in a file gets the file and group located. */
+	topo__err_locate(&err, "m.json", "/groups/even");
+	CHECK_STR(topo_error_format(&err, buf, sizeof(buf)),
+		  "m.json: /groups/even: spec \"cols 0::0\": at 7: stride is 0");
+
+	/* Truncation keeps the buffer terminated. */
+	topo_error_format(&err, buf, 10);
+	CHECK_INT(strlen(buf), 9);
+
+	buf[0] = '\0';
+	topo__pointer_append(buf, sizeof(buf), "groups");
+	topo__pointer_append(buf, sizeof(buf), "a/b~c");
+	CHECK_STR(buf, "/groups/a~1b~0c");
+}
+
+static void test_alloc_hook(void)
+{
+	void *a, *b, *c;
+
+	topo__alloc_fail_after(1);
+	a = topo__malloc(8);
+	b = topo__malloc(8);
+	c = topo__malloc(8);
+	CHECK(a != NULL, "first allocation succeeds");
+	CHECK(b == NULL, "second allocation is the injected failure");
+	CHECK(c != NULL, "the hook fires once");
+	topo__free(a);
+	topo__free(c);
+	topo__alloc_fail_after(-1);
+	CHECK(topo__mallocarray(SIZE_MAX / 2, 4) == NULL,
+	      "mallocarray refuses overflow");
+}
+
+static void test_kary(void)
+{
+	int32_t parent[7];
+	static const int32_t want[7] = {-1, 0, 0, 1, 1, 2, 2};
+	/* Root 5 of 7, fanout 3: positions p = (i - 5) mod 7. */
+	static const int32_t want_r5[7] = {5, 5, 6, 6, 6, -1, 5};
+
+	topo__network_kary(parent, 7, 2, 0);
+	for (int i = 0; i < 7; i++)
+		CHECK_INT(parent[i], want[i]);
+	topo__network_kary(parent, 7, 3, 5);
+	for (int i = 0; i < 7; i++)
+		CHECK_INT(parent[i], want_r5[i]);
+	topo__network_kary(parent, 4, 1, 2); /* a chain 2 -> 3 -> 0 -> 1 */
+	CHECK_INT(parent[2], -1);
+	CHECK_INT(parent[3], 2);
+	CHECK_INT(parent[0], 3);
+	CHECK_INT(parent[1], 0);
+}
+
+/* Torus distance from a to b, computed independently of network.c. */
+static int torus_dist(const int32_t *dims, int nd, int64_t a, int64_t b)
+{
+	int dist = 0;
+
+	for (int i = nd - 1; i >= 0; i--) {
+		int ca = (int)(a % dims[i]), cb = (int)(b % dims[i]);
+		int d = ca > cb ? ca - cb : cb - ca;
+
+		dist += d < dims[i] - d ? d : dims[i] - d;
+		a /= dims[i];
+		b /= dims[i];
+	}
+	return dist;
+}
+
+static void test_torus(void)
+{
+	static const int32_t shapes[][5] = {
+		{4, 4, 0}, {5, 3, 0}, {2, 2, 2, 0}, {4, 4, 4, 4, 2},
+		{1, 7, 0}, {6, 0}, {3, 1, 4, 0},
+	};
+
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+		int32_t dims[5];
+		int nd = 0;
+		int64_t nodes = 1;
+
+		for (; nd < 5 && shapes[s][nd] != 0; nd++) {
+			dims[nd] = shapes[s][nd];
+			nodes *= dims[nd];
+		}
+		for (int32_t root = 0; root < nodes; root += (int32_t)(nodes / 3) + 1) {
+			int32_t *parent = calloc((size_t)nodes, 4);
+			int32_t *scratch = calloc((size_t)nodes + 1, 4);
+			int32_t *order = calloc((size_t)nodes, 4);
+			int32_t *depth = calloc((size_t)nodes, 4);
+			int32_t bad;
+			const char *why;
+			int links = 1, least = 1;
+
+			topo__network_torus(parent, dims, nd, root);
+			CHECK_INT(topo__network_check(parent, (int32_t)nodes,
+						      scratch, &bad, &why),
+				  0);
+			CHECK_INT(parent[root], -1);
+			topo__network_order(parent, (int32_t)nodes, order,
+					    depth, scratch);
+			for (int32_t i = 0; i < nodes; i++) {
+				if (i == root)
+					continue;
+				/* Every tree edge is one torus link, and the
+				 * depth equals the torus distance. */
+				if (torus_dist(dims, nd, i, parent[i]) != 1)
+					links = 0;
+				if (depth[i] != torus_dist(dims, nd, i, root))
+					least = 0;
+			}
+			CHECK(links, "torus shape %zu root %d: tree uses torus "
+			      "links only", s, root);
+			CHECK(least, "torus shape %zu root %d: least depth", s,
+			      root);
+			free(parent);
+			free(scratch);
+			free(order);
+			free(depth);
+		}
+	}
+}
+
+static void test_check_and_order(void)
+{
+	int32_t scratch[9], order[8], depth[8], bad = 0;
+	const char *why = NULL;
+	int32_t good[6] = {3, 3, 0, -1, 0, 2};
+	int32_t two_roots[4] = {-1, 0, -1, 0};
+	int32_t none[3] = {1, 2, 0};
+	int32_t range[3] = {-1, 0, 7};
+	int32_t self[3] = {-1, 1, 0};
+	int32_t cycle[5] = {-1, 0, 3, 4, 2};
+
+	CHECK_INT(topo__network_check(good, 6, scratch, &bad, &why), 0);
+	topo__network_order(good, 6, order, depth, scratch);
+	/* By depth, ids ascending within a level: 3 | 0 1 | 2 4 | 5 */
+	static const int32_t want_order[6] = {3, 0, 1, 2, 4, 5};
+	static const int32_t want_depth[6] = {1, 1, 2, 0, 2, 3};
+	for (int i = 0; i < 6; i++) {
+		CHECK_INT(order[i], want_order[i]);
+		CHECK_INT(depth[i], want_depth[i]);
+	}
+	CHECK_INT(topo__network_check(two_roots, 4, scratch, &bad, &why), -1);
+	CHECK_INT(bad, 2);
+	CHECK_STR(why, "second root");
+	CHECK_INT(topo__network_check(none, 3, scratch, &bad, &why), -1);
+	CHECK_STR(why, "no root");
+	CHECK_INT(topo__network_check(range, 3, scratch, &bad, &why), -1);
+	CHECK_INT(bad, 2);
+	CHECK_STR(why, "no such node");
+	CHECK_INT(topo__network_check(self, 3, scratch, &bad, &why), -1);
+	CHECK_INT(bad, 1);
+	CHECK_STR(why, "own parent");
+	CHECK_INT(topo__network_check(cycle, 5, scratch, &bad, &why), -1);
+	CHECK_STR(why, "cycle");
+	CHECK(bad >= 2 && bad <= 4, "cycle reported on the cycle (bad %d)",
+	      bad);
+}
+
+static void test_machine_build(void)
+{
+	static const int32_t tasks[4] = {2, 5, 1, 3};
+	static const int32_t net[4] = {2, 2, -1, 1};
+	topo_machine *m = NULL;
+	topo_error err;
+	topo_group *g = NULL;
+	int32_t *members;
+
+	topo_error_clear(&err);
+	CHECK_INT(topo__machine_build(&m, "t", 4, tasks, 3, "tree", net, &err),
+		  0);
+	if (m == NULL)
+		return;
+	CHECK_INT(topo_machine_tasks(m), 11);
+	CHECK_INT(topo_machine_endpoints(m), 33);
+	CHECK_INT(topo_machine_node_first_task(m, 3), 8);
+	CHECK_INT(topo_machine_task_node(m, 7), 2);
+	CHECK_INT(topo_machine_endpoint_node(m, 20), 1); /* task 6 */
+	CHECK_INT(topo_machine_endpoint_node(m, 32), 3); /* task 10 */
+	CHECK_INT(topo_machine_physical_root(m), 2);
+	CHECK_INT(topo_machine_node_depth(m, 3), 2);
+	CHECK_STR(topo_machine_network_type(m), "tree");
+
+	members = malloc(4 * sizeof(int32_t));
+	members[0] = 1;
+	members[1] = 4;
+	members[2] = 9;
+	members[3] = 30;
+	CHECK_INT(topo__group_from_members(&g, m, "g", "ep 1,4,9,30", members,
+					   4),
+		  0);
+	CHECK_INT(topo_group_rank(g, 9), 2);
+	CHECK_INT(topo_group_rank(g, 30), 3);
+	CHECK_INT(topo_group_rank(g, 1), 0);
+	CHECK_INT(topo_group_rank(g, 5), -1);
+	CHECK_INT(topo_group_rank(g, 31), -1);
+	CHECK_STR(topo_group_name(g), "g");
+	topo_group_free(g);
+	topo_group_free(NULL);
+	topo_machine_free(m);
+	topo_machine_free(NULL);
+
+	/* More than 2^31-1 endpoints is refused with the count. */
+	{
+		int32_t big[2] = {65536, 65536};
+		int32_t p2[2] = {-1, 0};
+		char buf[600];
+
+		topo_error_clear(&err);
+		CHECK_INT(topo__machine_build(&m, "big", 2, big, 16384, "tree",
+					      p2, &err),
+			  TOPO_ELIMIT);
+		CHECK(m == NULL, "no machine on failure");
+		CHECK_STR(topo_error_format(&err, buf, sizeof(buf)),
+			  "131072 tasks x 16384 endpoints = 2147483648 "
+			  "endpoints; at most 2147483647 are supported");
+	}
+	/* Allocation failure at every site gives TOPO_ENOMEM, no leak. */
+	for (long n = 0; n < 12; n++) {
+		topo_error_clear(&err);
+		topo__alloc_fail_after(n);
+		int rc = topo__machine_build(&m, "t", 4, tasks, 3, "tree", net,
+					     &err);
+		topo__alloc_fail_after(-1);
+		if (rc == 0) {
+			topo_machine_free(m);
+			break;
+		}
+		CHECK_INT(rc, TOPO_ENOMEM);
+		CHECK(m == NULL, "no machine after failure %ld", n);
+	}
+}
+
+int main(void)
+{
+	test_errors();
+	test_alloc_hook();
+	test_kary();
+	test_torus();
+	test_check_and_order();
+	test_machine_build();
+	return check_done("test_core");
+}

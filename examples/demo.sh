@@ -1,0 +1,49 @@
+#!/bin/sh
+# examples/demo.sh BUILD - `make demo`: compile every shipped example and show
+# what came out.  Outputs go to BUILD/demo/.
+set -eu
+B=${1:?usage: demo.sh BUILD}
+here=$(cd "$(dirname "$0")" && pwd)
+collc="$B/collc"
+out="$B/demo"
+mkdir -p "$out"
+
+echo "== collc compile: every example, default trees (physical, hierarchical, binomial)"
+for m in "$here"/*.json; do
+	name=$(basename "$m" .json)
+	"$collc" compile "$m" -o "$out/$name.routes.json" -v
+done
+
+echo
+echo "== collc group: stride specs over the endpoint table of examples/endpoints.json"
+for spec in "cols 0::2" "rows 0:1 cols 4:7" "cols 31:0:-2 + node 0"; do
+	printf '%-24s -> ' "\"$spec\""
+	"$collc" group "$here/endpoints.json" "$spec" | tr '\n' ' ' | cut -c1-100
+	echo
+done
+
+echo
+echo "== the physical tree of examples/uneven.json, world group (parent of each member)"
+python3 - "$out/uneven.routes.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+g = doc["groups"][0]
+for t in g["trees"]:
+    print(f'{t["name"]:>12}: root {t["root"]}, depth {t["depth"]}, '
+          f'edges shm {t["edges"]["shm"]} net {t["edges"]["net"]}')
+t = g["trees"][0]
+print("  member:", " ".join(f"{m:>2}" for m in g["members"]))
+print("  parent:", " ".join(f"{p:>2}" for p in t["parent"]))
+print("  edge:  ", " ".join(f"{e[0]:>2}" for e in t["edge"]))
+print("  first route rows:", ", ".join(json.dumps(r) for r in t["routes"][:4]))
+PY
+
+echo
+if command -v dot >/dev/null 2>&1; then
+	"$collc" dot "$out/uneven.routes.json" -t physical -o "$out/uneven-physical.dot"
+	dot -Tsvg "$out/uneven-physical.dot" -o "$out/uneven-physical.svg"
+	echo "== drew $out/uneven-physical.svg (collc dot | dot -Tsvg)"
+else
+	"$collc" dot "$out/uneven.routes.json" -t physical -o "$out/uneven-physical.dot"
+	echo "== wrote $out/uneven-physical.dot (install graphviz to render it)"
+fi

@@ -1,18 +1,18 @@
 /*
- * machine.c - loading a machine description (collc(5)): reading the file,
- * parsing it with jansson, checking every rule of the format, and handing
+ * machine.c - loading a machine description (collc(5)): checking every
+ * rule of the format on the document json_read.c has parsed, and handing
  * the checked values to topo__machine_build.
  *
- * Every complaint says where (the file and line:column for JSON syntax, a
- * JSON pointer for meaning), what is wrong and what would be valid.  Checks
- * run in a fixed order (unknown keys of an object before its values, then
- * the values in the order of the format's description), so a file with
- * several faults always gets the same first complaint.
+ * Every complaint says where (the file and line:column for JSON syntax,
+ * from json_read.c; a JSON pointer for meaning), what is wrong and what
+ * would be valid.  Checks run in a fixed order (unknown keys of an object
+ * before its values, then the values in the order of the format's
+ * description), so a file with several faults always gets the same first
+ * complaint.
  */
 #define TOPO_INTERNAL
 #include "topo_internal.h"
 
-#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,7 +20,8 @@
 /* The torus generator keeps one coordinate per dimension on its stack. */
 #define MAX_DIMS 32
 
-/* Longest rendering of a string value or a key inside a message. */
+/* Longest rendering of a string value or a key inside a message (as in
+ * json_read.c's syntax errors). */
 #define SHOW_MAX 40
 
 /* One load in progress: where complaints go and what has been checked. */
@@ -50,241 +51,6 @@ static const char *const torus_keys[] = {"type", "dims", "physical_root", NULL};
 static const char *const any_net_keys[] = {
 	"type", "parent", "fanout", "dims", "physical_root", NULL};
 /* clang-format on */
-
-/* ---------------------------------------------------------------------- */
-/* Reading */
-
-static int read_file(const char *path, char **out, size_t *outlen,
-		     topo_error *err)
-{
-	FILE *f;
-	char *buf = NULL, *bigger;
-	size_t len = 0, cap = 0, got;
-	int rc = 0;
-
-	*out = NULL;
-	*outlen = 0;
-	f = fopen(path, "rb");
-	if (f == NULL)
-		return topo__err(err, TOPO_EIO, path, NULL, "cannot open: %s",
-				 strerror(errno));
-	/* Read to the end rather than trusting a size from stat(), so pipes
-	 * and /dev/stdin work too. */
-	for (;;) {
-		if (len == cap) {
-			cap = cap == 0 ? 65536 : 2 * cap;
-			bigger = cap > len ? topo__realloc(buf, cap) : NULL;
-			if (bigger == NULL) {
-				rc = topo__err(err, TOPO_ENOMEM, path, NULL,
-					       "out of memory reading the "
-					       "file (%zu bytes so far)",
-					       len);
-				goto done;
-			}
-			buf = bigger;
-		}
-		got = fread(buf + len, 1, cap - len, f);
-		len += got;
-		if (got == 0 || len < cap) {
-			if (ferror(f)) {
-				rc = topo__err(err, TOPO_EIO, path, NULL,
-					       "cannot read: %s",
-					       strerror(errno));
-				goto done;
-			}
-			if (feof(f))
-				break;
-		}
-	}
-	*out = buf;
-	*outlen = len;
-	buf = NULL;
-done:
-	topo__free(buf);
-	fclose(f);
-	return rc;
-}
-
-/* ---------------------------------------------------------------------- */
-/* JSON syntax errors */
-
-static int is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-/* 1-based line and column of byte offset off; columns count characters,
- * not bytes, so a UTF-8 name before the fault does not shift it. */
-static void line_col(const char *buf, size_t off, int *line, int *col)
-{
-	long l = 1, c = 1;
-
-	for (size_t i = 0; i < off; i++) {
-		if (buf[i] == '\n') {
-			l++;
-			c = 1;
-		} else if (((unsigned char)buf[i] & 0xc0) != 0x80) {
-			c++;
-		}
-	}
-	*line = l > INT32_MAX ? INT32_MAX : (int)l;
-	*col = c > INT32_MAX ? INT32_MAX : (int)c;
-}
-
-/* Shortens raw text (a token as written in the file) to at most SHOW_MAX
- * bytes, cutting at a character boundary. */
-static int show_len(const char *s, size_t len)
-{
-	if (len <= SHOW_MAX)
-		return (int)len;
-	len = SHOW_MAX;
-	while (len > 0 && ((unsigned char)s[len] & 0xc0) == 0x80)
-		len--;
-	return (int)len;
-}
-
-/*
- * Turns jansson's complaint into ours.  jansson gives the byte offset just
- * past the token it was reading and ends its text with " near 'TOKEN'"
- * (the token as written, when it is short) or " near end of file".  We
- * point at the start of the offending token instead, and reword the faults
- * users meet most so that the text says what to do.
- */
-static int syntax_error(const char *buf, size_t len, const json_error_t *je,
-			const char *source, topo_error *err)
-{
-	enum json_error_code code = json_error_code(je);
-	size_t end = je->position < 0 ? 0 : (size_t)je->position;
-	size_t at, start, tlen = 0, mlen;
-	const char *near, *tok = NULL;
-	bool at_eof = false;
-	char text[512];
-	int line, col;
-	unsigned byte = 0;
-
-	if (end > len)
-		end = len;
-	start = end;
-	mlen = strlen(je->text);
-	near = strstr(je->text, " near '");
-	if (near != NULL) {
-		tok = near + 7;
-		tlen = strlen(tok);
-		tlen = tlen > 0 ? tlen - 1 : 0; /* the closing quote */
-		if (tlen <= end && memcmp(buf + end - tlen, tok, tlen) == 0)
-			start = end - tlen;
-		mlen = (size_t)(near - je->text);
-	} else if ((near = strstr(je->text, " near end of file")) != NULL) {
-		mlen = (size_t)(near - je->text);
-		at_eof = true;
-	}
-	at = start;
-	snprintf(text, sizeof(text), "%s", je->text);
-
-	switch (code) {
-	case json_error_out_of_memory:
-		return topo__err(err, TOPO_ENOMEM, source, NULL,
-				 "out of memory parsing JSON");
-	case json_error_invalid_utf8:
-		/* The offset is that of the undecodable byte itself. */
-		at = end;
-		if (sscanf(je->text, "unable to decode byte 0x%x", &byte) != 1)
-			byte = end < len ? (unsigned char)buf[end] : 0;
-		snprintf(text, sizeof(text), "invalid UTF-8 (byte 0x%02x)",
-			 byte);
-		break;
-	case json_error_stack_overflow:
-		snprintf(text, sizeof(text),
-			 "maximum parsing depth reached (more than %d nested "
-			 "arrays and objects)",
-			 JSON_PARSER_MAX_DEPTH);
-		break;
-	case json_error_duplicate_key:
-		/* end is just past the key's closing quote; its opening quote
-		 * is the nearest one before that is not escaped (a string
-		 * holds no unescaped quote). */
-		for (at = end >= 2 ? end - 2 : 0; at > 0; at--) {
-			size_t bs = 0;
-
-			while (bs < at && buf[at - 1 - bs] == '\\')
-				bs++;
-			if (buf[at] == '"' && bs % 2 == 0)
-				break;
-		}
-		/* The key as written, quotes included; long ones shortened. */
-		tlen = end - at >= 2 ? end - at - 2 : 0;
-		snprintf(text, sizeof(text), "duplicate object key \"%.*s%s\"",
-			 show_len(buf + at + 1, tlen), buf + at + 1,
-			 tlen > SHOW_MAX ? "..." : "");
-		break;
-	case json_error_numeric_overflow:
-		/* Long numbers come without a " near" token: find the start. */
-		while (at > 0 && buf[at - 1] != '\0' &&
-		       strchr("0123456789+-.eE", buf[at - 1]) != NULL)
-			at--;
-		tlen = end - at;
-		snprintf(text, sizeof(text), "number out of range: %.*s%s%s",
-			 show_len(buf + at, tlen), buf + at,
-			 (size_t)show_len(buf + at, tlen) < tlen ? "..." : "",
-			 strncmp(je->text, "too big", 7) == 0
-			     ? " (integers are limited to 64 bits)"
-			     : "");
-		break;
-	case json_error_null_character:
-	case json_error_null_byte_in_key:
-		snprintf(text, sizeof(text),
-			 "\\u0000 is not allowed in strings");
-		break;
-	case json_error_end_of_input_expected:
-		snprintf(text, sizeof(text),
-			 "unexpected text after the end of the JSON document");
-		break;
-	default:
-		if (at_eof) {
-			/* Ran out of input: point just past the last token. */
-			at = len;
-			while (at > 0 && is_space(buf[at - 1]))
-				at--;
-			snprintf(text, sizeof(text),
-				 "unexpected end of file (%.*s)", (int)mlen,
-				 je->text);
-			if (strncmp(je->text, "unexpected token", mlen) == 0 ||
-			    strncmp(je->text, "premature end of input", mlen) ==
-				0)
-				snprintf(text, sizeof(text),
-					 "unexpected end of file");
-		} else if (code == json_error_premature_end_of_input &&
-			   tok != NULL && tok[0] == '"') {
-			snprintf(text, sizeof(text), "unterminated string");
-		} else if (strncmp(je->text, "unexpected newline", 18) == 0) {
-			snprintf(text, sizeof(text),
-				 "unterminated string (a newline inside a "
-				 "string must be written \\n)");
-		} else if (strncmp(je->text, "control character 0x", 20) == 0) {
-			/* The offset is that of the control character. */
-			at = end;
-			byte = end < len ? (unsigned char)buf[end] : 0;
-			snprintf(text, sizeof(text),
-				 "control character 0x%02x in a string (write "
-				 "it as \\u%04x)",
-				 byte, byte);
-		} else if (tok != NULL && tlen == 1 &&
-			   (tok[0] == '}' || tok[0] == ']')) {
-			size_t p = start;
-
-			while (p > 0 && is_space(buf[p - 1]))
-				p--;
-			if (p > 0 && buf[p - 1] == ',') {
-				at = p - 1;
-				snprintf(text, sizeof(text),
-					 "trailing comma before '%c'", tok[0]);
-			}
-		}
-		break;
-	}
-	line_col(buf, at, &line, &col);
-	return topo__err_syntax(err, source, line, col, text);
-}
 
 /* ---------------------------------------------------------------------- */
 /* Describing values in messages */
@@ -950,29 +716,12 @@ static int load(topo_machine **out, const char *buf, size_t len,
 		const char *source, const char *name_source, topo_error *err)
 {
 	struct load ld = {.source = source, .err = err};
-	json_error_t je;
 	json_t *doc;
-	size_t i;
 	int rc;
 
-	/* A byte order mark is allowed by RFC 8259 to be ignored; editors
-	 * on some systems write one. */
-	if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) {
-		buf += 3;
-		len -= 3;
-	}
-	for (i = 0; i < len && is_space(buf[i]); i++)
-		;
-	if (i == len)
-		return topo__err_syntax(err, source, 1, 1,
-					len == 0
-					    ? "file is empty"
-					    : "file holds only white "
-					      "space (want a JSON object)");
-	doc =
-	    json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
-	if (doc == NULL)
-		return syntax_error(buf, len, &je, source, err);
+	rc = topo__json_parse(buf, len, source, &doc, err);
+	if (rc != 0)
+		return rc;
 	rc = load_doc(out, &ld, doc, name_source);
 	json_decref(doc);
 	topo__free(ld.node_tasks);
@@ -995,7 +744,7 @@ int topo_machine_load_file(topo_machine **out, const char *path,
 	if (path == NULL)
 		return topo__err(err, TOPO_EARG, NULL, NULL,
 				 "topo_machine_load_file: path is required");
-	rc = read_file(path, &buf, &len, err);
+	rc = topo__read_file(path, &buf, &len, err);
 	if (rc == 0)
 		rc = load(out, buf, len, path, path, err);
 	topo__free(buf);

@@ -246,14 +246,28 @@ int topo_compile(topo_compiled **out, const topo_machine *m,
 		 size_t nextra, const char *const *shapes, size_t nshapes,
 		 topo_error *err);
 
-/* Loads a compile output file (collc(5)), checking its structure: members
- * ascending and within the machine, each tree a spanning tree of its group
- * whose edge labels match the machine, each route row naming members.
- * The route tables are kept exactly as written (see topo_routes_*), so a
- * hand-edited table can be replayed and its faults observed.  Errors as
- * topo_machine_load_file.  The result owns its machine. */
+/*
+ * Loads a compile output file (collc(5)), checking its structure: the
+ * machine section agrees with itself ("fanout" / "dims", when present, must
+ * generate the parent array written), members are ascending and within the
+ * machine, each tree is a spanning tree of its group whose edge labels
+ * match the machine, "depth" and "edges" (when present) match the tree,
+ * and each route row names members.  Keys this version does not know are
+ * ignored (later versions may add keys).
+ * A tree's "routes" is optional.  When present, the table is kept exactly
+ * as written (see topo_routes_*), so a hand-edited table can be replayed
+ * and its faults observed.  When absent (topo_compiled_write with
+ * TOPO_WRITE_NO_ROUTES), the table is derived from the tree by the rules
+ * of collc(7), as for a tree built by topo_tree_new.
+ * Returns 0, TOPO_EIO (cannot read), TOPO_ESYNTAX (JSON; err->line/column
+ * set), TOPO_EINVAL (meaning; err->pointer set), TOPO_ELIMIT, TOPO_ENOMEM
+ * or TOPO_EARG (out or path NULL).  On success the caller owns *out
+ * (topo_compiled_free), which owns its machine.
+ */
 int topo_compiled_load_file(topo_compiled **out, const char *path,
 			    topo_error *err);
+/* As topo_compiled_load_file, from len bytes of JSON text; source names
+ * the text in errors (NULL: "<string>"). */
 int topo_compiled_load_string(topo_compiled **out, const char *json,
 			      size_t len, const char *source, topo_error *err);
 
@@ -272,10 +286,20 @@ const topo_tree *topo_compiled_find_tree(const topo_compiled *c,
 					 const topo_group *g,
 					 const char *name);
 
+/* Flags for topo_compiled_write(). */
+/* Omit each tree's "routes": readers derive them from "parent". */
+#define TOPO_WRITE_NO_ROUTES 0x1u
+
 /* Writes c as a collc-routes document (collc(5)) to f, streaming: memory
- * use does not grow with the output.  Returns 0 or TOPO_EIO (err->text has
- * strerror(errno)). */
-int topo_compiled_write(const topo_compiled *c, FILE *f, topo_error *err);
+ * use does not grow with the output.  flags: 0 or TOPO_WRITE_NO_ROUTES,
+ * with which each tree object has no "routes" key and is otherwise the
+ * same (the full tables hold about sum(degree^2) targets: gigabytes for a
+ * hierarchical tree over a million endpoints).  Tables loaded from a file
+ * are written as loaded, derived ones in the order of topo_routes_row.
+ * Returns 0, TOPO_EIO (err->text has strerror(errno)), TOPO_ENOMEM or
+ * TOPO_EARG (c or f NULL, unknown flags).  f is flushed, not closed. */
+int topo_compiled_write(const topo_compiled *c, FILE *f, unsigned flags,
+			topo_error *err);
 
 /* ---------------------------------------------------------------------- */
 /* Route tables as data (kept as loaded, or derived from a tree)          */
@@ -284,7 +308,8 @@ int topo_compiled_write(const topo_compiled *c, FILE *f, topo_error *err);
  * origin (`from`, a rank or -1) and its targets.  For trees built by
  * topo_tree_new the rows are derived: first from -1, then from the parent,
  * then from each child ascending.  For trees loaded from a file they are the
- * file's rows in file order, translated to ranks. */
+ * file's rows in file order, translated to ranks (derived as above when the
+ * file has no "routes" for the tree). */
 int32_t topo_routes_rows(const topo_tree *t, int32_t r);
 /* Row i of member r: returns the number of targets, sets *from and *to
  * (owned by t, or filled into scratch, which must hold
@@ -298,7 +323,8 @@ int32_t topo_routes_row(const topo_tree *t, int32_t r, int32_t i,
 /* Writes t as a Graphviz digraph to f: one vertex per member labelled with
  * its endpoint id and node, clustered by node, shm edges solid, net edges
  * bold and dashed, the tree root double-circled and the node-local roots
- * boxed.  Returns 0 or TOPO_EIO. */
+ * boxed.  Returns 0, TOPO_EIO (err->text has strerror(errno)) or TOPO_EARG
+ * (t or f NULL).  f is flushed, not closed. */
 int topo_tree_write_dot(const topo_tree *t, FILE *f, topo_error *err);
 
 #ifdef __cplusplus

@@ -58,6 +58,46 @@ void topo__err_locate(topo_error *err, const char *source,
 void topo__pointer_append(char *buf, size_t size, const char *token);
 
 /* ---------------------------------------------------------------------- */
+/* Reading JSON documents (json_read.c), shared by the machine loader and
+ * the compile-output loader so both read files and report syntax the same
+ * way.  jansson's types stay out of this header: only the files that parse
+ * include <jansson.h>, where struct json_t is jansson's json_t. */
+
+struct json_t;
+
+/*
+ * Reads the whole file at path (also a pipe or /dev/stdin: it reads to the
+ * end rather than trusting a size) into *out, allocated with topo__malloc
+ * and followed by a NUL that *len does not count.  Returns 0, TOPO_EIO
+ * ("cannot open: ...", "cannot read: ...", source = path) or TOPO_ENOMEM;
+ * on failure *out is NULL and *len 0.
+ */
+int topo__read_file(const char *path, char **out, size_t *len,
+		    topo_error *err);
+
+/*
+ * Parses len bytes of buf as one JSON document into *out (the caller
+ * json_decref()s it).  A leading UTF-8 byte order mark is skipped; empty
+ * and all-white-space texts, duplicate object keys and every jansson
+ * complaint become TOPO_ESYNTAX with source, 1-based line and column of
+ * the start of the offending token (columns count characters), and a
+ * plain message ("trailing comma before '}'", "duplicate object key
+ * \"nodes\"", ...).  Any JSON value is accepted at the top: the caller says
+ * what it wanted instead.  Returns 0, TOPO_ESYNTAX or TOPO_ENOMEM; on
+ * failure *out is NULL.
+ */
+int topo__json_parse(const char *buf, size_t len, const char *source,
+		     struct json_t **out, topo_error *err);
+
+/* ---------------------------------------------------------------------- */
+/* UTF-8 (utf8.c) */
+
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), or 0 when s does not
+ * start one.  s must be NUL-terminated (it never reads past a NUL). */
+size_t topo__utf8_len(const unsigned char *s);
+
+/* ---------------------------------------------------------------------- */
 /* Machines */
 
 struct topo_machine {

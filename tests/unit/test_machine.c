@@ -7,8 +7,10 @@
 #include "check.h"
 #include "topo_internal.h"
 
+#include <signal.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -724,6 +726,102 @@ static void test_files(void)
 	rmdir(tmpdir);
 }
 
+/*
+ * Reading files larger than the first read buffer, through both of
+ * topo__read_file's paths: a regular file, read into a buffer of its size,
+ * and a pipe, which has no size and is read by doubling.  Each loads the
+ * same machine; an allocation failure in each says how far it got.
+ */
+static void test_read_paths(void)
+{
+	static const char head[] = "{\"nodes\": 3, \"tasks_per_node\": 2, "
+				   "\"network\": {\"type\": \"kary\", "
+				   "\"fanout\": 2}, \"x-pad\": \"";
+	static const char tail[] = "\"}\n";
+	size_t len = 200000, n = 0;
+	char *json = malloc(len);
+	char path[128], fifo[128], want[256], msg[512];
+	topo_machine *m = NULL;
+	topo_error err;
+	pid_t pid;
+	int rc, status = 0;
+
+	if (json == NULL)
+		return;
+	memcpy(json, head, sizeof(head) - 1);
+	n = sizeof(head) - 1;
+	for (; n < len - (sizeof(tail) - 1); n++)
+		json[n] = (char)('a' + n % 26);
+	memcpy(json + n, tail, sizeof(tail) - 1);
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_machine.XXXXXX");
+	CHECK(mkdtemp(tmpdir) != NULL, "mkdtemp");
+	write_file("big.json", json, len);
+	snprintf(path, sizeof(path), "%s/big.json", tmpdir);
+	snprintf(fifo, sizeof(fifo), "%s/pipe.json", tmpdir);
+
+	topo_error_clear(&err);
+	rc = topo_machine_load_file(&m, path, &err);
+	CHECK_INT(rc, 0);
+	CHECK(m != NULL && topo_machine_tasks(m) == 6, "big file loads");
+	topo_machine_free(m);
+	m = NULL;
+	/* The buffer is the file's size: its first allocation. */
+	topo_error_clear(&err);
+	topo__alloc_fail_after(0);
+	rc = topo_machine_load_file(&m, path, &err);
+	topo__alloc_fail_after(-1);
+	CHECK_INT(rc, TOPO_ENOMEM);
+	snprintf(want, sizeof(want),
+		 "%s: out of memory reading the file (200000 bytes)", path);
+	CHECK_STR(topo_error_format(&err, msg, sizeof(msg)), want);
+
+	/* Through a pipe, twice: whole, and with the second buffer (128 KiB)
+	 * refused after the first 64 KiB arrived. */
+	CHECK(mkfifo(fifo, 0600) == 0, "mkfifo");
+	for (int round = 0; round < 2; round++) {
+		pid = fork();
+		if (pid == 0) {
+			FILE *w = fopen(fifo, "wb");
+
+			/* The reader may give up early: no SIGPIPE death. */
+			signal(SIGPIPE, SIG_IGN);
+			if (w != NULL) {
+				fwrite(json, 1, len, w);
+				fclose(w);
+			}
+			_exit(0);
+		}
+		CHECK(pid > 0, "fork");
+		if (pid < 0)
+			break;
+		topo_error_clear(&err);
+		if (round == 1)
+			topo__alloc_fail_after(1);
+		rc = topo_machine_load_file(&m, fifo, &err);
+		topo__alloc_fail_after(-1);
+		waitpid(pid, &status, 0);
+		if (round == 0) {
+			CHECK_INT(rc, 0);
+			CHECK(m != NULL && topo_machine_nodes(m) == 3,
+			      "machine through a pipe");
+			topo_machine_free(m);
+			m = NULL;
+		} else {
+			CHECK_INT(rc, TOPO_ENOMEM);
+			snprintf(want, sizeof(want),
+				 "%s: out of memory reading the file (65536 "
+				 "bytes so far)",
+				 fifo);
+			CHECK_STR(topo_error_format(&err, msg, sizeof(msg)),
+				  want);
+		}
+	}
+	unlink(fifo);
+	unlink(path);
+	rmdir(tmpdir);
+	free(json);
+}
+
 /* Fails each allocation in turn: every failure must be TOPO_ENOMEM with
  * nothing leaked (the sanitizer build checks the leaks). */
 static void test_enomem(void)
@@ -841,6 +939,7 @@ int main(void)
 	test_network();
 	test_groups();
 	test_files();
+	test_read_paths();
 	test_enomem();
 	test_speed();
 	return check_done("test_machine");

@@ -1,0 +1,313 @@
+/*
+ * json_read.c - reading JSON documents: files into memory and jansson's
+ * syntax errors into plain messages.
+ *
+ * Both loaders (machine.c for descriptions, load_compiled.c for compile
+ * outputs) come through here, so a missing file, an empty one, a byte
+ * order mark, a trailing comma or a duplicate key read the same whichever
+ * document it is.  jansson reports the byte offset just past the token it
+ * choked on; we point at the token's first character, count columns in
+ * characters, and reword the faults users meet most so that the message
+ * says what to do.
+ */
+#define TOPO_INTERNAL
+#include "topo_internal.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Longest rendering of a token or a key inside a message. */
+#define SHOW_MAX 40
+
+/* ---------------------------------------------------------------------- */
+/* Reading */
+
+int topo__read_file(const char *path, char **out, size_t *outlen,
+		    topo_error *err)
+{
+	struct stat st;
+	FILE *f;
+	char *buf = NULL, *bigger;
+	size_t len = 0, cap = 0, got;
+	int rc = 0;
+
+	*out = NULL;
+	*outlen = 0;
+	f = fopen(path, "rb");
+	if (f == NULL)
+		return topo__err(err, TOPO_EIO, path, NULL, "cannot open: %s",
+				 strerror(errno));
+	/* A regular file's size is only a hint (it may grow while we read),
+	 * but a good one: a compile output can be gigabytes, and doubling
+	 * up to it would copy it and could reserve twice its size. */
+	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_size > 0 && (uintmax_t)st.st_size < SIZE_MAX / 2)
+		cap = (size_t)st.st_size + 1;
+	/* Read to the end rather than trusting the size, so pipes and
+	 * /dev/stdin work too.  The loop leaves len < cap, room for the
+	 * NUL. */
+	for (;;) {
+		if (len == cap) {
+			cap = cap == 0 ? 65536 : 2 * cap;
+			bigger = cap > len ? topo__realloc(buf, cap) : NULL;
+			if (bigger == NULL) {
+				rc = topo__err(err, TOPO_ENOMEM, path, NULL,
+					       "out of memory reading the "
+					       "file (%zu bytes so far)",
+					       len);
+				goto done;
+			}
+			buf = bigger;
+		} else if (buf == NULL) {
+			buf = topo__malloc(cap);
+			if (buf == NULL) {
+				rc = topo__err(err, TOPO_ENOMEM, path, NULL,
+					       "out of memory reading the "
+					       "file (%zu bytes)",
+					       cap - 1);
+				goto done;
+			}
+		}
+		got = fread(buf + len, 1, cap - len, f);
+		len += got;
+		if (got == 0 || len < cap) {
+			if (ferror(f)) {
+				rc = topo__err(err, TOPO_EIO, path, NULL,
+					       "cannot read: %s",
+					       strerror(errno));
+				goto done;
+			}
+			if (feof(f))
+				break;
+		}
+	}
+	buf[len] = '\0';
+	*out = buf;
+	*outlen = len;
+	buf = NULL;
+done:
+	topo__free(buf);
+	fclose(f);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* JSON syntax errors */
+
+static int is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* 1-based line and column of byte offset off; columns count characters,
+ * not bytes, so a UTF-8 name before the fault does not shift it. */
+static void line_col(const char *buf, size_t off, int *line, int *col)
+{
+	long l = 1, c = 1;
+
+	for (size_t i = 0; i < off; i++) {
+		if (buf[i] == '\n') {
+			l++;
+			c = 1;
+		} else if (((unsigned char)buf[i] & 0xc0) != 0x80) {
+			c++;
+		}
+	}
+	*line = l > INT32_MAX ? INT32_MAX : (int)l;
+	*col = c > INT32_MAX ? INT32_MAX : (int)c;
+}
+
+/* Shortens raw text (a token as written in the file) to at most SHOW_MAX
+ * bytes, cutting at a character boundary. */
+static int show_len(const char *s, size_t len)
+{
+	if (len <= SHOW_MAX)
+		return (int)len;
+	len = SHOW_MAX;
+	while (len > 0 && ((unsigned char)s[len] & 0xc0) == 0x80)
+		len--;
+	return (int)len;
+}
+
+/*
+ * Turns jansson's complaint into ours.  jansson gives the byte offset just
+ * past the token it was reading and ends its text with " near 'TOKEN'"
+ * (the token as written, when it is short) or " near end of file".  We
+ * point at the start of the offending token instead, and reword the faults
+ * users meet most so that the text says what to do.
+ */
+static int syntax_error(const char *buf, size_t len, const json_error_t *je,
+			const char *source, topo_error *err)
+{
+	enum json_error_code code = json_error_code(je);
+	size_t end = je->position < 0 ? 0 : (size_t)je->position;
+	size_t at, start, tlen = 0, mlen;
+	const char *near, *tok = NULL;
+	bool at_eof = false;
+	char text[512];
+	int line, col;
+	unsigned byte = 0;
+
+	if (end > len)
+		end = len;
+	start = end;
+	mlen = strlen(je->text);
+	near = strstr(je->text, " near '");
+	if (near != NULL) {
+		tok = near + 7;
+		tlen = strlen(tok);
+		tlen = tlen > 0 ? tlen - 1 : 0; /* the closing quote */
+		if (tlen <= end && memcmp(buf + end - tlen, tok, tlen) == 0)
+			start = end - tlen;
+		mlen = (size_t)(near - je->text);
+	} else if ((near = strstr(je->text, " near end of file")) != NULL) {
+		mlen = (size_t)(near - je->text);
+		at_eof = true;
+	}
+	at = start;
+	snprintf(text, sizeof(text), "%s", je->text);
+
+	switch (code) {
+	case json_error_out_of_memory:
+		return topo__err(err, TOPO_ENOMEM, source, NULL,
+				 "out of memory parsing JSON");
+	case json_error_invalid_utf8:
+		/* The offset is that of the undecodable byte itself. */
+		at = end;
+		if (sscanf(je->text, "unable to decode byte 0x%x", &byte) != 1)
+			byte = end < len ? (unsigned char)buf[end] : 0;
+		snprintf(text, sizeof(text), "invalid UTF-8 (byte 0x%02x)",
+			 byte);
+		break;
+	case json_error_stack_overflow:
+		snprintf(text, sizeof(text),
+			 "maximum parsing depth reached (more than %d nested "
+			 "arrays and objects)",
+			 JSON_PARSER_MAX_DEPTH);
+		break;
+	case json_error_duplicate_key:
+		/* end is just past the key's closing quote; its opening quote
+		 * is the nearest one before that is not escaped (a string
+		 * holds no unescaped quote). */
+		for (at = end >= 2 ? end - 2 : 0; at > 0; at--) {
+			size_t bs = 0;
+
+			while (bs < at && buf[at - 1 - bs] == '\\')
+				bs++;
+			if (buf[at] == '"' && bs % 2 == 0)
+				break;
+		}
+		/* The key as written, quotes included; long ones shortened. */
+		tlen = end - at >= 2 ? end - at - 2 : 0;
+		snprintf(text, sizeof(text), "duplicate object key \"%.*s%s\"",
+			 show_len(buf + at + 1, tlen), buf + at + 1,
+			 tlen > SHOW_MAX ? "..." : "");
+		break;
+	case json_error_numeric_overflow:
+		/* Long numbers come without a " near" token: find the start. */
+		while (at > 0 && buf[at - 1] != '\0' &&
+		       strchr("0123456789+-.eE", buf[at - 1]) != NULL)
+			at--;
+		tlen = end - at;
+		snprintf(text, sizeof(text), "number out of range: %.*s%s%s",
+			 show_len(buf + at, tlen), buf + at,
+			 (size_t)show_len(buf + at, tlen) < tlen ? "..." : "",
+			 strncmp(je->text, "too big", 7) == 0
+			     ? " (integers are limited to 64 bits)"
+			     : "");
+		break;
+	case json_error_null_character:
+	case json_error_null_byte_in_key:
+		snprintf(text, sizeof(text),
+			 "\\u0000 is not allowed in strings");
+		break;
+	case json_error_end_of_input_expected:
+		snprintf(text, sizeof(text),
+			 "unexpected text after the end of the JSON document");
+		break;
+	default:
+		if (at_eof) {
+			/* Ran out of input: point just past the last token. */
+			at = len;
+			while (at > 0 && is_space(buf[at - 1]))
+				at--;
+			snprintf(text, sizeof(text),
+				 "unexpected end of file (%.*s)", (int)mlen,
+				 je->text);
+			if (strncmp(je->text, "unexpected token", mlen) == 0 ||
+			    strncmp(je->text, "premature end of input", mlen) ==
+				0)
+				snprintf(text, sizeof(text),
+					 "unexpected end of file");
+		} else if (code == json_error_premature_end_of_input &&
+			   tok != NULL && tok[0] == '"') {
+			snprintf(text, sizeof(text), "unterminated string");
+		} else if (strncmp(je->text, "unexpected newline", 18) == 0) {
+			snprintf(text, sizeof(text),
+				 "unterminated string (a newline inside a "
+				 "string must be written \\n)");
+		} else if (strncmp(je->text, "control character 0x", 20) == 0) {
+			/* The offset is that of the control character. */
+			at = end;
+			byte = end < len ? (unsigned char)buf[end] : 0;
+			snprintf(text, sizeof(text),
+				 "control character 0x%02x in a string (write "
+				 "it as \\u%04x)",
+				 byte, byte);
+		} else if (tok != NULL && tlen == 1 &&
+			   (tok[0] == '}' || tok[0] == ']')) {
+			size_t p = start;
+
+			while (p > 0 && is_space(buf[p - 1]))
+				p--;
+			if (p > 0 && buf[p - 1] == ',') {
+				at = p - 1;
+				snprintf(text, sizeof(text),
+					 "trailing comma before '%c'", tok[0]);
+			}
+		}
+		break;
+	}
+	line_col(buf, at, &line, &col);
+	return topo__err_syntax(err, source, line, col, text);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Parsing */
+
+int topo__json_parse(const char *buf, size_t len, const char *source,
+		     json_t **out, topo_error *err)
+{
+	json_error_t je;
+	size_t i;
+
+	*out = NULL;
+	/* RFC 8259 lets a parser ignore a byte order mark, and editors on
+	 * some systems write one. */
+	if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) {
+		buf += 3;
+		len -= 3;
+	}
+	/* jansson's own words for these ("'[' or '{' expected near end of
+	 * file") would hide the simple cause. */
+	for (i = 0; i < len && is_space(buf[i]); i++)
+		;
+	if (i == len)
+		return topo__err_syntax(err, source, 1, 1,
+					len == 0
+					    ? "file is empty"
+					    : "file holds only white "
+					      "space (want a JSON object)");
+	/* Duplicate keys are refused: of two "parent" arrays, which one
+	 * would the user have meant?  Any value is accepted at the top, so
+	 * that "[1, 2]" is told it is not an object rather than a syntax
+	 * error. */
+	*out =
+	    json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+	if (*out == NULL)
+		return syntax_error(buf, len, &je, source, err);
+	return 0;
+}

@@ -38,7 +38,7 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 LIB_PIC  := $(LIB_SRC:%.c=$(B)/pic/%.o)
 CLI_COMMON_SRC := $(filter-out cli/collc.c cli/collrun.c,$(sort $(wildcard cli/*.c)))
 CLI_COMMON_OBJ := $(CLI_COMMON_SRC:%.c=$(B)/%.o)
-PROGS    := $(B)/collc
+PROGS    := $(B)/collc $(if $(wildcard cli/collrun.c),$(B)/collrun)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 MAN_PAGES := $(sort $(wildcard man/*.[1357]))
@@ -64,6 +64,9 @@ $(B)/libtopo.so: $(LIB_PIC)
 	$(CC) -shared -Wl,-soname,libtopo.so.$(SOVERSION) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/collc: $(B)/cli/collc.o $(CLI_COMMON_OBJ) $(B)/libtopo.a
+	$(CC) $(LDFLAGS) -pthread -o $@ $^ $(LDLIBS)
+
+$(B)/collrun: $(B)/cli/collrun.o $(CLI_COMMON_OBJ) $(B)/libtopo.a
 	$(CC) $(LDFLAGS) -pthread -o $@ $^ $(LDLIBS)
 
 $(B)/tests/%: tests/unit/%.c $(B)/libtopo.a $(wildcard tests/unit/*.h)

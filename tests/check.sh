@@ -7,6 +7,7 @@ shift
 [ $# -gt 0 ] || set -- unit cli schemas man install
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
+case $B in /*) ;; *) B=$top/$B ;; esac
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
@@ -16,23 +17,23 @@ run() {  # run NAME CMD... : its output's "N passed, N failed" lines are summed
 	if "$@" >"$log" 2>&1; then :; else status=1; echo "-- FAILED: $*"; fi
 	cat "$log"
 	grep -E '^[A-Za-z0-9_./-]*:? ?[0-9]+ passed, [0-9]+ failed' "$log" |
-	    sed -E 's/.* ([0-9]+) passed, ([0-9]+) failed.*/\1 \2/' >>"$top/$B/.counts"
+	    sed -E 's/.* ([0-9]+) passed, ([0-9]+) failed.*/\1 \2/' >>"$B/.counts"
 }
 
-mkdir -p "$top/$B"
-rm -f "$top/$B/.counts"
+mkdir -p "$B"
+rm -f "$B/.counts"
 for suite in "$@"; do
 	case $suite in
 	unit)
-		for t in "$top/$B"/tests/test_*; do
+		for t in "$B"/tests/test_*; do
 			[ -x "$t" ] && run "unit $(basename "$t")" "$t"
 		done ;;
-	cli) run "cli" sh "$here/cli/run.sh" "$top/$B" ;;
-	schemas) run "schemas" python3 "$here/schemas/check_schemas.py" "$top/$B" ;;
+	cli) run "cli" sh "$here/cli/run.sh" "$B" ;;
+	schemas) run "schemas" python3 "$here/schemas/check_schemas.py" "$B" ;;
 	man) run "man" sh "$here/man/lint.sh" ;;
 	install) run "install" sh "$here/install/run.sh" ;;
 	*) echo "check.sh: unknown suite $suite"; exit 2 ;;
 	esac
 done
-awk '{p+=$1; f+=$2} END {printf "%d passed, %d failed\n", p, f}' "$top/$B/.counts"
+awk '{p+=$1; f+=$2} END {printf "%d passed, %d failed\n", p, f}' "$B/.counts"
 exit $status

@@ -1,0 +1,54 @@
+#!/bin/sh
+# tests/install/run.sh - `make install` and `make uninstall` into a DESTDIR:
+# every file lands where PREFIX says, a program builds against the installed
+# header and library through pkg-config and runs, and uninstall removes it all.
+top=$(cd "$(dirname "$0")/../.." && pwd)
+dest=$(mktemp -d)
+trap 'rm -rf "$dest"' EXIT
+pass=0 fail=0
+ok() { if "$@"; then pass=$((pass + 1)); else echo "FAIL: $*"; fail=$((fail + 1)); fi; }
+
+make -s -C "$top" install DESTDIR="$dest" PREFIX=/opt/collc >"$dest/log" 2>&1
+ok test $? = 0
+for f in bin/collc lib/libtopo.a lib/libtopo.so lib/libtopo.so.0 include/topo.h \
+	lib/pkgconfig/libtopo.pc share/man/man1/collc.1 share/man/man5/collc.5 \
+	share/man/man7/collc.7 share/man/man3/libtopo.3; do
+	ok test -e "$dest/opt/collc/$f"
+done
+ok grep -q '^prefix=/opt/collc$' "$dest/opt/collc/lib/pkgconfig/libtopo.pc"
+
+# A consumer program, built the way libtopo(3) says.
+cat >"$dest/use.c" <<'C'
+#include <topo.h>
+#include <stdio.h>
+int main(void)
+{
+	static const char js[] = "{\"nodes\": 2, \"tasks_per_node\": [1, 2],"
+		"\"network\": {\"type\": \"kary\", \"fanout\": 1}}";
+	topo_machine *m; topo_group *g; topo_tree *t; topo_error err;
+	topo_error_clear(&err);
+	if (topo_machine_load_string(&m, js, sizeof(js) - 1, "use", &err) ||
+	    topo_group_new(&g, m, NULL, "all", &err) ||
+	    topo_tree_new(&t, g, "physical", &err))
+		return 1;
+	printf("%d %d\n", topo_group_size(g), topo_tree_parent(t)[2]);
+	topo_tree_free(t); topo_group_free(g); topo_machine_free(m);
+	return 0;
+}
+C
+PKG_CONFIG_PATH="$dest/opt/collc/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$dest" \
+	pkg-config --cflags --libs libtopo >"$dest/flags" 2>&1
+ok test $? = 0
+cc -o "$dest/use" "$dest/use.c" $(cat "$dest/flags") -ljansson -lpthread 2>>"$dest/log"
+ok test $? = 0
+out=$(LD_LIBRARY_PATH="$dest/opt/collc/lib" "$dest/use")
+ok test "$out" = "3 1"
+ok test "$("$dest/opt/collc/bin/collc" --version)" = "collc 0.1.0"
+
+make -s -C "$top" uninstall DESTDIR="$dest" PREFIX=/opt/collc >>"$dest/log" 2>&1
+ok test $? = 0
+left=$(find "$dest/opt" -type f -o -type l | wc -l)
+ok test "$left" = 0
+[ $fail = 0 ] || cat "$dest/log"
+echo "install: $pass passed, $fail failed"
+[ $fail = 0 ]

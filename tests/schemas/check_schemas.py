@@ -33,9 +33,11 @@ except ImportError:
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
+# (-t value, trees expected, extra collc arguments)
 TREE_SETS = [
-    (None, ["physical", "hierarchical", "binomial"]),
-    ("kary:3,chain", ["kary:3", "chain"]),
+    (None, ["physical", "hierarchical", "binomial"], []),
+    ("kary:3,chain", ["kary:3", "chain"], []),
+    ("chain", ["chain"], ["--routes", "none"]),
 ]
 TIMEOUT = 120  # seconds per collc run; the largest example takes well under 1
 
@@ -252,7 +254,7 @@ def tree_problem(t, members, rank, node_of):
     of collc(5) (3n-2 rows; per member from -1, then the parent, then each
     child ascending; targets ascending)."""
     n = len(members)
-    parent, edge, routes = t["parent"], t["edge"], t["routes"]
+    parent, edge, routes = t["parent"], t["edge"], t.get("routes")
     if len(parent) != n or len(edge) != n:
         return ("len(parent) %d, len(edge) %d, size %d"
                 % (len(parent), len(edge), n))
@@ -286,6 +288,8 @@ def tree_problem(t, members, rank, node_of):
     if t["edges"].get("shm") != shm or t["edges"].get("net") != net:
         return "edges is %r, want shm %d net %d" % (t["edges"], shm, net)
 
+    if routes is None:  # compiled with --routes none: nothing more to check
+        return None
     if len(routes) != 3 * n - 2:
         return "%d route rows, want 3*size-2 = %d" % (len(routes), 3 * n - 2)
     children = [[] for _ in range(n)]
@@ -342,13 +346,15 @@ def check_examples(machine_v, routes_v, collc):
               None if "x-comment" in m else "no \"x-comment\" key")
         if collc is None or schema_problem(machine_v, m):
             continue
-        for tflag, want_trees in TREE_SETS:
-            label = "examples/%s [%s]" % (base, tflag or "default trees")
+        for tflag, want_trees, extra in TREE_SETS:
+            label = "examples/%s [%s]" % (base, " ".join(
+                [tflag or "default trees"] + extra))
             with tempfile.TemporaryDirectory(prefix="collc-schemas-") as tmp:
                 out = os.path.join(tmp, "out.json")
                 args = ["compile", path, "-o", out]
                 if tflag:
                     args += ["-t", tflag]
+                args += extra
                 rc, so, se = run_collc(collc, args)
                 check("%s: collc compile exits 0" % label,
                       None if rc == 0 else "exit %s: %s" % (rc, se.strip()))
@@ -361,6 +367,13 @@ def check_examples(machine_v, routes_v, collc):
                     continue
             prob = schema_problem(routes_v, doc)
             check("%s: output valid under routes.schema.json" % label, prob)
+            want_routes = "none" not in extra
+            bad = [(g.get("name"), t.get("name"))
+                   for g in doc.get("groups", []) for t in g.get("trees", [])
+                   if ("routes" in t) != want_routes]
+            check("%s: every tree %s \"routes\"" % (
+                label, "has" if want_routes else "omits"),
+                  "trees %r differ" % bad if bad else None)
             if prob:
                 continue
             check_machine_section(label, m, doc)

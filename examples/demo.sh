@@ -16,10 +16,10 @@ done
 
 echo
 echo "== collc group: stride specs over the endpoint table of examples/endpoints.json"
-for spec in "cols 0::2" "rows 0:1 cols 4:7" "cols 31:0:-2 + node 0"; do
-	printf '%-24s -> ' "\"$spec\""
-	"$collc" group "$here/endpoints.json" "$spec" | tr '\n' ' ' | cut -c1-100
-	echo
+for spec in "cols 0::2" "rows 0:1 cols 4:7" "cols 31:0:-2 + node 0" "all - row 0"; do
+	ids=$("$collc" group "$here/endpoints.json" "$spec" | tr '\n' ' ')
+	set -- $ids
+	printf '%-24s %3d members: %s\n' "\"$spec\"" $# "$(echo "$ids" | cut -c1-60)..."
 done
 
 echo

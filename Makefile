@@ -31,7 +31,10 @@ ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recov
 LDFLAGS    += -fsanitize=$(SANITIZE)
 endif
 
-B := build
+# Sanitized builds get their own directory, so their objects never mix
+# with the plain build's.
+comma := ,
+B ?= build$(if $(SANITIZE),-$(subst $(comma),-,$(SANITIZE)))
 
 LIB_SRC  := $(sort $(wildcard libtopo/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
@@ -43,7 +46,7 @@ UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 MAN_PAGES := $(sort $(wildcard man/*.[1357]))
 
-.PHONY: all check check-unit check-cli check-schemas check-man check-install demo bench \
+.PHONY: FORCE all check check-unit check-cli check-schemas check-man check-install demo bench \
 	install uninstall deps clean format
 
 all: $(B)/libtopo.a $(B)/libtopo.so $(PROGS) $(B)/libtopo.pc
@@ -73,13 +76,21 @@ $(B)/tests/%: tests/unit/%.c $(B)/libtopo.a $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Ilibtopo -Itests/unit $(LDFLAGS) -o $@ $< $(B)/libtopo.a $(LDLIBS)
 
-$(B)/libtopo.pc: libtopo.pc.in Makefile
+# Regenerated on every build: PREFIX may differ between `make` and
+# `make install PREFIX=...`, and the file must name the installed paths.
+$(B)/libtopo.pc: libtopo.pc.in FORCE
 	@mkdir -p $(B)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	@sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
+FORCE:
+
 # ---------------------------------------------------------------- tests
-check: all $(UNIT_BIN)
+# check and demo first install any missing Debian package (make deps), so
+# that the README's two commands work on a fresh machine.
+check:
+	@$(MAKE) -s deps
+	@$(MAKE) all $(UNIT_BIN)
 	@sh tests/check.sh $(B)
 
 check-unit: $(UNIT_BIN)
@@ -94,7 +105,9 @@ check-man:
 	@sh tests/check.sh $(B) man
 
 # ---------------------------------------------------------------- demo, bench
-demo: all
+demo:
+	@$(MAKE) -s deps
+	@$(MAKE) all
 	@sh examples/demo.sh $(B)
 
 bench: all
@@ -126,17 +139,18 @@ uninstall:
 # ---------------------------------------------------------------- misc
 DEB_PKGS := build-essential libjansson-dev pkg-config python3 python3-jsonschema mandoc graphviz
 deps:
-	@missing=""; for p in $(DEB_PKGS); do \
+	@command -v dpkg-query >/dev/null || { echo "make deps: not a Debian system; install: $(DEB_PKGS)"; exit 0; }; \
+	missing=""; for p in $(DEB_PKGS); do \
 	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	    echo "installing:$$missing"; \
 	    if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	    $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
-	else echo "all build and test dependencies are installed"; fi
+	fi
 
 format:
 	clang-format -i libtopo/*.[ch] cli/*.[ch] tests/unit/*.[ch]
 
 clean:
-	rm -rf $(B)
+	rm -rf build build-*

@@ -8,7 +8,10 @@ trap 'rm -rf "$dest"' EXIT
 pass=0 fail=0
 ok() { if "$@"; then pass=$((pass + 1)); else echo "FAIL: $*"; fail=$((fail + 1)); fi; }
 
-make -s -C "$top" install DESTDIR="$dest" PREFIX=/opt/collc >"$dest/log" 2>&1
+# Plain (unsanitized) objects in a scratch build directory, also under
+# `make SANITIZE=... check`: the consumer below links without sanitizer
+# runtimes, and the repository's build directory is left alone.
+make -s -C "$top" install SANITIZE= B="$dest/build" DESTDIR="$dest" PREFIX=/opt/collc >"$dest/log" 2>&1
 ok test $? = 0
 for f in bin/collc lib/libtopo.a lib/libtopo.so lib/libtopo.so.0 include/topo.h \
 	lib/pkgconfig/libtopo.pc share/man/man1/collc.1 share/man/man5/collc.5 \
@@ -45,7 +48,7 @@ out=$(LD_LIBRARY_PATH="$dest/opt/collc/lib" "$dest/use")
 ok test "$out" = "3 1"
 ok test "$("$dest/opt/collc/bin/collc" --version)" = "collc 0.1.0"
 
-make -s -C "$top" uninstall DESTDIR="$dest" PREFIX=/opt/collc >>"$dest/log" 2>&1
+make -s -C "$top" uninstall SANITIZE= B="$dest/build" DESTDIR="$dest" PREFIX=/opt/collc >>"$dest/log" 2>&1
 ok test $? = 0
 left=$(find "$dest/opt" -type f -o -type l | wc -l)
 ok test "$left" = 0

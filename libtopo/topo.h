@@ -327,6 +327,126 @@ int32_t topo_routes_row(const topo_tree *t, int32_t r, int32_t i,
  * (t or f NULL).  f is flushed, not closed. */
 int topo_tree_write_dot(const topo_tree *t, FILE *f, topo_error *err);
 
+/* ---------------------------------------------------------------------- */
+/* Replay: plan a collective over a tree and run it with real data         */
+/* (collrun(1); the algorithms are described in libtopo(3))                */
+
+enum topo_op { TOPO_OP_BCAST, TOPO_OP_SCATTER, TOPO_OP_GATHER, TOPO_OP_REDUCE };
+
+/* Element types: X(enum name, C type, name in the CLI). */
+#define TOPO_TYPE_MAP(X)                                                       \
+	X(TOPO_INT8, int8_t, "int8")                                           \
+	X(TOPO_INT16, int16_t, "int16")                                        \
+	X(TOPO_INT32, int32_t, "int32")                                        \
+	X(TOPO_INT64, int64_t, "int64")                                        \
+	X(TOPO_UINT8, uint8_t, "uint8")                                        \
+	X(TOPO_UINT16, uint16_t, "uint16")                                     \
+	X(TOPO_UINT32, uint32_t, "uint32")                                     \
+	X(TOPO_UINT64, uint64_t, "uint64")                                     \
+	X(TOPO_FLOAT, float, "float")                                          \
+	X(TOPO_DOUBLE, double, "double")
+
+enum topo_type {
+#define TOPO__TYPE_ENUM(e, ctype, name) e,
+	TOPO_TYPE_MAP(TOPO__TYPE_ENUM)
+#undef TOPO__TYPE_ENUM
+	TOPO_TYPE_COUNT
+};
+
+/* Reduction operators (bitwise ones on integer types only). */
+enum topo_redop {
+	TOPO_SUM, TOPO_PROD, TOPO_MIN, TOPO_MAX, TOPO_BAND, TOPO_BOR, TOPO_BXOR,
+	TOPO_REDOP_COUNT
+};
+
+/* Names as the CLI spells them ("bcast", "int32", "sum"), and back: the
+ * parsers return 0 or TOPO_EARG (err->text lists the valid names). */
+const char *topo_op_name(enum topo_op op);
+const char *topo_type_name(enum topo_type type);
+size_t topo_type_size(enum topo_type type);
+const char *topo_redop_name(enum topo_redop op);
+int topo_op_parse(enum topo_op *out, const char *name, topo_error *err);
+int topo_type_parse(enum topo_type *out, const char *name, topo_error *err);
+int topo_redop_parse(enum topo_redop *out, const char *name, topo_error *err);
+
+/* What to plan.  Zero-initialise, then set what you need. */
+struct topo_plan_params {
+	enum topo_op op;
+	const char *algorithm; /* NULL: the op's default (collrun(1)) */
+	int32_t root;          /* endpoint id; -1: the tree's root */
+	size_t bytes;          /* per member (see collrun(1)); 0: 8 */
+	enum topo_type type;   /* element type; default TOPO_INT8 */
+	enum topo_redop redop; /* reduce only; default TOPO_SUM */
+	/* bcast and reduce: segment size in bytes (reduce: a multiple of
+	 * the type size); 0: 64 KiB segments from 256 KiB up, else whole */
+	size_t segment;
+	size_t chunk;          /* gather chunked: chunk size, 0: auto */
+};
+
+typedef struct topo_plan topo_plan;
+
+/* Plans an operation over tree t (and its group).  bcast "flood" follows
+ * t's route table as it is (also a hand-edited one: faults show up when the
+ * plan runs).  Returns 0, TOPO_EARG (unknown algorithm, root not a member,
+ * bytes not a multiple of the type size, bitwise op on a float type, ...),
+ * TOPO_ELIMIT (more messages than supported, or buffers that cannot fit
+ * in memory) or TOPO_ENOMEM.  The plan keeps a pointer to t, which must
+ * outlive it. */
+int topo_plan_new(topo_plan **out, const topo_tree *t,
+		  const struct topo_plan_params *params, topo_error *err);
+void topo_plan_free(topo_plan *p);
+/* The algorithm's name ("flood"), the root's endpoint id, messages per
+ * iteration (transport messages, local steps excluded), and the bytes of
+ * buffers a run allocates. */
+const char *topo_plan_algorithm(const topo_plan *p);
+int32_t topo_plan_root(const topo_plan *p);
+int64_t topo_plan_messages(const topo_plan *p);
+int64_t topo_plan_buffer_bytes(const topo_plan *p);
+
+/* How to run.  Zero-initialise, then set what you need. */
+struct topo_run_params {
+	int threads;     /* worker threads; 0: online processors */
+	int iterations;  /* 0: 1 */
+	double timeout;  /* seconds for the whole run; 0: 60 */
+};
+
+typedef struct topo_report topo_report;
+
+/* Runs p: allocates every member's buffers, replays the plan `iterations`
+ * times with a pool of worker threads, verifies every byte every member ends
+ * with after each iteration, and fills a report.  A run stops after the
+ * first iteration that finds errors.  Returns 0 when the run happened
+ * (verified or not: see topo_report_verified), TOPO_ELIMIT when the buffers
+ * would not fit in memory (err->text gives the size needed; nothing
+ * allocated), TOPO_ENOMEM, TOPO_EIO when threads cannot be started, or
+ * TOPO_EARG (NULL plan or out; negative threads, iterations or timeout).
+ * The caller owns *out (topo_report_free). */
+int topo_plan_run(const topo_plan *p, const struct topo_run_params *params,
+		  topo_report **out, topo_error *err);
+
+void topo_report_free(topo_report *r);
+int topo_report_verified(const topo_report *r);
+int topo_report_threads(const topo_report *r);
+/* Iterations that completed and were timed. */
+int topo_report_iterations(const topo_report *r);
+/* Transport messages and bytes of one iteration, split by where they go:
+ * shm when source and destination members are on one node, net otherwise. */
+void topo_report_messages(const topo_report *r, int64_t *shm, int64_t *net);
+void topo_report_bytes_moved(const topo_report *r, int64_t *shm,
+			     int64_t *net);
+/* Seconds of the collective alone, over the iterations. */
+void topo_report_seconds(const topo_report *r, double *min, double *median,
+			 double *max);
+/* Errors found (0 when verified).  Error i: the endpoint concerned (-1
+ * for the run as a whole, as with "timeout"), its kind ("undelivered",
+ * "duplicated", "wrong data", "timeout", "failed") and a detail text; all
+ * owned by r.  Only the first 1000 are kept;
+ * topo_report_error_total() counts them all. */
+size_t topo_report_error_count(const topo_report *r);
+int64_t topo_report_error_total(const topo_report *r);
+int32_t topo_report_error(const topo_report *r, size_t i, const char **kind,
+			  const char **detail);
+
 #ifdef __cplusplus
 }
 #endif

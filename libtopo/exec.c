@@ -1,0 +1,468 @@
+/*
+ * exec.c - running a plan: buffers through a transport, a pool of worker
+ * threads releasing each message once the messages it waits for have
+ * completed, timing of the collective alone, verification after every
+ * iteration, and the report (topo_report_*).
+ *
+ * A run: open the transport (which refuses buffers larger than memory),
+ * fill every member's SEND with the input pattern, start the pool, then per
+ * iteration reset RECV/WORK to the poison byte and the receipt counters
+ * (not timed), start the clock, push one seed task that releases every
+ * message waiting for nothing, wait until all messages have run (or the
+ * timeout, or a failed delivery), stop the clock and verify (not timed).
+ *
+ * Each message task delivers through the transport, bumps its receipt
+ * counter and decrements the wait count of each successor; the one that
+ * brings a count to 0 pushes that successor onto its own worker's stack.
+ * The decrement is acquire-release, so a message always sees the bytes
+ * written by every message it waited for.
+ */
+#define TOPO_INTERNAL
+#include "exec_hook.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Errors kept in a report; all of them are counted. */
+#define MAX_ERRORS 1000
+/* Deadlines further away than this (about 31 years) are "never". */
+#define MAX_TIMEOUT 1e9
+#define DEFAULT_TIMEOUT 60.0
+
+/* The seed task: pushes every message with nothing to wait for from a
+ * worker, so that they start on that worker's own stack rather than one by
+ * one through the pool's queue. */
+#define SEED_TASK (-1)
+
+struct report_error {
+	int32_t endpoint;
+	const char *kind;
+	char detail[160];
+};
+
+struct topo_report {
+	int verified;
+	int threads;
+	int iterations;		       /* completed */
+	int64_t messages[2], bytes[2]; /* shm, net */
+	double min, median, max;
+	size_t nerr;
+	int64_t total;
+	struct report_error *err; /* [MAX_ERRORS] */
+};
+
+/* Everything a run's workers share.  Read-only during an iteration except
+ * nwait and slot_count (atomic builtins) and failed (C11 atomic). */
+struct run {
+	const struct topo_plan *p;
+	const struct topo__transport_ops *tr;
+	void *state;
+	struct topo__pool *pool;
+	int32_t *nwait;	     /* [nmsg], this iteration's remaining waits */
+	int64_t *slot_count; /* [nslots] */
+	int64_t *roots;	     /* [nroots] messages waiting for nothing */
+	int64_t nroots;
+	_Atomic int64_t failed; /* first message whose delivery failed */
+	_Atomic int failed_rc;
+};
+
+static void run_task(void *ctx, int64_t task, int worker)
+{
+	struct run *x = ctx;
+	const struct topo_plan *p = x->p;
+	const struct topo__msg *m;
+	int rc;
+
+	if (task == SEED_TASK) {
+		for (int64_t i = 0; i < x->nroots; i++)
+			topo__pool_push(x->pool, x->roots[i], worker);
+		return;
+	}
+	m = &p->msg[task];
+	rc = x->tr->deliver(x->state, p, task);
+	if (rc != 0) {
+		int64_t none = -1;
+
+		if (atomic_compare_exchange_strong(&x->failed, &none, task))
+			atomic_store(&x->failed_rc, rc);
+		topo__pool_abort(x->pool);
+		return;
+	}
+	if (m->slot >= 0)
+		__atomic_fetch_add(&x->slot_count[m->slot], 1,
+				   __ATOMIC_RELAXED);
+	for (int64_t k = p->succ_off[task]; k < p->succ_off[task + 1]; k++) {
+		int64_t s = p->succ[k];
+
+		if (__atomic_sub_fetch(&x->nwait[s], 1, __ATOMIC_ACQ_REL) == 0)
+			topo__pool_push(x->pool, s, worker);
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reports */
+
+static void add_error(topo_report *r, int32_t endpoint, const char *kind,
+		      const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void add_error(topo_report *r, int32_t endpoint, const char *kind,
+		      const char *fmt, ...)
+{
+	struct report_error *e;
+	va_list ap;
+
+	r->total++;
+	if (r->nerr >= MAX_ERRORS)
+		return;
+	e = &r->err[r->nerr++];
+	e->endpoint = endpoint;
+	e->kind = kind;
+	va_start(ap, fmt);
+	vsnprintf(e->detail, sizeof(e->detail), fmt, ap);
+	va_end(ap);
+}
+
+struct verify_ctx {
+	topo_report *r;
+	const int32_t *members;
+};
+
+static unsigned char *verify_buffer(void *ctx, int32_t r, int kind)
+{
+	struct run *x = ctx;
+
+	return x->tr->buffer(x->state, r, kind);
+}
+
+/* The verifier counts every error itself: only keep what it reports. */
+static void verify_report(void *ctx2, const struct topo__verify_error *e)
+{
+	struct verify_ctx *v = ctx2;
+	struct report_error *d;
+
+	if (v->r->nerr >= MAX_ERRORS)
+		return;
+	d = &v->r->err[v->r->nerr++];
+	d->endpoint = e->rank >= 0 ? v->members[e->rank] : -1;
+	d->kind = e->kind;
+	snprintf(d->detail, sizeof(d->detail), "%s", e->detail);
+}
+
+static int compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* seconds[0..n-1] is sorted in place. */
+static void summarise(topo_report *r, double *seconds, int n)
+{
+	if (n == 0)
+		return;
+	qsort(seconds, (size_t)n, sizeof(double), compare_double);
+	r->min = seconds[0];
+	r->max = seconds[n - 1];
+	r->median =
+	    n % 2 ? seconds[n / 2] : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
+}
+
+/* Transport messages and their bytes, by whether both ends share a node
+ * (local steps, src == dst, are not transport messages). */
+static void count_traffic(topo_report *r, const struct topo_plan *p)
+{
+	const topo_group *g = p->t->g;
+
+	for (int64_t i = 0; i < p->nmsg; i++) {
+		const struct topo__msg *m = &p->msg[i];
+		int net;
+
+		if (m->src == m->dst)
+			continue;
+		net = topo_machine_endpoint_node(g->m, g->members[m->src]) !=
+		      topo_machine_endpoint_node(g->m, g->members[m->dst]);
+		r->messages[net]++;
+		r->bytes[net] += m->len;
+	}
+}
+
+void topo_report_free(topo_report *r)
+{
+	if (r == NULL)
+		return;
+	topo__free(r->err);
+	topo__free(r);
+}
+
+int topo_report_verified(const topo_report *r)
+{
+	return r != NULL && r->verified;
+}
+
+int topo_report_threads(const topo_report *r)
+{
+	return r != NULL ? r->threads : 0;
+}
+
+int topo_report_iterations(const topo_report *r)
+{
+	return r != NULL ? r->iterations : 0;
+}
+
+void topo_report_messages(const topo_report *r, int64_t *shm, int64_t *net)
+{
+	*shm = r != NULL ? r->messages[0] : 0;
+	*net = r != NULL ? r->messages[1] : 0;
+}
+
+void topo_report_bytes_moved(const topo_report *r, int64_t *shm, int64_t *net)
+{
+	*shm = r != NULL ? r->bytes[0] : 0;
+	*net = r != NULL ? r->bytes[1] : 0;
+}
+
+void topo_report_seconds(const topo_report *r, double *min, double *median,
+			 double *max)
+{
+	*min = r != NULL ? r->min : 0;
+	*median = r != NULL ? r->median : 0;
+	*max = r != NULL ? r->max : 0;
+}
+
+size_t topo_report_error_count(const topo_report *r)
+{
+	return r != NULL ? r->nerr : 0;
+}
+
+int64_t topo_report_error_total(const topo_report *r)
+{
+	return r != NULL ? r->total : 0;
+}
+
+int32_t topo_report_error(const topo_report *r, size_t i, const char **kind,
+			  const char **detail)
+{
+	if (r == NULL || i >= r->nerr) {
+		if (kind != NULL)
+			*kind = NULL;
+		if (detail != NULL)
+			*detail = NULL;
+		return -1;
+	}
+	if (kind != NULL)
+		*kind = r->err[i].kind;
+	if (detail != NULL)
+		*detail = r->err[i].detail;
+	return r->err[i].endpoint;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Running */
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static struct timespec at(double t)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)t;
+	ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+	if (ts.tv_nsec >= 1000000000L)
+		ts.tv_nsec = 999999999L;
+	return ts;
+}
+
+static int64_t size_of(const struct topo_plan *p, int b, int32_t r)
+{
+	return p->bufsize[b] != NULL ? p->bufsize[b][r] : 0;
+}
+
+/* Resets what the previous iteration wrote (not timed). */
+static void reset(struct run *x, const int32_t *nwait0)
+{
+	const struct topo_plan *p = x->p;
+
+	for (int b = TOPO__RECV; b <= TOPO__WORK; b++) {
+		for (int32_t r = 0; p->bufsize[b] != NULL && r < p->n; r++)
+			memset(x->tr->buffer(x->state, r, b), TOPO__POISON,
+			       (size_t)p->bufsize[b][r]);
+	}
+	memset(x->slot_count, 0, (size_t)p->nslots * sizeof(int64_t));
+	memcpy(x->nwait, nwait0, (size_t)p->nmsg * sizeof(int32_t));
+}
+
+static int online_processors(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 4096 ? 4096 : (int)n;
+}
+
+int topo_plan_run(const topo_plan *p, const struct topo_run_params *params,
+		  topo_report **out, topo_error *err)
+{
+	return topo__plan_run_transport(p, params, &topo__transport_inproc, out,
+					err);
+}
+
+int topo__plan_run_transport(const topo_plan *p,
+			     const struct topo_run_params *params,
+			     const struct topo__transport_ops *tr,
+			     topo_report **out, topo_error *err)
+{
+	struct topo_run_params q = {0};
+	struct run x = {0};
+	struct verify_ctx v;
+	topo_report *r = NULL;
+	int32_t *nwait0 = NULL;
+	double *seconds = NULL, timeout, deadline_s;
+	struct timespec deadline;
+	int rc = TOPO_ENOMEM, iterations, threads;
+
+	if (out != NULL)
+		*out = NULL;
+	if (p == NULL || out == NULL)
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "topo_plan_run: plan and out are required");
+	if (params != NULL)
+		q = *params;
+	if (q.threads < 0 || q.iterations < 0 || !(q.timeout >= 0))
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "threads (%d), iterations (%d) and timeout "
+				 "(%g) must not be negative",
+				 q.threads, q.iterations, q.timeout);
+	threads = q.threads > 0 ? q.threads : online_processors();
+	iterations = q.iterations > 0 ? q.iterations : 1;
+	timeout = q.timeout > 0 ? q.timeout : DEFAULT_TIMEOUT;
+	if (timeout > MAX_TIMEOUT)
+		timeout = MAX_TIMEOUT;
+	deadline_s = now() + timeout;
+	deadline = at(deadline_s);
+
+	x.p = p;
+	x.tr = tr;
+	atomic_init(&x.failed, -1);
+	atomic_init(&x.failed_rc, 0);
+	/* First, so that a run too big for memory allocates nothing. */
+	rc = x.tr->open(&x.state, p, err);
+	if (rc != 0)
+		return rc;
+	rc = TOPO_ENOMEM;
+	r = topo__calloc(1, sizeof(*r));
+	if (r == NULL)
+		goto out;
+	r->threads = threads;
+	r->err = topo__mallocarray(MAX_ERRORS, sizeof(*r->err));
+	seconds = topo__mallocarray((size_t)iterations, sizeof(double));
+	nwait0 = topo__mallocarray((size_t)p->nmsg, sizeof(int32_t));
+	x.nwait = topo__mallocarray((size_t)p->nmsg, sizeof(int32_t));
+	x.slot_count = topo__mallocarray((size_t)p->nslots, sizeof(int64_t));
+	if (r->err == NULL || seconds == NULL || nwait0 == NULL ||
+	    x.nwait == NULL || x.slot_count == NULL)
+		goto out;
+	for (int64_t i = 0; i < p->nmsg; i++) {
+		nwait0[i] = p->msg[i].nwait;
+		x.nroots += nwait0[i] == 0;
+	}
+	x.roots = topo__mallocarray((size_t)x.nroots, sizeof(int64_t));
+	if (x.roots == NULL)
+		goto out;
+	x.nroots = 0;
+	for (int64_t i = 0; i < p->nmsg; i++)
+		if (nwait0[i] == 0)
+			x.roots[x.nroots++] = i;
+	for (int32_t m = 0; m < p->n; m++) {
+		int64_t len = size_of(p, TOPO__SEND, m);
+
+		if (len > 0)
+			topo__pattern_fill(p, m,
+					   x.tr->buffer(x.state, m, TOPO__SEND),
+					   (size_t)len);
+	}
+	count_traffic(r, p);
+	rc = topo__pool_new(&x.pool, threads, run_task, &x, err);
+	if (rc != 0)
+		goto out;
+
+	v.r = r;
+	v.members = p->t->g->members;
+	for (int it = 0; it < iterations; it++) {
+		double t0, t1;
+		int w = 0;
+
+		if (now() >= deadline_s) {
+			add_error(r, -1, "timeout",
+				  "the run did not finish within %g s "
+				  "(before iteration %d of %d)",
+				  timeout, it + 1, iterations);
+			break;
+		}
+		reset(&x, nwait0);
+		t0 = now();
+		if (p->nmsg > 0) {
+			topo__pool_push(x.pool, SEED_TASK, -1);
+			w = topo__pool_wait(x.pool, &deadline);
+		}
+		t1 = now();
+		if (w < 0) {
+			rc = topo__err(err, w, NULL, NULL,
+				       "out of memory while running the plan");
+			goto out;
+		}
+		if (atomic_load(&x.failed) >= 0) {
+			int64_t f = atomic_load(&x.failed);
+			const struct topo__msg *m = &p->msg[f];
+
+			add_error(r, v.members[m->dst], "failed",
+				  "message %lld from endpoint %d to endpoint "
+				  "%d could not be delivered: %s",
+				  (long long)f, v.members[m->src],
+				  v.members[m->dst],
+				  topo_strerror(atomic_load(&x.failed_rc)));
+			break;
+		}
+		if (w != 0) {
+			add_error(r, -1, "timeout",
+				  "the run did not finish within %g s "
+				  "(iteration %d of %d)",
+				  timeout, it + 1, iterations);
+			break;
+		}
+		seconds[r->iterations++] = t1 - t0;
+		r->total += topo__verify(p, verify_buffer, &x, x.slot_count,
+					 verify_report, &v,
+					 (int64_t)(MAX_ERRORS - r->nerr));
+		/* Later iterations would only repeat the same faults. */
+		if (r->total > 0)
+			break;
+	}
+	r->verified = r->total == 0 && r->iterations == iterations;
+	summarise(r, seconds, r->iterations);
+	rc = 0;
+out:
+	topo__pool_free(x.pool);
+	x.tr->close(x.state);
+	topo__free(x.roots);
+	topo__free(x.slot_count);
+	topo__free(x.nwait);
+	topo__free(nwait0);
+	topo__free(seconds);
+	if (rc != 0) {
+		if (rc == TOPO_ENOMEM)
+			topo__err(err, rc, NULL, NULL, "out of memory");
+		topo_report_free(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}

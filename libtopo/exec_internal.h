@@ -1,0 +1,177 @@
+/*
+ * exec_internal.h - the replay engine's private structures: the plan (a
+ * DAG of messages over members' buffers), the transport interface that
+ * moves a message, and the worker pool.
+ *
+ * A plan is pure data: members are group ranks and buffers are (member,
+ * kind, offset, length), never pointers, so a transport between processes
+ * (MPI) can run the same plan.  Private to libtopo: define TOPO_INTERNAL.
+ */
+#ifndef TOPO_EXEC_INTERNAL_H
+#define TOPO_EXEC_INTERNAL_H
+
+#include "topo_internal.h"
+
+#include <time.h>
+
+/* The buffers every member owns. */
+enum topo__buf { TOPO__SEND = 0, TOPO__RECV = 1, TOPO__WORK = 2 };
+#define TOPO__NBUF 3
+
+/* What a message does at its destination. */
+enum topo__kind {
+	TOPO__COPY = 0,   /* dst = src */
+	TOPO__REDUCE = 1, /* dst[i] = dst[i] OP src[i], in the plan's type */
+};
+
+/*
+ * One message: len bytes from member src's buffer sbuf at soff to member
+ * dst's buffer dbuf at doff.  It may start once the nwait messages it waits
+ * for have completed.  src == dst is a local step (a member's own copy or
+ * reduction), not a transport message.  slot >= 0 names a receipt counter
+ * (see struct topo_plan) that the delivery increments.
+ */
+struct topo__msg {
+	int32_t src, dst; /* group ranks */
+	uint8_t sbuf, dbuf; /* enum topo__buf */
+	uint8_t kind;       /* enum topo__kind */
+	uint8_t pad;
+	int32_t nwait;
+	int64_t soff, doff, len;
+	int64_t slot;
+};
+
+struct topo_plan {
+	const topo_tree *t;
+	struct topo_plan_params params; /* as given, defaults applied */
+	char algorithm[32];
+	int32_t n;       /* members */
+	int32_t root;    /* rank of the logical root (params.root's rank) */
+	size_t type_size;
+	int64_t *bufsize[TOPO__NBUF]; /* [n] bytes per member, or NULL: 0 */
+	int64_t nmsg;
+	int64_t cap;
+	struct topo__msg *msg;
+	/* Successors in CSR form: message m is waited for by
+	 * succ[succ_off[m] .. succ_off[m + 1] - 1].  Built by
+	 * topo__plan_finish from the dependency list. */
+	int64_t *succ_off;
+	int64_t *succ;
+	int64_t ndep, depcap;
+	int64_t (*dep)[2]; /* [ndep] {before, after} until finished */
+	/* Receipt counters: slot s belongs to member slot_member[s] and must
+	 * be delivered to exactly slot_expect[s] times. */
+	int64_t nslots, slotcap;
+	int32_t *slot_member;
+	int32_t *slot_expect;
+	int64_t ntransport; /* messages with src != dst */
+};
+
+/* Builder helpers (plan.c).  All return 0 or TOPO_ENOMEM / TOPO_ELIMIT
+ * with err filled. */
+int topo__plan_bufsize(struct topo_plan *p, enum topo__buf b, int32_t member,
+		       int64_t bytes, topo_error *err);
+/* Appends a message; *id receives its index (may be NULL). */
+int topo__plan_msg(struct topo_plan *p, const struct topo__msg *m,
+		   int64_t *id, topo_error *err);
+/* Message `after` waits for message `before`. */
+int topo__plan_dep(struct topo_plan *p, int64_t before, int64_t after,
+		   topo_error *err);
+/* A new receipt counter for member expecting `expect` deliveries. */
+int topo__plan_slot(struct topo_plan *p, int32_t member, int32_t expect,
+		    int64_t *slot, topo_error *err);
+/* Builds succ/succ_off and nwait from the dependencies; counts
+ * ntransport. */
+int topo__plan_finish(struct topo_plan *p, topo_error *err);
+
+/* Algorithms (one file each): fill p (whose t, params, n, root and
+ * type_size are set) with buffers, messages, dependencies and slots. */
+int topo__plan_bcast_flood(struct topo_plan *p, topo_error *err);
+int topo__plan_scatter_tree(struct topo_plan *p, topo_error *err);
+int topo__plan_scatter_or(struct topo_plan *p, topo_error *err);
+int topo__plan_gather_chunked(struct topo_plan *p, topo_error *err);
+int topo__plan_gather_tree(struct topo_plan *p, topo_error *err);
+int topo__plan_reduce_hierarchical(struct topo_plan *p, topo_error *err);
+int topo__plan_reduce_tree(struct topo_plan *p, topo_error *err);
+
+/* Elementwise reduction of len bytes: dst = dst OP src (redop.c). */
+void topo__reduce(enum topo_type type, enum topo_redop op, void *dst,
+		  const void *src, size_t len);
+
+/* ---------------------------------------------------------------------- */
+/* Input data and what every member must end with (verify.c), computed
+ * from the operation's definition alone, independently of any plan. */
+
+/* Fills member rank r's SEND buffer (len bytes) for the plan's op, type and
+ * redop; the same function the verifier uses to know the inputs. */
+void topo__pattern_fill(const struct topo_plan *p, int32_t r, void *buf,
+			size_t len);
+/* The byte that RECV and WORK are reset to before every iteration. */
+#define TOPO__POISON 0xA5
+
+struct topo__verify_error {
+	int32_t rank;
+	const char *kind; /* static: "undelivered", "duplicated", ... */
+	char detail[160];
+};
+
+/* Checks member buffers after an iteration; buf(ctx, r, kind) gives
+ * member r's buffer.  Calls report(ctx2, e) for each error found (at most
+ * `max` reported, all counted); returns the number of errors. */
+int64_t topo__verify(const struct topo_plan *p,
+		     unsigned char *(*buf)(void *ctx, int32_t r, int kind),
+		     void *ctx, const int64_t *slot_count,
+		     void (*report)(void *ctx2,
+				    const struct topo__verify_error *e),
+		     void *ctx2, int64_t max);
+
+/* ---------------------------------------------------------------------- */
+/* Transports: how a message's bytes get from one member to another. */
+
+struct topo__transport_ops {
+	const char *name;
+	/* Allocates every member's buffers for p.  Returns 0, TOPO_ENOMEM,
+	 * TOPO_ELIMIT (more than memory holds; nothing allocated) or
+	 * TOPO_EIO. */
+	int (*open)(void **state, const struct topo_plan *p, topo_error *err);
+	void (*close)(void *state);
+	/* Member r's buffer of kind b (in-process transports only; NULL
+	 * otherwise). */
+	unsigned char *(*buffer)(void *state, int32_t r, int b);
+	/* Moves message m of p.  Called concurrently from worker threads for
+	 * different messages; two REDUCE messages into overlapping bytes of
+	 * one destination buffer must not interleave (the transport
+	 * serialises them), while REDUCEs into disjoint bytes of it (the
+	 * segments of a segmented reduce) may run at once.  Returns 0 or a
+	 * negative TOPO_E* code. */
+	int (*deliver)(void *state, const struct topo_plan *p, int64_t m);
+};
+
+extern const struct topo__transport_ops topo__transport_inproc;
+
+/* ---------------------------------------------------------------------- */
+/* The worker pool (pool.c): a fixed set of threads running tasks (int64
+ * ids) through a callback.  Idle workers block on a condition variable. */
+
+struct topo__pool;
+
+/* run(ctx, task, worker) executes a task; it may push more tasks with
+ * topo__pool_push(pool, task, worker).  Returns 0, TOPO_ENOMEM or TOPO_EIO
+ * (threads could not be created). */
+int topo__pool_new(struct topo__pool **out, int threads,
+		   void (*run)(void *ctx, int64_t task, int worker),
+		   void *ctx, topo_error *err);
+/* Queues a task; worker is the calling worker's index, or -1 from outside
+ * the pool. */
+void topo__pool_push(struct topo__pool *pool, int64_t task, int worker);
+/* Blocks until every pushed task (and those they pushed) has run, or until
+ * the absolute CLOCK_MONOTONIC deadline.  Returns 0, 1 on timeout or abort
+ * (queued tasks are then dropped and the pool is idle on return), or
+ * TOPO_ENOMEM when a push found no memory and a task was lost. */
+int topo__pool_wait(struct topo__pool *pool, const struct timespec *deadline);
+/* Makes topo__pool_wait return early; callable from a task. */
+void topo__pool_abort(struct topo__pool *pool);
+/* Stops and joins the workers.  NULL is allowed. */
+void topo__pool_free(struct topo__pool *pool);
+
+#endif /* TOPO_EXEC_INTERNAL_H */

@@ -1,0 +1,173 @@
+/*
+ * gather_tree.c - gather "tree": every member's block goes up the tree,
+ * re-rooted at the logical root, to land at rank * B in the root's RECV.
+ *
+ * Cost, n members, B bytes per member: n - 1 transport messages moving
+ * B * sum over members v != root of |subtree(v)| bytes (the scatter tree's
+ * traffic, reversed); time about depth * alpha plus the largest subtree's
+ * bytes * beta.  Local steps: one copy per member with children (its own
+ * block into WORK), one at the root, and one per run the root unpacks.
+ *
+ * Layout (the scatter tree's, see scatter_tree.c): the re-rooted tree is
+ * numbered in preorder, children ascending.  A member v with a subtree of
+ * s members gathers s blocks in its WORK packed in preorder: its own at 0
+ * (a local copy SEND -> WORK), each child c's subtree at
+ * (pre(c) - pre(v)) * B, written there by c's one message.  Once the own
+ * copy and every child's message are in, v sends its WORK (s * B bytes) to
+ * its parent.  A leaf sends its SEND directly.
+ *
+ * The root keeps its block (SEND -> RECV at root * B).  A child whose
+ * subtree is one run of consecutive ranks sends straight into the root's
+ * RECV at the run's first rank * B; any other child's subtree lands in the
+ * root's WORK at (pre - 1) * B and is unpacked into RECV by one local copy
+ * per run.
+ *
+ * Receipt slots: one per member (slot0 + rank), expecting as many arrivals
+ * as the member has children in the re-rooted tree.
+ */
+#define TOPO_INTERNAL
+#include "coll_pattern.h"
+#include "exec_internal.h"
+
+#include <string.h>
+
+int topo__plan_gather_tree(struct topo_plan *p, topo_error *err)
+{
+	int32_t n = p->n, root = p->root;
+	int32_t *par = NULL, *coff = NULL, *ch = NULL, *order = NULL,
+		*pre = NULL, *size = NULL;
+	int64_t *up = NULL, B = (int64_t)p->params.bytes, slot0 = -1;
+	struct topo__msg m;
+	int packs = 0, rc = TOPO_ENOMEM;
+
+	if (p->params.bytes > (size_t)INT64_MAX / (size_t)n)
+		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
+				 "gather: %d blocks of %zu bytes do not fit "
+				 "in a 64-bit size",
+				 (int)n, p->params.bytes);
+	par = topo__mallocarray((size_t)n, sizeof(int32_t));
+	coff = topo__mallocarray((size_t)n + 1, sizeof(int32_t));
+	ch = topo__mallocarray((size_t)n, sizeof(int32_t));
+	order = topo__mallocarray((size_t)n, sizeof(int32_t));
+	pre = topo__mallocarray((size_t)n, sizeof(int32_t));
+	size = topo__mallocarray((size_t)n, sizeof(int32_t));
+	up = topo__mallocarray((size_t)n, sizeof(int64_t));
+	if (par == NULL || coff == NULL || ch == NULL || order == NULL ||
+	    pre == NULL || size == NULL || up == NULL)
+		goto nomem;
+	topo__pattern_reroot(p->t, root, par);
+	topo__pattern_children(par, n, coff, ch);
+	topo__pattern_preorder(n, root, coff, ch, order, pre, size);
+	for (int32_t i = coff[root]; i < coff[root + 1]; i++)
+		if (topo__pattern_runs(order, pre[ch[i]],
+				       pre[ch[i]] + size[ch[i]]) > 1)
+			packs = 1;
+
+	rc = topo__plan_bufsize(p, TOPO__RECV, root, (int64_t)n * B, err);
+	if (rc == 0 && packs)
+		rc = topo__plan_bufsize(p, TOPO__WORK, root,
+					(int64_t)(n - 1) * B, err);
+	for (int32_t v = 0; rc == 0 && v < n; v++) {
+		int64_t s;
+
+		rc = topo__plan_bufsize(p, TOPO__SEND, v, B, err);
+		if (rc == 0 && v != root && size[v] > 1)
+			rc = topo__plan_bufsize(p, TOPO__WORK, v,
+						(int64_t)size[v] * B, err);
+		if (rc == 0)
+			rc = topo__plan_slot(p, v, coff[v + 1] - coff[v], &s,
+					     err);
+		if (rc == 0 && v == 0)
+			slot0 = s;
+		else if (rc == 0 && s != slot0 + v)
+			rc = topo__err(err, TOPO_EINVAL, NULL, NULL,
+				       "internal error: receipt slots are not "
+				       "numbered in order");
+	}
+
+	memset(&m, 0, sizeof(m));
+	m.kind = TOPO__COPY;
+	/* Reverse preorder: a member's whole subtree is planned before it,
+	 * so its children's messages exist when it waits for them. */
+	for (int32_t i = n - 1; rc == 0 && i > 0; i--) {
+		int32_t v = order[i], pv = par[v];
+		int64_t own = -1;
+
+		if (size[v] > 1) {
+			m.src = m.dst = v;
+			m.sbuf = TOPO__SEND;
+			m.dbuf = TOPO__WORK;
+			m.soff = m.doff = 0;
+			m.len = B;
+			m.slot = -1;
+			rc = topo__plan_msg(p, &m, &own, err);
+		}
+		m.src = v;
+		m.dst = pv;
+		m.sbuf = size[v] > 1 ? TOPO__WORK : TOPO__SEND;
+		m.soff = 0;
+		m.len = (int64_t)size[v] * B;
+		m.slot = slot0 + pv;
+		if (pv != root) {
+			m.dbuf = TOPO__WORK;
+			m.doff = (int64_t)(pre[v] - pre[pv]) * B;
+		} else if (topo__pattern_runs(order, pre[v],
+					      pre[v] + size[v]) == 1) {
+			m.dbuf = TOPO__RECV;
+			m.doff = (int64_t)v * B; /* order[pre[v]] == v */
+		} else {
+			m.dbuf = TOPO__WORK;
+			m.doff = (int64_t)(pre[v] - 1) * B;
+		}
+		if (rc == 0)
+			rc = topo__plan_msg(p, &m, &up[v], err);
+		if (rc == 0 && own >= 0)
+			rc = topo__plan_dep(p, own, up[v], err);
+		for (int32_t k = coff[v]; rc == 0 && k < coff[v + 1]; k++)
+			rc = topo__plan_dep(p, up[ch[k]], up[v], err);
+	}
+
+	/* The root: its own block, then each packed child's runs. */
+	m.src = m.dst = root;
+	m.sbuf = TOPO__SEND;
+	m.dbuf = TOPO__RECV;
+	m.soff = 0;
+	m.doff = (int64_t)root * B;
+	m.len = B;
+	m.slot = -1;
+	if (rc == 0)
+		rc = topo__plan_msg(p, &m, NULL, err);
+	for (int32_t k = coff[root]; rc == 0 && k < coff[root + 1]; k++) {
+		int32_t c = ch[k], lo = pre[c], hi = pre[c] + size[c];
+		int64_t id;
+
+		if (topo__pattern_runs(order, lo, hi) == 1)
+			continue;
+		m.sbuf = TOPO__WORK;
+		for (int32_t j = lo; rc == 0 && j < hi;) {
+			int32_t e = topo__pattern_run_end(order, j, hi);
+
+			m.soff = (int64_t)(j - 1) * B;
+			m.doff = (int64_t)order[j] * B;
+			m.len = (int64_t)(e - j) * B;
+			rc = topo__plan_msg(p, &m, &id, err);
+			if (rc == 0)
+				rc = topo__plan_dep(p, up[c], id, err);
+			j = e;
+		}
+	}
+	goto done;
+nomem:
+	rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
+		       "out of memory planning gather tree over %d members",
+		       (int)n);
+done:
+	topo__free(par);
+	topo__free(coff);
+	topo__free(ch);
+	topo__free(order);
+	topo__free(pre);
+	topo__free(size);
+	topo__free(up);
+	return rc;
+}

@@ -1,0 +1,566 @@
+/*
+ * plan.c - plans: checking what to plan and applying the defaults, the
+ * dispatch to one algorithm per file (bcast_flood.c, scatter_*.c, ...), the
+ * builder helpers those algorithms fill a plan with, and the final pass that
+ * turns the dependency list into successor lists (CSR) and wait counts.
+ *
+ * A plan is pure data: group ranks, buffer kinds, offsets and lengths, so
+ * that a transport between processes can run the same plan.
+ *
+ * Memory: a plan whose buffers cannot fit is refused while it is being
+ * built, before its first message: every algorithm sizes its buffers
+ * first, and a plan of a few buffers too large for the machine would
+ * otherwise build millions of messages (bcast of 1 GiB over 128 members
+ * in 64 KiB segments: two million, 185 MB) only for the run to refuse it.
+ * The transport checks again, exactly, before it allocates.
+ */
+#define TOPO_INTERNAL
+#include "exec_internal.h"
+#include "plan_memory.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* More messages (or dependencies, or receipt counters) than this is
+ * refused: at 48 bytes a message it is already 48 GiB of plan. */
+#define MAX_ITEMS (INT64_C(1) << 30)
+
+typedef int (*algo_fn)(struct topo_plan *p, topo_error *err);
+
+/* The algorithms of collrun(1); the first one of each operation is its
+ * default. */
+static const struct algo {
+	enum topo_op op;
+	const char *name;
+	algo_fn fn;
+} algos[] = {
+    {TOPO_OP_BCAST, "flood", topo__plan_bcast_flood},
+    {TOPO_OP_SCATTER, "tree", topo__plan_scatter_tree},
+    {TOPO_OP_SCATTER, "or-combine", topo__plan_scatter_or},
+    {TOPO_OP_GATHER, "chunked", topo__plan_gather_chunked},
+    {TOPO_OP_GATHER, "tree", topo__plan_gather_tree},
+    {TOPO_OP_REDUCE, "hierarchical", topo__plan_reduce_hierarchical},
+    {TOPO_OP_REDUCE, "tree", topo__plan_reduce_tree},
+};
+#define NALGOS (sizeof(algos) / sizeof(algos[0]))
+
+/* ---------------------------------------------------------------------- */
+/* Memory */
+
+int64_t topo__memory_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	long long kb = -1;
+	long pages, page;
+
+	if (f != NULL) {
+		while (fgets(line, sizeof(line), f) != NULL)
+			if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1)
+				break;
+		fclose(f);
+		if (kb >= 0)
+			return kb > INT64_MAX / 1024 ? INT64_MAX : kb * 1024;
+	}
+	pages = sysconf(_SC_AVPHYS_PAGES);
+	page = sysconf(_SC_PAGESIZE);
+	if (pages < 0 || page <= 0)
+		return INT64_MAX; /* unknown: let the allocation decide */
+	return (int64_t)pages > INT64_MAX / page ? INT64_MAX
+						 : (int64_t)pages * page;
+}
+
+int topo__memory_check(int64_t need, topo_error *err)
+{
+	int64_t avail;
+
+	if (need < 0)
+		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
+				 "buffers need more than %lld bytes",
+				 (long long)INT64_MAX);
+	avail = topo__memory_available();
+	if (need <= avail)
+		return 0;
+	return topo__err(err, TOPO_ELIMIT, NULL, NULL,
+			 "buffers need %lld bytes (%lld MiB); only %lld MiB "
+			 "of memory is available",
+			 (long long)need,
+			 (long long)(need / 1048576 + (need % 1048576 != 0)),
+			 (long long)(avail / 1048576));
+}
+
+/* ---------------------------------------------------------------------- */
+/* Builder helpers */
+
+/* Makes room for one more element in *arr (of *cap elements of size
+ * elem), doubling.  Returns 0 or TOPO_ENOMEM / TOPO_ELIMIT with err set. */
+static int grow(void **arr, int64_t *cap, int64_t len, size_t elem,
+		const char *what, topo_error *err)
+{
+	int64_t ncap;
+	void *a;
+
+	if (len < *cap)
+		return 0;
+	if (len >= MAX_ITEMS)
+		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
+				 "the plan needs more than %lld %s",
+				 (long long)MAX_ITEMS, what);
+	ncap = *cap < 64 ? 64 : *cap * 2;
+	if (ncap > MAX_ITEMS)
+		ncap = MAX_ITEMS;
+	a = topo__realloc(*arr, (size_t)ncap * elem);
+	if (a == NULL)
+		return topo__err(err, TOPO_ENOMEM, NULL, NULL, "out of memory");
+	*arr = a;
+	*cap = ncap;
+	return 0;
+}
+
+int topo__plan_bufsize(struct topo_plan *p, enum topo__buf b, int32_t member,
+		       int64_t bytes, topo_error *err)
+{
+	if ((unsigned)b >= TOPO__NBUF || member < 0 || member >= p->n ||
+	    bytes < 0)
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "plan: buffer %d of member %d cannot hold "
+				 "%lld bytes (members: 0..%d)",
+				 (int)b, member, (long long)bytes, p->n - 1);
+	if (p->bufsize[b] == NULL) {
+		p->bufsize[b] = topo__calloc((size_t)p->n, sizeof(int64_t));
+		if (p->bufsize[b] == NULL)
+			return topo__err(err, TOPO_ENOMEM, NULL, NULL,
+					 "out of memory");
+	}
+	p->bufsize[b][member] = bytes;
+	return 0;
+}
+
+int topo__plan_msg(struct topo_plan *p, const struct topo__msg *m, int64_t *id,
+		   topo_error *err)
+{
+	int rc = 0;
+
+	/* The buffers sized so far (all of them, for every algorithm here)
+	 * must fit: see the file comment. */
+	if (p->nmsg == 0) {
+		int64_t need = topo_plan_buffer_bytes(p);
+
+		rc = topo__memory_check(need == INT64_MAX ? -1 : need, err);
+	}
+	if (rc == 0)
+		rc = grow((void **)&p->msg, &p->cap, p->nmsg, sizeof(*p->msg),
+			  "messages", err);
+	if (rc != 0)
+		return rc;
+	p->msg[p->nmsg] = *m;
+	p->msg[p->nmsg].nwait = 0; /* counted by topo__plan_finish */
+	p->msg[p->nmsg].pad = 0;
+	if (id != NULL)
+		*id = p->nmsg;
+	p->nmsg++;
+	return 0;
+}
+
+int topo__plan_dep(struct topo_plan *p, int64_t before, int64_t after,
+		   topo_error *err)
+{
+	int rc;
+
+	if (before < 0 || before >= p->nmsg || after < 0 || after >= p->nmsg ||
+	    before == after)
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "plan: message %lld cannot wait for message "
+				 "%lld (messages: 0..%lld)",
+				 (long long)after, (long long)before,
+				 (long long)p->nmsg - 1);
+	rc = grow((void **)&p->dep, &p->depcap, p->ndep, sizeof(*p->dep),
+		  "dependencies", err);
+	if (rc != 0)
+		return rc;
+	p->dep[p->ndep][0] = before;
+	p->dep[p->ndep][1] = after;
+	p->ndep++;
+	return 0;
+}
+
+int topo__plan_slot(struct topo_plan *p, int32_t member, int32_t expect,
+		    int64_t *slot, topo_error *err)
+{
+	int64_t cap = p->slotcap;
+	int rc;
+
+	if (member < 0 || member >= p->n || expect < 0)
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "plan: member %d cannot expect %d deliveries "
+				 "(members: 0..%d)",
+				 member, expect, p->n - 1);
+	/* Two arrays share one capacity: grow the second only once the
+	 * first has grown, so a failure leaves both consistent. */
+	rc = grow((void **)&p->slot_member, &cap, p->nslots, sizeof(int32_t),
+		  "receipt counters", err);
+	if (rc == 0 && cap != p->slotcap) {
+		int32_t *e = topo__realloc(p->slot_expect,
+					   (size_t)cap * sizeof(int32_t));
+
+		if (e == NULL)
+			return topo__err(err, TOPO_ENOMEM, NULL, NULL,
+					 "out of memory");
+		p->slot_expect = e;
+		p->slotcap = cap;
+	}
+	if (rc != 0)
+		return rc;
+	p->slot_member[p->nslots] = member;
+	p->slot_expect[p->nslots] = expect;
+	if (slot != NULL)
+		*slot = p->nslots;
+	p->nslots++;
+	return 0;
+}
+
+static int64_t bufsize(const struct topo_plan *p, int b, int32_t r)
+{
+	return p->bufsize[b] != NULL ? p->bufsize[b][r] : 0;
+}
+
+static const char *const buf_names[TOPO__NBUF] = {"SEND", "RECV", "WORK"};
+
+/* An algorithm that builds a message outside its members' buffers has a
+ * bug; catching it here keeps the transports free of checks that would
+ * otherwise have to be repeated for every delivery. */
+static int check_msg(const struct topo_plan *p, int64_t i, topo_error *err)
+{
+	const struct topo__msg *m = &p->msg[i];
+	const char *what = NULL;
+
+	if (m->src < 0 || m->src >= p->n || m->dst < 0 || m->dst >= p->n)
+		what = "names a member that does not exist";
+	else if (m->sbuf >= TOPO__NBUF || m->dbuf >= TOPO__NBUF)
+		what = "names a buffer that does not exist";
+	else if (m->kind != TOPO__COPY && m->kind != TOPO__REDUCE)
+		what = "has an unknown kind";
+	else if (m->len < 0 || m->soff < 0 || m->doff < 0)
+		what = "has a negative offset or length";
+	else if (m->kind == TOPO__REDUCE &&
+		 (p->type_size == 0 || m->len % (int64_t)p->type_size != 0))
+		what = "reduces a partial element";
+	else if (m->slot < -1 || m->slot >= p->nslots)
+		what = "names a receipt counter that does not exist";
+	if (what != NULL)
+		return topo__err(err, TOPO_EINVAL, NULL, NULL,
+				 "plan: message %lld %s", (long long)i, what);
+	if (m->soff > bufsize(p, m->sbuf, m->src) - m->len ||
+	    m->doff > bufsize(p, m->dbuf, m->dst) - m->len)
+		return topo__err(
+		    err, TOPO_EINVAL, NULL, NULL,
+		    "plan: message %lld moves %lld bytes from %s+%lld of "
+		    "member %d (%lld bytes) to %s+%lld of member %d "
+		    "(%lld bytes): out of bounds",
+		    (long long)i, (long long)m->len, buf_names[m->sbuf],
+		    (long long)m->soff, m->src,
+		    (long long)bufsize(p, m->sbuf, m->src), buf_names[m->dbuf],
+		    (long long)m->doff, m->dst,
+		    (long long)bufsize(p, m->dbuf, m->dst));
+	return 0;
+}
+
+/* Kahn's algorithm over the finished CSR: a message on a cycle would never
+ * become ready, and the run would only end at its timeout. */
+static int check_acyclic(const struct topo_plan *p, topo_error *err)
+{
+	int32_t *left = topo__mallocarray((size_t)p->nmsg, sizeof(int32_t));
+	int64_t *ready = topo__mallocarray((size_t)p->nmsg, sizeof(int64_t));
+	int64_t nready = 0, done = 0;
+	int rc = 0;
+
+	if (left == NULL || ready == NULL) {
+		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL, "out of memory");
+		goto out;
+	}
+	for (int64_t i = 0; i < p->nmsg; i++) {
+		left[i] = p->msg[i].nwait;
+		if (left[i] == 0)
+			ready[nready++] = i;
+	}
+	while (nready > 0) {
+		int64_t m = ready[--nready];
+
+		done++;
+		for (int64_t k = p->succ_off[m]; k < p->succ_off[m + 1]; k++)
+			if (--left[p->succ[k]] == 0)
+				ready[nready++] = p->succ[k];
+	}
+	if (done < p->nmsg) {
+		int64_t stuck = 0;
+
+		while (left[stuck] == 0)
+			stuck++;
+		rc = topo__err(err, TOPO_EINVAL, NULL, NULL,
+			       "plan: %lld messages wait on a cycle of "
+			       "dependencies (the first is message %lld)",
+			       (long long)(p->nmsg - done), (long long)stuck);
+	}
+out:
+	topo__free(left);
+	topo__free(ready);
+	return rc;
+}
+
+int topo__plan_finish(struct topo_plan *p, topo_error *err)
+{
+	int64_t *off;
+	int rc;
+
+	if (p->succ_off != NULL)
+		return 0; /* already finished */
+	p->ntransport = 0;
+	for (int64_t i = 0; i < p->nmsg; i++) {
+		rc = check_msg(p, i, err);
+		if (rc != 0)
+			return rc;
+		p->msg[i].nwait = 0;
+		if (p->msg[i].src != p->msg[i].dst)
+			p->ntransport++;
+	}
+	off = topo__calloc((size_t)p->nmsg + 1, sizeof(int64_t));
+	p->succ = topo__mallocarray((size_t)p->ndep, sizeof(int64_t));
+	if (off == NULL || p->succ == NULL) {
+		topo__free(off);
+		topo__free(p->succ);
+		p->succ = NULL;
+		return topo__err(err, TOPO_ENOMEM, NULL, NULL, "out of memory");
+	}
+	/* Counting pass: off[b + 1] = successors of b, then prefix sums so
+	 * off[b] is where b's list starts. */
+	for (int64_t d = 0; d < p->ndep; d++) {
+		struct topo__msg *after = &p->msg[p->dep[d][1]];
+
+		if (after->nwait == INT32_MAX) {
+			topo__free(off);
+			topo__free(p->succ);
+			p->succ = NULL;
+			return topo__err(err, TOPO_ELIMIT, NULL, NULL,
+					 "plan: message %lld waits for more "
+					 "than %d messages",
+					 (long long)p->dep[d][1], INT32_MAX);
+		}
+		after->nwait++;
+		off[p->dep[d][0] + 1]++;
+	}
+	for (int64_t i = 0; i < p->nmsg; i++)
+		off[i + 1] += off[i];
+	/* Filling advances off[b] to the end of b's list, which is where
+	 * b + 1's starts: shifting by one restores the starts.  Each list
+	 * keeps the order in which the dependencies were added. */
+	for (int64_t d = 0; d < p->ndep; d++)
+		p->succ[off[p->dep[d][0]]++] = p->dep[d][1];
+	memmove(off + 1, off, (size_t)p->nmsg * sizeof(int64_t));
+	off[0] = 0;
+	p->succ_off = off;
+	rc = check_acyclic(p, err);
+	if (rc != 0) {
+		topo__free(p->succ_off);
+		topo__free(p->succ);
+		p->succ_off = NULL;
+		p->succ = NULL;
+		return rc;
+	}
+	topo__free(p->dep);
+	p->dep = NULL;
+	p->depcap = 0;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Planning */
+
+void topo_plan_free(topo_plan *p)
+{
+	if (p == NULL)
+		return;
+	for (int b = 0; b < TOPO__NBUF; b++)
+		topo__free(p->bufsize[b]);
+	topo__free(p->msg);
+	topo__free(p->succ_off);
+	topo__free(p->succ);
+	topo__free(p->dep);
+	topo__free(p->slot_member);
+	topo__free(p->slot_expect);
+	topo__free(p);
+}
+
+/* "0..63" for a contiguous group, else the first few ids and the count. */
+static void describe_members(char *buf, size_t size, const topo_group *g)
+{
+	const int32_t *mem = g->members;
+	int32_t n = g->size;
+	size_t len = 0;
+
+	if (mem[n - 1] - mem[0] == n - 1) {
+		if (n == 1)
+			snprintf(buf, size, "%d", mem[0]);
+		else
+			snprintf(buf, size, "%d..%d", mem[0], mem[n - 1]);
+		return;
+	}
+	buf[0] = '\0';
+	for (int32_t i = 0; i < n && i < 6 && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%d",
+					i > 0 ? ", " : "", mem[i]);
+	if (n > 6 && len < size)
+		snprintf(buf + len, size - len, ", ..., %d; %d in all",
+			 mem[n - 1], n);
+}
+
+/* Lists the algorithms of op into buf: "tree, or-combine". */
+static void list_algorithms(char *buf, size_t size, enum topo_op op)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < NALGOS && len < size; i++)
+		if (algos[i].op == op)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s",
+						len > 0 ? ", " : "",
+						algos[i].name);
+}
+
+/* Checks params (defaults applied into *q) and finds the algorithm. */
+static int check_params(struct topo_plan_params *q, const topo_tree *t,
+			const struct algo **algo, int32_t *root,
+			topo_error *err)
+{
+	const topo_group *g = t->g;
+	char list[160];
+	size_t size;
+
+	if ((unsigned)q->op > TOPO_OP_REDUCE)
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "unknown operation %d", (int)q->op);
+	if ((unsigned)q->type >= TOPO_TYPE_COUNT)
+		return topo__err(err, TOPO_EARG, NULL, NULL, "unknown type %d",
+				 (int)q->type);
+	if ((unsigned)q->redop >= TOPO_REDOP_COUNT)
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "unknown operator %d", (int)q->redop);
+	*algo = NULL;
+	for (size_t i = 0; i < NALGOS && *algo == NULL; i++)
+		if (algos[i].op == q->op &&
+		    (q->algorithm == NULL ||
+		     strcmp(q->algorithm, algos[i].name) == 0))
+			*algo = &algos[i];
+	if (*algo == NULL) {
+		list_algorithms(list, sizeof(list), q->op);
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "unknown %s algorithm \"%s\" (valid: %s)",
+				 topo_op_name(q->op), q->algorithm, list);
+	}
+	*root = q->root == -1 ? t->root : topo_group_rank(g, q->root);
+	if (*root < 0) {
+		describe_members(list, sizeof(list), g);
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "endpoint %d is not a member of group "
+				 "\"%s\" (members: %s)",
+				 q->root, g->name, list);
+	}
+	q->root = g->members[*root];
+	if (q->bytes == 0)
+		q->bytes = 8;
+	size = topo_type_size(q->type);
+	if ((q->op == TOPO_OP_REDUCE ||
+	     (q->op == TOPO_OP_GATHER &&
+	      strcmp((*algo)->name, "chunked") == 0)) &&
+	    q->bytes % size != 0)
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "%zu bytes is not a multiple of %zu, the "
+				 "size of %s",
+				 q->bytes, size, topo_type_name(q->type));
+	if (q->op == TOPO_OP_REDUCE && q->redop >= TOPO_BAND &&
+	    (q->type == TOPO_FLOAT || q->type == TOPO_DOUBLE))
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "operator %s applies to integer types only, "
+				 "not %s (valid: sum, prod, min, max)",
+				 topo_redop_name(q->redop),
+				 topo_type_name(q->type));
+	/* Scatter's root sends and gather's root receives n blocks. */
+	if (q->bytes > (uint64_t)INT64_MAX / (uint64_t)g->size)
+		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
+				 "%zu bytes for each of %d members is more "
+				 "than a buffer can hold",
+				 q->bytes, g->size);
+	return 0;
+}
+
+int topo_plan_new(topo_plan **out, const topo_tree *t,
+		  const struct topo_plan_params *params, topo_error *err)
+{
+	struct topo_plan_params q;
+	const struct algo *algo = NULL;
+	struct topo_plan *p = NULL;
+	int32_t root = -1;
+	int rc;
+
+	if (out != NULL)
+		*out = NULL;
+	if (out == NULL || t == NULL || params == NULL)
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "topo_plan_new: out, tree and parameters are "
+				 "required");
+	q = *params;
+	rc = check_params(&q, t, &algo, &root, err);
+	if (rc != 0)
+		return rc;
+	p = topo__calloc(1, sizeof(*p));
+	if (p == NULL)
+		return topo__err(err, TOPO_ENOMEM, NULL, NULL, "out of memory");
+	p->t = t;
+	snprintf(p->algorithm, sizeof(p->algorithm), "%s", algo->name);
+	p->params = q;
+	p->params.algorithm = p->algorithm; /* the caller's may not last */
+	p->n = t->n;
+	p->root = root;
+	p->type_size = topo_type_size(q.type);
+	rc = algo->fn(p, err);
+	if (rc == 0)
+		rc = topo__plan_finish(p, err);
+	if (rc != 0) {
+		/* An algorithm that forgot to say why still leaves a text. */
+		topo__err(err, rc, NULL, NULL, "cannot plan %s %s: %s",
+			  topo_op_name(q.op), p->algorithm, topo_strerror(rc));
+		topo_plan_free(p);
+		return rc;
+	}
+	*out = p;
+	return 0;
+}
+
+const char *topo_plan_algorithm(const topo_plan *p)
+{
+	return p->algorithm;
+}
+
+int32_t topo_plan_root(const topo_plan *p)
+{
+	return p->params.root;
+}
+
+int64_t topo_plan_messages(const topo_plan *p)
+{
+	return p->ntransport;
+}
+
+int64_t topo_plan_buffer_bytes(const topo_plan *p)
+{
+	int64_t total = 0;
+
+	for (int b = 0; b < TOPO__NBUF; b++) {
+		for (int32_t r = 0; p->bufsize[b] != NULL && r < p->n; r++) {
+			if (p->bufsize[b][r] > INT64_MAX - total)
+				return INT64_MAX;
+			total += p->bufsize[b][r];
+		}
+	}
+	return total;
+}

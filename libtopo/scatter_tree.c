@@ -1,0 +1,184 @@
+/*
+ * scatter_tree.c - scatter "tree" (the default): block r of the root's
+ * SEND goes to member rank r down the tree, re-rooted at the logical root;
+ * each member receives only the blocks of the members beyond it.
+ *
+ * Cost, n members, B bytes per member: n - 1 transport messages moving
+ * B * sum over members v != root of |subtree(v)| bytes (= B times the sum
+ * of the members' depths below the root: (n - 1)B on a star, about
+ * B n log2(n) / 2 on a binomial tree); time about depth * alpha plus the
+ * largest subtree's bytes * beta.  Local steps: one copy per member that
+ * has children, plus at the root one per run it packs (below).
+ *
+ * Layout: the tree is re-rooted at the logical root (coll_pattern.c) and
+ * numbered in preorder, children ascending.  A member v with a subtree of
+ * s members receives s blocks, packed in preorder (its own first, then each
+ * child's subtree in turn), into its WORK, keeps block 0 (WORK -> RECV) and
+ * sends each child c the contiguous slice of its WORK at
+ * (pre(c) - pre(v)) * B of size(c) * B bytes.  A leaf receives its one
+ * block straight into RECV (no WORK, no copy).
+ *
+ * The root's SEND is in rank order.  For each child c it sends the
+ * subtree's blocks straight from SEND when they are one run of consecutive
+ * ranks (a binomial tree rooted at rank 0, any chain or k-ary tree rooted
+ * at 0, every leaf); otherwise it first packs them into its WORK (at
+ * (pre - 1) * B) with one local copy per run, and sends from there.
+ *
+ * Receipt slots: one per member (slot0 + rank), expecting 1 arrival; the
+ * root's expects 0.
+ */
+#define TOPO_INTERNAL
+#include "coll_pattern.h"
+#include "exec_internal.h"
+
+#include <string.h>
+
+int topo__plan_scatter_tree(struct topo_plan *p, topo_error *err)
+{
+	int32_t n = p->n, root = p->root;
+	int32_t *par = NULL, *coff = NULL, *ch = NULL, *order = NULL,
+		*pre = NULL, *size = NULL;
+	int64_t *arrival = NULL, B = (int64_t)p->params.bytes, slot0 = -1;
+	struct topo__msg m;
+	int packs = 0, rc = TOPO_ENOMEM;
+
+	if (p->params.bytes > (size_t)INT64_MAX / (size_t)n)
+		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
+				 "scatter: %d blocks of %zu bytes do not fit "
+				 "in a 64-bit size",
+				 (int)n, p->params.bytes);
+	par = topo__mallocarray((size_t)n, sizeof(int32_t));
+	coff = topo__mallocarray((size_t)n + 1, sizeof(int32_t));
+	ch = topo__mallocarray((size_t)n, sizeof(int32_t));
+	order = topo__mallocarray((size_t)n, sizeof(int32_t));
+	pre = topo__mallocarray((size_t)n, sizeof(int32_t));
+	size = topo__mallocarray((size_t)n, sizeof(int32_t));
+	arrival = topo__mallocarray((size_t)n, sizeof(int64_t));
+	if (par == NULL || coff == NULL || ch == NULL || order == NULL ||
+	    pre == NULL || size == NULL || arrival == NULL)
+		goto nomem;
+	topo__pattern_reroot(p->t, root, par);
+	topo__pattern_children(par, n, coff, ch);
+	topo__pattern_preorder(n, root, coff, ch, order, pre, size);
+	for (int32_t i = coff[root]; i < coff[root + 1]; i++)
+		if (topo__pattern_runs(order, pre[ch[i]],
+				       pre[ch[i]] + size[ch[i]]) > 1)
+			packs = 1;
+
+	/* Buffers: the root's n blocks; every member's block; WORK for the
+	 * blocks a member passes on (and the root's packing area). */
+	rc = topo__plan_bufsize(p, TOPO__SEND, root, (int64_t)n * B, err);
+	if (rc == 0 && packs)
+		rc = topo__plan_bufsize(p, TOPO__WORK, root,
+					(int64_t)(n - 1) * B, err);
+	for (int32_t v = 0; rc == 0 && v < n; v++) {
+		int64_t s;
+
+		rc = topo__plan_bufsize(p, TOPO__RECV, v, B, err);
+		if (rc == 0 && v != root && size[v] > 1)
+			rc = topo__plan_bufsize(p, TOPO__WORK, v,
+						(int64_t)size[v] * B, err);
+		if (rc == 0)
+			rc = topo__plan_slot(p, v, v == root ? 0 : 1, &s, err);
+		if (rc == 0 && v == 0)
+			slot0 = s;
+		else if (rc == 0 && s != slot0 + v)
+			rc = topo__err(err, TOPO_EINVAL, NULL, NULL,
+				       "internal error: receipt slots are not "
+				       "numbered in order");
+	}
+
+	memset(&m, 0, sizeof(m));
+	m.kind = TOPO__COPY;
+	/* The root keeps its own block. */
+	m.src = m.dst = root;
+	m.sbuf = TOPO__SEND;
+	m.dbuf = TOPO__RECV;
+	m.soff = (int64_t)root * B;
+	m.doff = 0;
+	m.len = B;
+	m.slot = -1;
+	if (rc == 0)
+		rc = topo__plan_msg(p, &m, NULL, err);
+	/* Preorder visits a parent before its children, so every member's
+	 * arrival exists when its forwards are planned. */
+	for (int32_t i = 0; rc == 0 && i < n; i++) {
+		int32_t v = order[i];
+		int64_t keep = -1;
+
+		if (v != root && size[v] > 1) {
+			m.src = m.dst = v;
+			m.sbuf = TOPO__WORK;
+			m.dbuf = TOPO__RECV;
+			m.soff = m.doff = 0;
+			m.len = B;
+			m.slot = -1;
+			rc = topo__plan_msg(p, &m, &keep, err);
+			if (rc == 0)
+				rc = topo__plan_dep(p, arrival[v], keep, err);
+		}
+		for (int32_t k = coff[v]; rc == 0 && k < coff[v + 1]; k++) {
+			int32_t c = ch[k], lo = pre[c], hi = pre[c] + size[c];
+			int64_t pk = -1, first_pack = 0, npack = 0;
+
+			m.len = (int64_t)size[c] * B;
+			if (v != root) {
+				m.sbuf = TOPO__WORK;
+				m.soff = (int64_t)(lo - pre[v]) * B;
+			} else if (topo__pattern_runs(order, lo, hi) == 1) {
+				m.sbuf = TOPO__SEND;
+				m.soff = (int64_t)order[lo] * B;
+			} else {
+				/* Pack the subtree's runs into the root's
+				 * WORK, in preorder. */
+				struct topo__msg pm = m;
+
+				pm.src = pm.dst = root;
+				pm.sbuf = TOPO__SEND;
+				pm.dbuf = TOPO__WORK;
+				pm.slot = -1;
+				for (int32_t j = lo; rc == 0 && j < hi;) {
+					int32_t e =
+					    topo__pattern_run_end(order, j, hi);
+
+					pm.soff = (int64_t)order[j] * B;
+					pm.doff = (int64_t)(j - 1) * B;
+					pm.len = (int64_t)(e - j) * B;
+					rc = topo__plan_msg(p, &pm, &pk, err);
+					if (npack++ == 0)
+						first_pack = pk;
+					j = e;
+				}
+				m.sbuf = TOPO__WORK;
+				m.soff = (int64_t)(lo - 1) * B;
+			}
+			m.src = v;
+			m.dst = c;
+			m.dbuf = size[c] > 1 ? TOPO__WORK : TOPO__RECV;
+			m.doff = 0;
+			m.slot = slot0 + c;
+			if (rc == 0)
+				rc = topo__plan_msg(p, &m, &arrival[c], err);
+			if (rc == 0 && v != root)
+				rc = topo__plan_dep(p, arrival[v], arrival[c],
+						    err);
+			for (int64_t q = 0; rc == 0 && q < npack; q++)
+				rc = topo__plan_dep(p, first_pack + q,
+						    arrival[c], err);
+		}
+	}
+	goto done;
+nomem:
+	rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
+		       "out of memory planning scatter tree over %d members",
+		       (int)n);
+done:
+	topo__free(par);
+	topo__free(coff);
+	topo__free(ch);
+	topo__free(order);
+	topo__free(pre);
+	topo__free(size);
+	topo__free(arrival);
+	return rc;
+}

@@ -1,0 +1,290 @@
+/*
+ * transport_inproc.c - the in-process transport: every member's buffers
+ * live in this address space and a message is a memcpy, or an elementwise
+ * reduction into bytes no other reduction is writing.
+ *
+ * Each buffer kind is one arena aligned to 64 bytes, cut into one slice per
+ * member: slices of 64 bytes or more start on a cache line of their own,
+ * smaller ones on 8 bytes (a million 8-byte buffers would otherwise take
+ * 64 MiB per kind).  Members never share bytes.
+ *
+ * Locking: COPY messages take no lock (the plan orders every write to a
+ * byte after the reads and writes it must follow).  REDUCE messages read,
+ * combine and write their destination, so two of them into overlapping
+ * bytes of one member's buffer must not interleave, while reductions into
+ * different bytes (the segments of a segmented reduce) should run at once.
+ * A REDUCE therefore holds a byte range: the destination (member, buffer)
+ * picks one of NBUCKETS buckets, whose mutex guards the list of ranges
+ * being reduced into in that bucket; a REDUCE waits on the bucket's
+ * condition variable while its range overlaps one in the list.  A small
+ * REDUCE (at most SMALL_REDUCE bytes) combines while holding the mutex,
+ * one lock round trip instead of two; a larger one enters its range in
+ * the list and combines without the mutex, so that the bucket's other
+ * members and its other byte ranges are not held up meanwhile.  Each
+ * bucket has a cache line of its own: a million small reductions into
+ * thousands of members touch little else.
+ */
+#define TOPO_INTERNAL
+#include "exec_internal.h"
+#include "plan_memory.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#define NBUCKETS 4096
+#define ARENA_ALIGN 64
+
+/* Reductions of at most this many bytes combine under their bucket's
+ * mutex: the 1,048,576-member reduce of 8 bytes runs a million of them,
+ * each a few nanoseconds of arithmetic. */
+#define SMALL_REDUCE 4096
+
+/* A reduction in progress into bytes [lo, hi) of member dst's buffer buf;
+ * it lives on the stack of the thread that delivers it. */
+struct range {
+	int32_t dst;
+	int buf;
+	int64_t lo, hi;
+	struct range *next;
+};
+
+/* A bucket, padded to a cache line (its condition variable, used only by
+ * waiters, is apart). */
+union bucket {
+	struct {
+		pthread_mutex_t mu;
+		struct range *busy; /* under mu */
+		int waiting;	    /* under mu: threads waiting on freed */
+	} b;
+	unsigned char line[ARENA_ALIGN];
+};
+
+struct inproc {
+	unsigned char *raw[TOPO__NBUF];	  /* as allocated */
+	unsigned char *arena[TOPO__NBUF]; /* aligned */
+	int64_t *off[TOPO__NBUF];	  /* [n], or NULL: all empty */
+	enum topo_type type;
+	enum topo_redop op;
+	unsigned char *raw_buckets;
+	union bucket *buckets; /* [NBUCKETS], aligned */
+	int nbuckets, nconds;  /* initialised so far */
+	/* A range left the list of bucket k: freed[k]. */
+	pthread_cond_t freed[NBUCKETS];
+};
+
+static int64_t slice_align(int64_t size)
+{
+	return size >= ARENA_ALIGN ? ARENA_ALIGN : 8;
+}
+
+/* Bytes of the arena for kind b, with every slice aligned; -1 when that
+ * overflows. */
+static int64_t arena_bytes(const struct topo_plan *p, int b)
+{
+	int64_t total = 0;
+
+	for (int32_t r = 0; p->bufsize[b] != NULL && r < p->n; r++) {
+		int64_t size = p->bufsize[b][r], a = slice_align(size);
+
+		if (size > INT64_MAX - total - 2 * a)
+			return -1;
+		total = (total + a - 1) / a * a + size;
+	}
+	return total;
+}
+
+static void inproc_close(void *state)
+{
+	struct inproc *s = state;
+
+	if (s == NULL)
+		return;
+	for (int i = 0; i < s->nbuckets; i++)
+		pthread_mutex_destroy(&s->buckets[i].b.mu);
+	for (int i = 0; i < s->nconds; i++)
+		pthread_cond_destroy(&s->freed[i]);
+	topo__free(s->raw_buckets);
+	for (int b = 0; b < TOPO__NBUF; b++) {
+		topo__free(s->raw[b]);
+		topo__free(s->off[b]);
+	}
+	topo__free(s);
+}
+
+static int inproc_open(void **state, const struct topo_plan *p, topo_error *err)
+{
+	int64_t bytes[TOPO__NBUF], need = 0;
+	struct inproc *s = NULL;
+	size_t pad;
+	int rc = TOPO_ENOMEM;
+
+	*state = NULL;
+	/* Refuse before allocating anything, so that a run too big for the
+	 * machine fails at once instead of swapping or being killed.  The
+	 * planner checked the buffers' sizes already; this is the exact
+	 * arena, alignment included. */
+	for (int b = 0; b < TOPO__NBUF; b++) {
+		bytes[b] = arena_bytes(p, b);
+		if (bytes[b] < 0 ||
+		    bytes[b] > INT64_MAX - need - TOPO__NBUF * ARENA_ALIGN)
+			return topo__memory_check(-1, err);
+		need += bytes[b];
+	}
+	rc = topo__memory_check(need, err);
+	if (rc != 0)
+		return rc;
+	rc = TOPO_ENOMEM;
+	s = topo__calloc(1, sizeof(*s));
+	if (s == NULL)
+		goto fail;
+	s->type = p->params.type;
+	s->op = p->params.redop;
+	for (int b = 0; b < TOPO__NBUF; b++) {
+		int64_t pos = 0;
+
+		s->raw[b] = topo__malloc((size_t)bytes[b] + ARENA_ALIGN);
+		if (s->raw[b] == NULL)
+			goto fail;
+		s->arena[b] = s->raw[b] + (ARENA_ALIGN -
+					   (uintptr_t)s->raw[b] % ARENA_ALIGN) %
+					      ARENA_ALIGN;
+		if (p->bufsize[b] == NULL)
+			continue;
+		s->off[b] = topo__mallocarray((size_t)p->n, sizeof(int64_t));
+		if (s->off[b] == NULL)
+			goto fail;
+		for (int32_t r = 0; r < p->n; r++) {
+			int64_t a = slice_align(p->bufsize[b][r]);
+
+			pos = (pos + a - 1) / a * a;
+			s->off[b][r] = pos;
+			pos += p->bufsize[b][r];
+		}
+	}
+	s->raw_buckets =
+	    topo__malloc(NBUCKETS * sizeof(union bucket) + ARENA_ALIGN);
+	if (s->raw_buckets == NULL)
+		goto fail;
+	pad = (ARENA_ALIGN - (uintptr_t)s->raw_buckets % ARENA_ALIGN) %
+	      ARENA_ALIGN;
+	s->buckets = (union bucket *)(void *)(s->raw_buckets + pad);
+	for (; s->nbuckets < NBUCKETS; s->nbuckets++) {
+		union bucket *k = &s->buckets[s->nbuckets];
+
+		k->b.busy = NULL;
+		k->b.waiting = 0;
+		if (pthread_mutex_init(&k->b.mu, NULL) != 0)
+			break;
+	}
+	for (; s->nbuckets == NBUCKETS && s->nconds < NBUCKETS; s->nconds++)
+		if (pthread_cond_init(&s->freed[s->nconds], NULL) != 0)
+			break;
+	if (s->nbuckets < NBUCKETS || s->nconds < NBUCKETS) {
+		rc = TOPO_EIO;
+		topo__err(err, rc, NULL, NULL,
+			  "cannot initialise the reduction locks");
+		goto fail;
+	}
+	*state = s;
+	return 0;
+fail:
+	if (rc == TOPO_ENOMEM)
+		topo__err(err, rc, NULL, NULL,
+			  "out of memory: buffers need %lld bytes",
+			  (long long)need);
+	inproc_close(s);
+	return rc;
+}
+
+static unsigned char *inproc_buffer(void *state, int32_t r, int b)
+{
+	struct inproc *s = state;
+
+	return s->arena[b] + (s->off[b] != NULL ? s->off[b][r] : 0);
+}
+
+static int64_t size_of(const struct topo_plan *p, int b, int32_t r)
+{
+	return p->bufsize[b] != NULL ? p->bufsize[b][r] : 0;
+}
+
+/* Whether a reduction into r would interleave with one in the list. */
+static int overlaps(const struct range *list, const struct range *r)
+{
+	for (; list != NULL; list = list->next)
+		if (list->dst == r->dst && list->buf == r->buf &&
+		    list->lo < r->hi && r->lo < list->hi)
+			return 1;
+	return 0;
+}
+
+/* m's reduction, once no other reduction into overlapping bytes runs
+ * (see the file comment).  The list holds at most one range per thread,
+ * so the overlap scan is short. */
+static void reduce_locked(struct inproc *s, const struct topo__msg *m,
+			  unsigned char *dst, const unsigned char *src)
+{
+	uint32_t i = ((uint32_t)m->dst * TOPO__NBUF + m->dbuf) % NBUCKETS;
+	union bucket *k = &s->buckets[i];
+	pthread_cond_t *freed = &s->freed[i];
+	struct range me = {m->dst, m->dbuf, m->doff, m->doff + m->len, NULL};
+	struct range **pp;
+
+	pthread_mutex_lock(&k->b.mu);
+	while (overlaps(k->b.busy, &me)) {
+		k->b.waiting++;
+		pthread_cond_wait(freed, &k->b.mu);
+		k->b.waiting--;
+	}
+	if (m->len <= SMALL_REDUCE) {
+		topo__reduce(s->type, s->op, dst, src, (size_t)m->len);
+		pthread_mutex_unlock(&k->b.mu);
+		return;
+	}
+	me.next = k->b.busy;
+	k->b.busy = &me;
+	pthread_mutex_unlock(&k->b.mu);
+
+	topo__reduce(s->type, s->op, dst, src, (size_t)m->len);
+
+	pthread_mutex_lock(&k->b.mu);
+	for (pp = &k->b.busy; *pp != &me; pp = &(*pp)->next)
+		;
+	*pp = me.next;
+	if (k->b.waiting > 0)
+		pthread_cond_broadcast(freed);
+	pthread_mutex_unlock(&k->b.mu);
+}
+
+static int inproc_deliver(void *state, const struct topo_plan *p, int64_t i)
+{
+	struct inproc *s = state;
+	const struct topo__msg *m = &p->msg[i];
+	unsigned char *src, *dst;
+
+	/* topo__plan_finish checked this already; a plan changed after that
+	 * must still not write outside the buffers. */
+	if (m->len < 0 || m->soff < 0 || m->doff < 0 ||
+	    m->soff > size_of(p, m->sbuf, m->src) - m->len ||
+	    m->doff > size_of(p, m->dbuf, m->dst) - m->len)
+		return TOPO_EINVAL;
+	src = inproc_buffer(s, m->src, m->sbuf) + m->soff;
+	dst = inproc_buffer(s, m->dst, m->dbuf) + m->doff;
+	if (m->kind == TOPO__COPY) {
+		if (m->src == m->dst && m->sbuf == m->dbuf)
+			memmove(dst, src, (size_t)m->len);
+		else
+			memcpy(dst, src, (size_t)m->len);
+		return 0;
+	}
+	reduce_locked(s, m, dst, src);
+	return 0;
+}
+
+const struct topo__transport_ops topo__transport_inproc = {
+    .name = "inproc",
+    .open = inproc_open,
+    .close = inproc_close,
+    .buffer = inproc_buffer,
+    .deliver = inproc_deliver,
+};

@@ -4,7 +4,7 @@
 # Exit status 0 only when every suite passed.
 B=${1:?usage: tests/check.sh BUILD [suite...]}
 shift
-[ $# -gt 0 ] || set -- unit cli schemas man install
+[ $# -gt 0 ] || set -- unit cli schemas man install tsan
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 case $B in /*) ;; *) B=$top/$B ;; esac
@@ -32,6 +32,7 @@ for suite in "$@"; do
 	schemas) run "schemas" python3 "$here/schemas/check_schemas.py" "$B" ;;
 	man) run "man" sh "$here/man/lint.sh" ;;
 	install) run "install" sh "$here/install/run.sh" ;;
+	tsan) run "tsan" sh "$here/tsan/run.sh" "$top/build-thread" ;;
 	*) echo "check.sh: unknown suite $suite"; exit 2 ;;
 	esac
 done

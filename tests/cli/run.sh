@@ -3,7 +3,8 @@
 #
 # A case is a directory:
 #   cmd      shell commands run in a fresh scratch directory (its cwd), with
-#            $COLLC (the program), $EX (examples/), $CASE (the case directory)
+#            $COLLC and $COLLRUN (the programs), $EX (examples/), $CASE (the
+#            case directory)
 #   status   the expected exit status of cmd (default 0)
 #   stdout   expected standard output, exactly (optional)
 #   stderr   expected standard error, exactly (optional)
@@ -17,8 +18,9 @@ B=$(cd "${1:?usage: run.sh BUILD}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 COLLC="$B/collc"
+COLLRUN="$B/collrun"
 EX="$top/examples"
-export COLLC EX
+export COLLC COLLRUN EX
 pass=0 fail=0
 for case in "$here"/cases/*/; do
 	case=${case%/}

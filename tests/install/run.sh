@@ -13,9 +13,9 @@ ok() { if "$@"; then pass=$((pass + 1)); else echo "FAIL: $*"; fail=$((fail + 1)
 # runtimes, and the repository's build directory is left alone.
 make -s -C "$top" install SANITIZE= B="$dest/build" DESTDIR="$dest" PREFIX=/opt/collc >"$dest/log" 2>&1
 ok test $? = 0
-for f in bin/collc lib/libtopo.a lib/libtopo.so lib/libtopo.so.0 include/topo.h \
+for f in bin/collc bin/collrun lib/libtopo.a lib/libtopo.so lib/libtopo.so.0 include/topo.h \
 	lib/pkgconfig/libtopo.pc share/man/man1/collc.1 share/man/man5/collc.5 \
-	share/man/man7/collc.7 share/man/man3/libtopo.3; do
+	share/man/man7/collc.7 share/man/man3/libtopo.3 share/man/man1/collrun.1; do
 	ok test -e "$dest/opt/collc/$f"
 done
 ok grep -q '^prefix=/opt/collc$' "$dest/opt/collc/lib/pkgconfig/libtopo.pc"

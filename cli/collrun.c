@@ -1,0 +1,652 @@
+/*
+ * collrun.c - the replay program: `collrun OP [options] FILE`.
+ *
+ * Plans one collective (bcast, scatter, gather, reduce) over a group's
+ * tree, read from a compile output or compiled in memory from a machine
+ * description, runs it with real data through libtopo's executor, and
+ * prints what happened: a text report, or one JSON object with --json
+ * (collrun(1)).  Exit status 0 when every byte every member ended with was
+ * right, 1 when the run happened but failed, 2 for usage and input errors.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "topo.h"
+#include "util.h"
+
+static const char usage_text[] =
+    "usage: collrun bcast|scatter|gather|reduce [--root EP] [-g GROUP] "
+    "[-t TREE]\n"
+    "               [--bytes N] [--type T] [--op OP] [--algorithm A] "
+    "[--threads N]\n"
+    "               [--iterations N] [--timeout S] [--segment N] "
+    "[--chunk N] [--json]\n"
+    "               ROUTES.json|MACHINE.json\n"
+    "       collrun --help | --version\n";
+
+static const char help_text[] =
+    "\n"
+    "Replay a collective operation over a group's tree with real data, "
+    "check\n"
+    "every byte every member ends with, and report what it did.\n"
+    "\n"
+    "operations and algorithms (the first is the default):\n"
+    "  bcast     flood (the route table, from any root)\n"
+    "  scatter   tree, or-combine\n"
+    "  gather    chunked, tree\n"
+    "  reduce    hierarchical, tree\n"
+    "\n"
+    "options:\n"
+    "  --root EP         the logical root, an endpoint id (default: the "
+    "tree's root)\n"
+    "  -g GROUP          group name, or for a machine a stride spec "
+    "(default world)\n"
+    "  -t TREE           physical, hierarchical, binomial, chain, kary:K\n"
+    "                    (default: hierarchical for reduce, physical "
+    "otherwise)\n"
+    "  --bytes N         bytes per member, suffixes K, M, G (default 8)\n"
+    "  --type T          int8..int64, uint8..uint64, float, double\n"
+    "                    (default: int32 for reduce, int8 otherwise)\n"
+    "  --op OP           reduce: sum, prod, min, max, band, bor, bxor "
+    "(default sum)\n"
+    "  --algorithm A     see above\n"
+    "  --threads N       worker threads (default: online processors)\n"
+    "  --iterations N    repetitions, each timed and verified (default 1)\n"
+    "  --timeout S       seconds for the whole run (default 60)\n"
+    "  --segment N       bcast, reduce: segment size (default: 64K from 256K up)\n"
+    "  --chunk N         gather chunked: chunk size in bytes (default: "
+    "auto)\n"
+    "  --json            one JSON object on standard output\n"
+    "  -h, --help        show this help\n"
+    "  -V, --version     show the version\n"
+    "\n"
+    "exit status: 0 verified, 1 the run failed (undelivered, duplicated or "
+    "wrong\n"
+    "data, timeout), 2 usage or input error\n"
+    "See collrun(1), collc(1), collc(5), collc(7), libtopo(3).\n";
+
+/* Error lines shown by the text report; --json lists all the library
+ * kept. */
+#define TEXT_ERRORS 20
+
+static int usage_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "collrun: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n%s", usage_text);
+	return EXIT_USAGE;
+}
+
+enum {
+	OPT_ROOT = 256,
+	OPT_BYTES,
+	OPT_TYPE,
+	OPT_OP,
+	OPT_ALGORITHM,
+	OPT_THREADS,
+	OPT_ITERATIONS,
+	OPT_TIMEOUT,
+	OPT_SEGMENT,
+	OPT_CHUNK,
+	OPT_JSON,
+};
+
+static const struct option long_opts[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {"group", required_argument, NULL, 'g'},
+    {"tree", required_argument, NULL, 't'},
+    {"root", required_argument, NULL, OPT_ROOT},
+    {"bytes", required_argument, NULL, OPT_BYTES},
+    {"type", required_argument, NULL, OPT_TYPE},
+    {"op", required_argument, NULL, OPT_OP},
+    {"algorithm", required_argument, NULL, OPT_ALGORITHM},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"iterations", required_argument, NULL, OPT_ITERATIONS},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"segment", required_argument, NULL, OPT_SEGMENT},
+    {"chunk", required_argument, NULL, OPT_CHUNK},
+    {"json", no_argument, NULL, OPT_JSON},
+    {NULL, 0, NULL, 0},
+};
+
+struct args {
+	enum topo_op op;
+	const char *file;
+	const char *group, *tree, *algorithm;
+	const char *type_name, *redop_name; /* as given, or NULL */
+	struct topo_plan_params plan;
+	struct topo_run_params run;
+	int have_segment, have_chunk;
+	int json;
+};
+
+/* A size: decimal digits with an optional binary suffix K, M or G (also
+ * KiB, MiB, GiB).  Returns 0, -1 when s is not one, -2 when it does not
+ * fit in a size_t. */
+static int parse_size(const char *s, size_t *out)
+{
+	unsigned long long v;
+	unsigned shift = 0;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0)
+		return -1;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'K':
+	case 'k':
+		shift = 10;
+		break;
+	case 'M':
+	case 'm':
+		shift = 20;
+		break;
+	case 'G':
+	case 'g':
+		shift = 30;
+		break;
+	default:
+		return -1;
+	}
+	if (shift != 0) {
+		end++;
+		if (strcmp(end, "iB") == 0)
+			end += 2;
+	}
+	if (*end != '\0')
+		return -1;
+	if (v > (SIZE_MAX >> shift))
+		return -2;
+	*out = (size_t)(v << shift);
+	return 0;
+}
+
+/* A decimal integer in [min, max].  Returns 0 or -1. */
+static int parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Parses the command line into a.  Returns -1 to go on, or an exit
+ * status. */
+static int parse(struct args *a, int argc, char **argv)
+{
+	topo_error err;
+	size_t size;
+	long v;
+	int c, npos;
+
+	memset(a, 0, sizeof(*a));
+	a->plan.root = -1;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":hVg:t:", long_opts, NULL)) !=
+	       -1) {
+		switch (c) {
+		case 'h':
+			printf("%s%s", usage_text, help_text);
+			return EXIT_OK;
+		case 'V':
+			printf("collrun %s\n", TOPO_VERSION_STRING);
+			return EXIT_OK;
+		case 'g':
+			a->group = optarg;
+			break;
+		case 't':
+			a->tree = optarg;
+			break;
+		case OPT_ROOT:
+			if (parse_long(optarg, 0, INT32_MAX, &v) != 0)
+				return usage_error("--root: expected an "
+						   "endpoint id, an integer "
+						   ">= 0 (got \"%s\")",
+						   optarg);
+			a->plan.root = (int32_t)v;
+			break;
+		case OPT_BYTES:
+			if (parse_size(optarg, &size) == -2)
+				return usage_error("--bytes: %s is too large",
+						   optarg);
+			if (parse_size(optarg, &size) != 0 || size == 0)
+				return usage_error("--bytes: expected a size "
+						   "of at least 1, such as 8, "
+						   "4K or 1M (got \"%s\")",
+						   optarg);
+			a->plan.bytes = size;
+			break;
+		case OPT_SEGMENT:
+		case OPT_CHUNK:
+			if (parse_size(optarg, &size) == -2)
+				return usage_error("--%s: %s is too large",
+						   c == OPT_SEGMENT ? "segment"
+								    : "chunk",
+						   optarg);
+			if (parse_size(optarg, &size) != 0)
+				return usage_error("--%s: expected a size such "
+						   "as 0, 4096 or 64K (got "
+						   "\"%s\")",
+						   c == OPT_SEGMENT ? "segment"
+								    : "chunk",
+						   optarg);
+			if (c == OPT_SEGMENT) {
+				a->plan.segment = size;
+				a->have_segment = 1;
+			} else {
+				a->plan.chunk = size;
+				a->have_chunk = 1;
+			}
+			break;
+		case OPT_TYPE:
+			a->type_name = optarg;
+			topo_error_clear(&err);
+			if (topo_type_parse(&a->plan.type, optarg, &err) != 0) {
+				cli_msg("--type: %s", err.text);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_OP:
+			a->redop_name = optarg;
+			topo_error_clear(&err);
+			if (topo_redop_parse(&a->plan.redop, optarg, &err) !=
+			    0) {
+				cli_msg("--op: %s", err.text);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_ALGORITHM:
+			a->algorithm = optarg;
+			break;
+		case OPT_THREADS:
+			if (parse_long(optarg, 1, 4096, &v) != 0)
+				return usage_error("--threads: expected 1 to "
+						   "4096 (got \"%s\")",
+						   optarg);
+			a->run.threads = (int)v;
+			break;
+		case OPT_ITERATIONS:
+			if (parse_long(optarg, 1, INT_MAX, &v) != 0)
+				return usage_error("--iterations: expected an "
+						   "integer of at least 1 (got "
+						   "\"%s\")",
+						   optarg);
+			a->run.iterations = (int)v;
+			break;
+		case OPT_TIMEOUT: {
+			char *end;
+			double s;
+
+			errno = 0;
+			s = strtod(optarg, &end);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    !isfinite(s) || s <= 0 || s > 1e9)
+				return usage_error("--timeout: expected "
+						   "seconds greater than 0, "
+						   "such as 60 or 0.5 (got "
+						   "\"%s\")",
+						   optarg);
+			a->run.timeout = s;
+			break;
+		}
+		case OPT_JSON:
+			a->json = 1;
+			break;
+		case ':':
+			if (optopt >= OPT_ROOT || optopt == 0)
+				return usage_error("option %s needs an "
+						   "argument",
+						   argv[optind - 1]);
+			return usage_error("option -%c needs an argument",
+					   optopt);
+		default:
+			if (optopt > 0 && optopt < OPT_ROOT)
+				return usage_error("unknown option -%c",
+						   optopt);
+			return usage_error("unknown option %s",
+					   argv[optind - 1]);
+		}
+	}
+	npos = argc - optind;
+	if (npos == 0)
+		return usage_error("no operation given");
+	topo_error_clear(&err);
+	if (topo_op_parse(&a->op, argv[optind], &err) != 0)
+		return usage_error("%s", err.text);
+	if (npos == 1)
+		return usage_error("%s: no ROUTES.json or MACHINE.json given",
+				   argv[optind]);
+	if (npos > 2)
+		return usage_error("too many arguments (\"%s\")",
+				   argv[optind + 2]);
+	a->file = argv[optind + 1];
+	a->plan.op = a->op;
+	return -1;
+}
+
+/* Options that only one operation reads are refused elsewhere rather than
+ * silently ignored. */
+static int check_op_options(const struct args *a)
+{
+	if (a->redop_name != NULL && a->op != TOPO_OP_REDUCE) {
+		cli_msg("--op applies to reduce only, not %s",
+			topo_op_name(a->op));
+		return EXIT_USAGE;
+	}
+	if (a->have_segment && a->op != TOPO_OP_BCAST &&
+	    a->op != TOPO_OP_REDUCE) {
+		cli_msg("--segment applies to bcast and reduce only, not %s",
+			topo_op_name(a->op));
+		return EXIT_USAGE;
+	}
+	if (a->have_chunk && a->op != TOPO_OP_GATHER) {
+		cli_msg("--chunk applies to gather only, not %s",
+			topo_op_name(a->op));
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+/* What the report shows besides the library's report object. */
+struct shown {
+	const struct args *a;
+	const topo_tree *t;
+	const topo_plan *p;
+	const topo_report *r;
+};
+
+static int print_text(const struct shown *s)
+{
+	const struct args *a = s->a;
+	const topo_group *g = topo_tree_group(s->t);
+	const topo_report *r = s->r;
+	int64_t mshm, mnet, bshm, bnet, total;
+	double tmin, tmed, tmax;
+	size_t nerr = topo_report_error_count(r);
+
+	topo_report_messages(r, &mshm, &mnet);
+	topo_report_bytes_moved(r, &bshm, &bnet);
+	topo_report_seconds(r, &tmin, &tmed, &tmax);
+	total = topo_report_error_total(r);
+	printf("op:          %s\n", topo_op_name(a->op));
+	printf("algorithm:   %s\n", topo_plan_algorithm(s->p));
+	printf("group:       %s\n", topo_group_name(g));
+	printf("tree:        %s\n", topo_tree_name(s->t));
+	printf("root:        endpoint %d\n", (int)topo_plan_root(s->p));
+	printf("members:     %d\n", (int)topo_group_size(g));
+	printf("bytes:       %zu per member\n", a->plan.bytes);
+	if (a->op == TOPO_OP_REDUCE)
+		printf("type:        %s, op %s\n", topo_type_name(a->plan.type),
+		       topo_redop_name(a->plan.redop));
+	else
+		printf("type:        %s\n", topo_type_name(a->plan.type));
+	printf("threads:     %d\n", topo_report_threads(r));
+	printf("iterations:  %d\n", topo_report_iterations(r));
+	printf("messages:    %" PRId64 " per iteration (shm %" PRId64
+	       ", net %" PRId64 ")\n",
+	       mshm + mnet, mshm, mnet);
+	printf("bytes moved: %" PRId64 " per iteration (shm %" PRId64
+	       ", net %" PRId64 ")\n",
+	       bshm + bnet, bshm, bnet);
+	printf("seconds:     min %.6f, median %.6f, max %.6f\n", tmin, tmed,
+	       tmax);
+	if (topo_report_verified(r)) {
+		printf("verified:    yes\n");
+		return 0;
+	}
+	printf("verified:    no, %" PRId64 " error%s\n", total,
+	       total == 1 ? "" : "s");
+	for (size_t i = 0; i < nerr && i < TEXT_ERRORS; i++) {
+		const char *kind, *detail;
+		int32_t ep = topo_report_error(r, i, &kind, &detail);
+
+		if (ep >= 0)
+			printf("  endpoint %d: %s: %s\n", (int)ep, kind,
+			       detail);
+		else
+			printf("  %s: %s\n", kind, detail);
+	}
+	if (total > TEXT_ERRORS)
+		printf("  ... and %" PRId64 " more (--json lists up to %zu)\n",
+		       total - TEXT_ERRORS, nerr);
+	return 0;
+}
+
+static json_t *pair(const char *k1, json_t *v1, const char *k2, json_t *v2)
+{
+	json_t *o = json_object();
+	int bad = 0;
+
+	/* json_object_set_new takes (and on failure frees) the value, also a
+	 * NULL one, and fails on a NULL object. */
+	bad |= json_object_set_new(o, k1, v1);
+	bad |= json_object_set_new(o, k2, v2);
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* Builds the --json object; NULL when out of memory (any value or member
+ * that could not be made: a report with a key missing must not pass for a
+ * complete one). */
+static json_t *report_json(const struct shown *s)
+{
+	const struct args *a = s->a;
+	const topo_group *g = topo_tree_group(s->t);
+	const topo_report *r = s->r;
+	int64_t mshm, mnet, bshm, bnet;
+	double tmin, tmed, tmax;
+	json_t *o = json_object(), *sec;
+	int bad = 0;
+
+	if (o == NULL)
+		return NULL;
+	topo_report_messages(r, &mshm, &mnet);
+	topo_report_bytes_moved(r, &bshm, &bnet);
+	topo_report_seconds(r, &tmin, &tmed, &tmax);
+	bad |= json_object_set_new(o, "op", json_string(topo_op_name(a->op)));
+	bad |= json_object_set_new(o, "algorithm",
+				   json_string(topo_plan_algorithm(s->p)));
+	bad |= json_object_set_new(o, "group", json_string(topo_group_name(g)));
+	bad |=
+	    json_object_set_new(o, "tree", json_string(topo_tree_name(s->t)));
+	bad |=
+	    json_object_set_new(o, "root", json_integer(topo_plan_root(s->p)));
+	bad |=
+	    json_object_set_new(o, "members", json_integer(topo_group_size(g)));
+	bad |= json_object_set_new(o, "bytes",
+				   json_integer((json_int_t)a->plan.bytes));
+	bad |= json_object_set_new(o, "type",
+				   json_string(topo_type_name(a->plan.type)));
+	if (a->op == TOPO_OP_REDUCE)
+		bad |= json_object_set_new(
+		    o, "reduce_op",
+		    json_string(topo_redop_name(a->plan.redop)));
+	if (a->have_segment)
+		bad |= json_object_set_new(
+		    o, "segment", json_integer((json_int_t)a->plan.segment));
+	if (a->have_chunk)
+		bad |= json_object_set_new(
+		    o, "chunk", json_integer((json_int_t)a->plan.chunk));
+	bad |= json_object_set_new(o, "threads",
+				   json_integer(topo_report_threads(r)));
+	bad |= json_object_set_new(o, "iterations",
+				   json_integer(topo_report_iterations(r)));
+	bad |= json_object_set_new(o, "timeout", json_real(a->run.timeout));
+	bad |= json_object_set_new(o, "buffer_bytes",
+				   json_integer(topo_plan_buffer_bytes(s->p)));
+	bad |= json_object_set_new(
+	    o, "messages",
+	    pair("shm", json_integer(mshm), "net", json_integer(mnet)));
+	bad |= json_object_set_new(
+	    o, "bytes_moved",
+	    pair("shm", json_integer(bshm), "net", json_integer(bnet)));
+	sec = json_object();
+	bad |= json_object_set_new(sec, "min", json_real(tmin));
+	bad |= json_object_set_new(sec, "median", json_real(tmed));
+	bad |= json_object_set_new(sec, "max", json_real(tmax));
+	bad |= json_object_set_new(o, "seconds", sec);
+	bad |= json_object_set_new(o, "verified",
+				   json_boolean(topo_report_verified(r)));
+	bad |= json_object_set_new(o, "errors_total",
+				   json_integer(topo_report_error_total(r)));
+	if (!topo_report_verified(r)) {
+		json_t *errs = json_array();
+
+		for (size_t i = 0; i < topo_report_error_count(r); i++) {
+			const char *kind, *detail;
+			int32_t ep = topo_report_error(r, i, &kind, &detail);
+			json_t *e = json_object();
+
+			bad |= json_object_set_new(e, "endpoint",
+						   ep >= 0 ? json_integer(ep)
+							   : json_null());
+			bad |=
+			    json_object_set_new(e, "kind", json_string(kind));
+			bad |= json_object_set_new(e, "detail",
+						   json_string(detail));
+			bad |= json_array_append_new(errs, e);
+		}
+		bad |= json_object_set_new(o, "errors", errs);
+	}
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static int print_json(const struct shown *s)
+{
+	const size_t flags =
+	    JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6);
+	json_t *o = report_json(s);
+	char *text = NULL;
+	size_t len = 0;
+
+	if (o == NULL) {
+		cli_msg("out of memory");
+		return EXIT_FAILED;
+	}
+	/* Six significant digits: microseconds for the usual runs, and no
+	 * binary noise such as 1.170899986391305e-5.  Measured, then dumped
+	 * into a buffer of ours: json_dumpf would leave half a document on
+	 * standard output when it runs out of memory midway, and json_dumps
+	 * drops an object key it could not append to its buffer without
+	 * saying so.  json_dumpb's only allocations (its check for cycles)
+	 * make it return 0. */
+	len = json_dumpb(o, NULL, 0, flags);
+	if (len > 0)
+		text = malloc(len);
+	if (text == NULL || json_dumpb(o, text, len, flags) != len) {
+		json_decref(o);
+		free(text);
+		cli_msg("out of memory");
+		return EXIT_FAILED;
+	}
+	json_decref(o);
+	fwrite(text, 1, len, stdout);
+	putchar('\n');
+	free(text);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a;
+	struct cli_tree in;
+	struct shown s;
+	topo_error err;
+	topo_plan *p = NULL;
+	topo_report *r = NULL;
+	int rc;
+
+	cli_prog = "collrun";
+	memset(&in, 0, sizeof(in));
+	rc = parse(&a, argc, argv);
+	if (rc >= 0)
+		return rc;
+	rc = check_op_options(&a);
+	if (rc >= 0)
+		return rc;
+	/* Defaults (collrun(1)): reduce works on int32 over the
+	 * hierarchical tree; the others move bytes over the physical one. */
+	if (a.type_name == NULL)
+		a.plan.type = a.op == TOPO_OP_REDUCE ? TOPO_INT32 : TOPO_INT8;
+	if (a.tree == NULL)
+		a.tree = a.op == TOPO_OP_REDUCE ? "hierarchical" : "physical";
+	if (a.group == NULL)
+		a.group = "world";
+	if (a.plan.bytes == 0)
+		a.plan.bytes = 8;
+	if (a.run.iterations == 0)
+		a.run.iterations = 1;
+	if (a.run.timeout == 0)
+		a.run.timeout = 60;
+	a.plan.algorithm = a.algorithm;
+
+	rc = cli_tree_load(&in, a.file, a.group, a.tree);
+	if (rc >= 0)
+		goto done;
+	topo_error_clear(&err);
+	rc = topo_plan_new(&p, in.t, &a.plan, &err);
+	if (rc != 0) {
+		rc = cli_error(&err, rc);
+		goto done;
+	}
+	rc = topo_plan_run(p, &a.run, &r, &err);
+	if (rc != 0) {
+		/* Buffers too big for memory are the user's to fix (2);
+		 * threads that cannot start, or memory that runs out after
+		 * all, are a failed run (1). */
+		int status = cli_error(&err, rc);
+
+		rc = rc == TOPO_ELIMIT ? status : EXIT_FAILED;
+		goto done;
+	}
+	s.a = &a;
+	s.t = in.t;
+	s.p = p;
+	s.r = r;
+	rc = a.json ? print_json(&s) : print_text(&s);
+	if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
+		cli_msg("standard output: cannot write: %s", strerror(errno));
+		rc = EXIT_FAILED;
+	}
+	if (rc == 0)
+		rc = topo_report_verified(r) ? EXIT_OK : EXIT_FAILED;
+done:
+	topo_report_free(r);
+	topo_plan_free(p);
+	cli_tree_free(&in);
+	return rc;
+}

@@ -1,0 +1,32 @@
+#!/bin/sh
+# tests/tsan/run.sh TSAN_BUILD - the executor under ThreadSanitizer: the
+# pool and engine unit tests, then collrun for every operation and
+# algorithm with more threads than cores.  Any ThreadSanitizer report fails
+# (halt_on_error, a distinct exit code, and a scan of stderr).
+B=$(cd "${1:?usage: run.sh TSAN_BUILD}" && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
+TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1"
+export TSAN_OPTIONS
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+pass=0 fail=0
+check() {  # check NAME CMD...: passes when CMD exits 0 with no TSan report
+	name=$1; shift
+	if "$@" >"$log" 2>&1 && ! grep -q "ThreadSanitizer" "$log"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1)); echo "FAIL $name"; tail -30 "$log"
+	fi
+}
+check test_pool "$B/tests/test_pool"
+check test_exec "$B/tests/test_exec"
+m="$top/examples/uneven.json"
+for run in "bcast" "bcast --segment 16 --bytes 100" "scatter" \
+	"scatter --algorithm or-combine" "gather" "gather --algorithm tree" \
+	"reduce" "reduce --algorithm tree -t binomial --type double --op max" \
+	"bcast --root 7 -t binomial" "reduce --root 3 --op bxor"; do
+	# shellcheck disable=SC2086
+	check "collrun $run" "$B/collrun" $run --threads 4 --iterations 3 --bytes 64 "$m"
+done
+echo "tsan: $pass passed, $fail failed"
+[ $fail = 0 ]

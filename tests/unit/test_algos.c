@@ -1,0 +1,1671 @@
+/*
+ * test_algos.c - the collective algorithms as plans (bcast flood, scatter
+ * tree and or-combine, gather chunked and tree, reduce tree and
+ * hierarchical) and the tree arithmetic behind them (coll_pattern.c).
+ *
+ * Each plan is checked for its structure (exact message counts, every
+ * member's buffers and receipt slots, bounds of every message) and then
+ * replayed by this file's own sequential executor, independent of exec.c:
+ * in several topological orders (first ready first, last ready first,
+ * random), with plain memmove and a reference reduction, over test-owned
+ * buffers.  Every member must end with the bytes the operation's
+ * definition gives, SEND untouched; every slot must receive exactly what it
+ * expects.  Small plans are also checked for races: two messages touching
+ * the same bytes, one of them writing, must be ordered by the DAG (two
+ * REDUCEs into one buffer excepted: the transport serialises them).
+ * Machines are uneven, groups strided, trees of every shape, roots first,
+ * last, middle and off the tree root.  Hand-edited route tables that
+ * deliver twice or miss members show it in their slots.
+ */
+#define TOPO_INTERNAL
+#include "coll_pattern.h"
+#include "exec_internal.h"
+
+#include "check.h"
+
+#include <time.h>
+
+/* ---------------------------------------------------------------------- */
+/* Machines, groups, trees */
+
+static topo_machine *machine(int32_t nodes, const int32_t *tasks, int32_t eps,
+			     const int32_t *parent)
+{
+	topo_machine *m = NULL;
+	topo_error err;
+
+	topo_error_clear(&err);
+	if (topo__machine_build(&m, "test", nodes, tasks, eps, "tree", parent,
+				&err) != 0) {
+		fprintf(stderr, "machine_build: %s\n", err.text);
+		exit(2);
+	}
+	return m;
+}
+
+static topo_group *group(const topo_machine *m, const char *spec)
+{
+	topo_group *g = NULL;
+	topo_error err;
+
+	topo_error_clear(&err);
+	if (topo_group_new(&g, m, spec, spec, &err) != 0) {
+		fprintf(stderr, "group \"%s\": %s\n", spec, err.text);
+		exit(2);
+	}
+	return g;
+}
+
+static topo_tree *tree(const topo_group *g, const char *shape)
+{
+	topo_tree *t = NULL;
+	topo_error err;
+
+	topo_error_clear(&err);
+	if (topo_tree_new(&t, g, shape, &err) != 0) {
+		fprintf(stderr, "tree %s: %s\n", shape, err.text);
+		exit(2);
+	}
+	return t;
+}
+
+/* A tree from a parent array of ranks (no route table: derived). */
+static topo_tree *tree_of(const topo_group *g, const char *name,
+			  const int32_t *parent)
+{
+	int32_t *par = topo__mallocarray((size_t)g->size, sizeof(int32_t));
+	topo_tree *t = NULL;
+	int32_t bad;
+
+	memcpy(par, parent, (size_t)g->size * sizeof(int32_t));
+	if (topo__tree_from_parent(&t, g, name, par, &bad) != 0) {
+		fprintf(stderr, "tree_from_parent: bad %d\n", (int)bad);
+		exit(2);
+	}
+	return t;
+}
+
+/* Gives t an explicit route table: rows[i] = {at, from, count, to...},
+ * all ranks, ended by at == -1.  As the loader keeps it. */
+static void set_routes(topo_tree *t, const int32_t *rows)
+{
+	int32_t n = t->n, nrows = 0, ntargets = 0, r, k;
+	const int32_t *q;
+
+	for (q = rows; q[0] >= 0; q += 3 + q[2]) {
+		nrows++;
+		ntargets += q[2];
+	}
+	topo__free(t->row_off);
+	topo__free(t->row_from);
+	topo__free(t->row_to_off);
+	topo__free(t->row_to);
+	t->row_off = topo__calloc((size_t)n + 1, sizeof(int32_t));
+	t->row_from = topo__calloc((size_t)nrows + 1, sizeof(int32_t));
+	t->row_to_off = topo__calloc((size_t)nrows + 1, sizeof(int64_t));
+	t->row_to = topo__calloc((size_t)ntargets + 1, sizeof(int32_t));
+	/* Members' rows together, each member's in the order given. */
+	k = 0;
+	for (r = 0; r < n; r++) {
+		t->row_off[r] = k;
+		for (q = rows; q[0] >= 0; q += 3 + q[2]) {
+			if (q[0] != r)
+				continue;
+			t->row_from[k] = q[1];
+			t->row_to_off[k + 1] = t->row_to_off[k] + q[2];
+			memcpy(t->row_to + t->row_to_off[k], q + 3,
+			       (size_t)q[2] * sizeof(int32_t));
+			k++;
+		}
+	}
+	t->row_off[n] = k;
+}
+
+/* The derived table of t made explicit, each member's rows in reverse
+ * order, so the planner's scan path must find the same rows. */
+static void make_explicit(topo_tree *t)
+{
+	int32_t n = t->n, maxdeg = 1, *scratch, *rows, *w;
+	size_t cap = 0;
+
+	for (int32_t r = 0; r < n; r++) {
+		int32_t d = topo_tree_degree(t, r);
+
+		cap += (size_t)(d + 1) * (size_t)(3 + d);
+		if (d > maxdeg)
+			maxdeg = d;
+	}
+	scratch = calloc((size_t)maxdeg, sizeof(int32_t));
+	rows = calloc(cap + 1, sizeof(int32_t));
+	w = rows;
+	for (int32_t r = 0; r < n; r++)
+		for (int32_t i = topo_routes_rows(t, r) - 1; i >= 0; i--) {
+			const int32_t *to;
+			int32_t from,
+			    c = topo_routes_row(t, r, i, &from, &to, scratch);
+
+			*w++ = r;
+			*w++ = from;
+			*w++ = c;
+			memcpy(w, to, (size_t)c * sizeof(int32_t));
+			w += c;
+		}
+	*w = -1;
+	set_routes(t, rows);
+	free(rows);
+	free(scratch);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reference reduction and inputs (independent of redop.c, verify.c) */
+
+#define RED_LOOP(T, EXPR)                                                      \
+	for (size_t i = 0; i + sizeof(T) <= len; i += sizeof(T)) {             \
+		T a, b, c;                                                     \
+		memcpy(&a, dst + i, sizeof(T));                                \
+		memcpy(&b, src + i, sizeof(T));                                \
+		c = (T)(EXPR);                                                 \
+		memcpy(dst + i, &c, sizeof(T));                                \
+	}
+
+#define RED_ARITH(T)                                                           \
+	switch (op) {                                                          \
+	case TOPO_SUM:                                                         \
+		RED_LOOP(T, (a) + (b)) break;                                  \
+	case TOPO_PROD:                                                        \
+		RED_LOOP(T, (a) * (b)) break;                                  \
+	case TOPO_MIN:                                                         \
+		RED_LOOP(T, a < b ? a : b) break;                              \
+	case TOPO_MAX:                                                         \
+		RED_LOOP(T, a > b ? a : b) break;                              \
+	default:                                                               \
+		break;                                                         \
+	}
+
+#define RED_INT(T)                                                             \
+	switch (op) {                                                          \
+	case TOPO_BAND:                                                        \
+		RED_LOOP(T, (a) & (b)) break;                                  \
+	case TOPO_BOR:                                                         \
+		RED_LOOP(T, (a) | (b)) break;                                  \
+	case TOPO_BXOR:                                                        \
+		RED_LOOP(T, (a) ^ (b)) break;                                  \
+	default:                                                               \
+		RED_ARITH(T)                                                   \
+	}
+
+static void ref_reduce(enum topo_type ty, enum topo_redop op,
+		       unsigned char *dst, const unsigned char *src, size_t len)
+{
+	switch (ty) {
+	case TOPO_INT8:
+		RED_INT(int8_t) break;
+	case TOPO_INT16:
+		RED_INT(int16_t) break;
+	case TOPO_INT32:
+		RED_INT(int32_t) break;
+	case TOPO_INT64:
+		RED_INT(int64_t) break;
+	case TOPO_UINT8:
+		RED_INT(uint8_t) break;
+	case TOPO_UINT16:
+		RED_INT(uint16_t) break;
+	case TOPO_UINT32:
+		RED_INT(uint32_t) break;
+	case TOPO_UINT64:
+		RED_INT(uint64_t) break;
+	case TOPO_FLOAT:
+		RED_ARITH(float) break;
+	case TOPO_DOUBLE:
+		RED_ARITH(double) break;
+	default:
+		break;
+	}
+}
+
+static size_t tsize(enum topo_type ty)
+{
+	static const size_t sz[] = {1, 2, 4, 8, 1, 2, 4, 8, 4, 8};
+
+	return sz[ty];
+}
+
+/* Element e of member r's reduce input: small values, so that sums and
+ * products are exact in every type and in any order. */
+static double elem_value(enum topo_redop op, int32_t r, size_t e)
+{
+	switch (op) {
+	case TOPO_PROD:
+		return (r + e) % 7 == 3 ? 2 : (r + 2 * e) % 5 == 1 ? -1 : 1;
+	case TOPO_MIN:
+	case TOPO_MAX:
+		return (double)((r * 7 + e * 3) % 11) - 5;
+	default:
+		return (double)((r * 3 + e) % 7) - 3;
+	}
+}
+
+/* Stores v (or, when use_bits, the low bits of bits) as a ty at at. */
+static void put_elem(enum topo_type ty, unsigned char *at, double v,
+		     uint64_t bits, int use_bits)
+{
+	switch (ty) {
+#define PUT(E, T)                                                              \
+	case E: {                                                              \
+		T x = use_bits ? (T)bits : (T)v;                               \
+		memcpy(at, &x, sizeof(T));                                     \
+		break;                                                         \
+	}
+		PUT(TOPO_INT8, int8_t)
+		PUT(TOPO_INT16, int16_t)
+		PUT(TOPO_INT32, int32_t)
+		PUT(TOPO_INT64, int64_t)
+		PUT(TOPO_UINT8, uint8_t)
+		PUT(TOPO_UINT16, uint16_t)
+		PUT(TOPO_UINT32, uint32_t)
+		PUT(TOPO_UINT64, uint64_t)
+		PUT(TOPO_FLOAT, float)
+		PUT(TOPO_DOUBLE, double)
+#undef PUT
+	default:
+		break;
+	}
+}
+
+/* Member r's SEND, as this test defines it. */
+static void fill_send(const struct topo_plan *p, int32_t r, unsigned char *b,
+		      size_t len)
+{
+	enum topo_op op = p->params.op;
+
+	if (op == TOPO_OP_REDUCE) {
+		enum topo_redop ro = p->params.redop;
+		size_t ts = tsize(p->params.type);
+		int bitwise =
+		    ro == TOPO_BAND || ro == TOPO_BOR || ro == TOPO_BXOR;
+
+		for (size_t e = 0; (e + 1) * ts <= len; e++) {
+			uint64_t h = (uint64_t)(r * 37 + e * 11 + 1) *
+				     0x9e3779b97f4a7c15ULL;
+
+			if (ro == TOPO_BAND)
+				h |= (h >> 7) | (h << 13); /* mostly ones */
+			put_elem(p->params.type, b + e * ts,
+				 elem_value(ro, r, e), h, bitwise);
+		}
+		return;
+	}
+	/* A scatter member other than the root contributes zeros. */
+	if (op == TOPO_OP_SCATTER && r != p->root) {
+		memset(b, 0, len);
+		return;
+	}
+	for (size_t i = 0; i < len; i++)
+		b[i] = (unsigned char)(r * 131 + i * 7 + 1 + i / 251);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The test's executor */
+
+struct run {
+	const struct topo_plan *p;
+	unsigned char **buf[TOPO__NBUF]; /* [b][r] */
+	int64_t *count;			 /* [nslots] */
+	int64_t done;			 /* messages executed */
+	int64_t bad_msg;		 /* first out-of-bounds message */
+};
+
+static int64_t bsize(const struct topo_plan *p, int b, int32_t r)
+{
+	return p->bufsize[b] != NULL ? p->bufsize[b][r] : 0;
+}
+
+static void run_free(struct run *x)
+{
+	for (int b = 0; b < TOPO__NBUF; b++) {
+		for (int32_t r = 0; x->buf[b] != NULL && r < x->p->n; r++)
+			free(x->buf[b][r]);
+		free(x->buf[b]);
+	}
+	free(x->count);
+}
+
+static int msg_in_bounds(const struct topo_plan *p, const struct topo__msg *m)
+{
+	return m->src >= 0 && m->src < p->n && m->dst >= 0 && m->dst < p->n &&
+	       m->sbuf < TOPO__NBUF && m->dbuf < TOPO__NBUF && m->len >= 0 &&
+	       m->soff >= 0 && m->doff >= 0 &&
+	       m->soff + m->len <= bsize(p, m->sbuf, m->src) &&
+	       m->doff + m->len <= bsize(p, m->dbuf, m->dst) && m->slot >= -1 &&
+	       m->slot < p->nslots;
+}
+
+/*
+ * Replays p in a topological order: mode 0 takes the oldest ready message,
+ * 1 the newest, 2 a random one.  Returns in x the buffers and counts.
+ */
+static void replay(const struct topo_plan *p, int mode, struct run *x)
+{
+	int64_t *wait = calloc((size_t)p->nmsg + 1, sizeof(int64_t));
+	int64_t *ready = calloc((size_t)p->nmsg + 1, sizeof(int64_t));
+	int64_t head = 0, tail = 0;
+
+	memset(x, 0, sizeof(*x));
+	x->p = p;
+	x->bad_msg = -1;
+	x->count = calloc((size_t)p->nslots + 1, sizeof(int64_t));
+	for (int b = 0; b < TOPO__NBUF; b++) {
+		x->buf[b] = calloc((size_t)p->n, sizeof(unsigned char *));
+		for (int32_t r = 0; r < p->n; r++) {
+			size_t len = (size_t)bsize(p, b, r);
+
+			x->buf[b][r] = malloc(len + 1);
+			if (b == TOPO__SEND)
+				fill_send(p, r, x->buf[b][r], len);
+			else
+				memset(x->buf[b][r], TOPO__POISON, len);
+		}
+	}
+	for (int64_t i = 0; i < p->nmsg; i++) {
+		wait[i] = p->msg[i].nwait;
+		if (wait[i] == 0)
+			ready[tail++] = i;
+	}
+	while (head < tail) {
+		int64_t id;
+		const struct topo__msg *m;
+
+		if (mode == 1) {
+			id = ready[--tail];
+		} else {
+			int64_t pick =
+			    mode == 0 ? head : check_rand_range(head, tail - 1);
+
+			id = ready[pick];
+			ready[pick] = ready[head];
+			head++;
+		}
+		m = &p->msg[id];
+		x->done++;
+		if (!msg_in_bounds(p, m)) {
+			if (x->bad_msg < 0)
+				x->bad_msg = id;
+		} else {
+			unsigned char *d = x->buf[m->dbuf][m->dst] + m->doff;
+			const unsigned char *s =
+			    x->buf[m->sbuf][m->src] + m->soff;
+
+			if (m->kind == TOPO__REDUCE)
+				ref_reduce(p->params.type, p->params.redop, d,
+					   s, (size_t)m->len);
+			else
+				memmove(d, s, (size_t)m->len);
+			if (m->slot >= 0)
+				x->count[m->slot]++;
+		}
+		for (int64_t k = p->succ_off[id]; k < p->succ_off[id + 1]; k++)
+			if (--wait[p->succ[k]] == 0)
+				ready[tail++] = p->succ[k];
+	}
+	free(wait);
+	free(ready);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Races: conflicting accesses must be ordered by the DAG */
+
+/* Ancestors of every message as bitsets, in a topological order.  Returns
+ * NULL when the plan is too big to check (or cyclic: replay finds that). */
+static uint64_t *ancestors(const struct topo_plan *p, size_t *words)
+{
+	int64_t n = p->nmsg, head = 0, tail = 0;
+	size_t w = (size_t)(n + 63) / 64;
+	uint64_t *anc;
+	int64_t *wait, *q;
+
+	*words = w;
+	if (n > 6000)
+		return NULL;
+	anc = calloc((size_t)n * w + 1, sizeof(uint64_t));
+	wait = calloc((size_t)n + 1, sizeof(int64_t));
+	q = calloc((size_t)n + 1, sizeof(int64_t));
+	for (int64_t i = 0; i < n; i++)
+		if ((wait[i] = p->msg[i].nwait) == 0)
+			q[tail++] = i;
+	while (head < tail) {
+		int64_t m = q[head++];
+
+		for (int64_t k = p->succ_off[m]; k < p->succ_off[m + 1]; k++) {
+			int64_t s = p->succ[k];
+			uint64_t *as = anc + (size_t)s * w,
+				 *am = anc + (size_t)m * w;
+
+			for (size_t j = 0; j < w; j++)
+				as[j] |= am[j];
+			as[m / 64] |= 1ULL << (m % 64);
+			if (--wait[s] == 0)
+				q[tail++] = s;
+		}
+	}
+	free(wait);
+	free(q);
+	return anc;
+}
+
+struct access {
+	int64_t msg;
+	int32_t member;
+	int buf;
+	int64_t off, len;
+	int write, reduce;
+};
+
+static int cmp_access(const void *a, const void *b)
+{
+	const struct access *x = a, *y = b;
+
+	if (x->member != y->member)
+		return x->member < y->member ? -1 : 1;
+	if (x->buf != y->buf)
+		return x->buf < y->buf ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Returns the number of unordered conflicting pairs (and the first). */
+static int64_t races(const struct topo_plan *p, int64_t *m1, int64_t *m2)
+{
+	size_t w;
+	uint64_t *anc = ancestors(p, &w);
+	struct access *acc;
+	int64_t na = 0, bad = 0;
+
+	*m1 = *m2 = -1;
+	if (anc == NULL)
+		return -1;
+	acc = calloc(2 * (size_t)p->nmsg + 1, sizeof(*acc));
+	for (int64_t i = 0; i < p->nmsg; i++) {
+		const struct topo__msg *m = &p->msg[i];
+
+		if (m->len == 0)
+			continue;
+		acc[na++] =
+		    (struct access){i, m->src, m->sbuf, m->soff, m->len, 0, 0};
+		acc[na++] = (struct access){i,
+					    m->dst,
+					    m->dbuf,
+					    m->doff,
+					    m->len,
+					    1,
+					    m->kind == TOPO__REDUCE};
+	}
+	qsort(acc, (size_t)na, sizeof(*acc), cmp_access);
+	for (int64_t i = 0; i < na; i++)
+		for (int64_t j = i + 1; j < na; j++) {
+			const struct access *a = &acc[i], *b = &acc[j];
+			int64_t x = a->msg, y = b->msg;
+
+			if (b->member != a->member || b->buf != a->buf ||
+			    b->off >= a->off + a->len)
+				break;
+			if (x == y || (!a->write && !b->write) ||
+			    (a->reduce && b->reduce))
+				continue;
+			if ((anc[(size_t)y * w + (size_t)x / 64] >> (x % 64)) &
+				1 ||
+			    (anc[(size_t)x * w + (size_t)y / 64] >> (y % 64)) &
+				1)
+				continue;
+			if (bad++ == 0) {
+				*m1 = x;
+				*m2 = y;
+			}
+		}
+	free(acc);
+	free(anc);
+	return bad;
+}
+
+/* ---------------------------------------------------------------------- */
+/* What every member must end with, from the operation's definition */
+
+/* Returns the first member whose RECV (or SEND) is wrong, or -1. */
+static int32_t wrong_member(const struct topo_plan *p, const struct run *x)
+{
+	int32_t n = p->n, L = p->root;
+	size_t B = p->params.bytes;
+	unsigned char *want = malloc(B * (size_t)n + 1),
+		      *tmp = malloc(B * (size_t)n + 1);
+	int32_t bad = -1;
+
+	for (int32_t r = 0; r < n && bad < 0; r++) {
+		size_t len = (size_t)bsize(p, TOPO__SEND, r);
+
+		fill_send(p, r, tmp, len);
+		if (memcmp(tmp, x->buf[TOPO__SEND][r], len) != 0)
+			bad = r;
+	}
+	switch (p->params.op) {
+	case TOPO_OP_BCAST:
+		fill_send(p, L, want, B);
+		for (int32_t r = 0; r < n && bad < 0; r++)
+			if (bsize(p, TOPO__RECV, r) != (int64_t)B ||
+			    memcmp(want, x->buf[TOPO__RECV][r], B) != 0)
+				bad = r;
+		break;
+	case TOPO_OP_SCATTER:
+		fill_send(p, L, want, B * (size_t)n);
+		for (int32_t r = 0; r < n && bad < 0; r++)
+			if (bsize(p, TOPO__RECV, r) != (int64_t)B ||
+			    memcmp(want + (size_t)r * B, x->buf[TOPO__RECV][r],
+				   B) != 0)
+				bad = r;
+		break;
+	case TOPO_OP_GATHER:
+		for (int32_t r = 0; r < n && bad < 0; r++) {
+			fill_send(p, r, tmp, B);
+			if (bsize(p, TOPO__RECV, L) !=
+				(int64_t)(B * (size_t)n) ||
+			    memcmp(tmp, x->buf[TOPO__RECV][L] + (size_t)r * B,
+				   B) != 0)
+				bad = r;
+		}
+		break;
+	case TOPO_OP_REDUCE:
+		/* Directly, in rank order. */
+		fill_send(p, 0, want, B);
+		for (int32_t r = 1; r < n; r++) {
+			fill_send(p, r, tmp, B);
+			ref_reduce(p->params.type, p->params.redop, want, tmp,
+				   B);
+		}
+		if (bad < 0 && (bsize(p, TOPO__RECV, L) != (int64_t)B ||
+				memcmp(want, x->buf[TOPO__RECV][L], B) != 0))
+			bad = L;
+		break;
+	}
+	free(want);
+	free(tmp);
+	return bad;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The generic plan check */
+
+static const char *label; /* what is being checked, for messages */
+static int last_rc;	  /* what the last plan() returned */
+
+static topo_plan *plan(const topo_tree *t, enum topo_op op, const char *algo,
+		       int32_t root_ep, size_t bytes, topo_error *err)
+{
+	struct topo_plan_params pp;
+	topo_plan *p = NULL;
+
+	memset(&pp, 0, sizeof(pp));
+	pp.op = op;
+	pp.algorithm = algo;
+	pp.root = root_ep;
+	pp.bytes = bytes;
+	pp.type = op == TOPO_OP_REDUCE ? TOPO_INT32 : TOPO_INT8;
+	topo_error_clear(err);
+	last_rc = topo_plan_new(&p, t, &pp, err);
+	return p;
+}
+
+/*
+ * Replays p three ways and checks: every message runs (the DAG is
+ * acyclic), stays in bounds, local steps and only they have no slot,
+ * every slot gets what it expects (when exact), every member ends right,
+ * and (small plans) no race.
+ */
+static void check_replay(const struct topo_plan *p, int exact_slots)
+{
+	int64_t local = 0, noslot = 0, r1, r2, nr;
+
+	for (int64_t i = 0; i < p->nmsg; i++) {
+		const struct topo__msg *m = &p->msg[i];
+
+		local += m->src == m->dst;
+		noslot += (m->src == m->dst) != (m->slot < 0);
+	}
+	CHECK_INT(p->ntransport, p->nmsg - local);
+	CHECK(noslot == 0,
+	      "%s: %lld messages with src == dst disagree with "
+	      "slot < 0",
+	      label, (long long)noslot);
+	for (int mode = 0; mode < 3; mode++) {
+		struct run x;
+		int32_t bad;
+		int64_t slot_bad = -1;
+
+		replay(p, mode, &x);
+		CHECK(x.done == p->nmsg,
+		      "%s: mode %d: %lld of %lld messages ran (a cycle?)",
+		      label, mode, (long long)x.done, (long long)p->nmsg);
+		CHECK(x.bad_msg < 0, "%s: message %lld out of bounds", label,
+		      (long long)x.bad_msg);
+		for (int64_t s = 0; exact_slots && s < p->nslots; s++)
+			if (x.count[s] != p->slot_expect[s] && slot_bad < 0)
+				slot_bad = s;
+		CHECK(slot_bad < 0,
+		      "%s: mode %d: slot %lld of member %d got %lld, "
+		      "expects %d",
+		      label, mode, (long long)slot_bad,
+		      slot_bad < 0 ? 0 : (int)p->slot_member[slot_bad],
+		      slot_bad < 0 ? 0LL : (long long)x.count[slot_bad],
+		      slot_bad < 0 ? 0 : (int)p->slot_expect[slot_bad]);
+		bad = exact_slots ? wrong_member(p, &x) : -1;
+		CHECK(bad < 0, "%s: mode %d: member rank %d ends wrong", label,
+		      mode, (int)bad);
+		run_free(&x);
+	}
+	nr = races(p, &r1, &r2);
+	CHECK(nr <= 0, "%s: %lld races, first between messages %lld and %lld",
+	      label, (long long)nr, (long long)r1, (long long)r2);
+}
+
+/* Sum over slots of member r of their expectations. */
+static int64_t expected_at(const struct topo_plan *p, int32_t r)
+{
+	int64_t e = 0;
+
+	for (int64_t s = 0; s < p->nslots; s++)
+		if (p->slot_member[s] == r)
+			e += p->slot_expect[s];
+	return e;
+}
+
+/* Undirected distances from root over t's edges (for byte counts). */
+static int64_t depth_sum(const topo_tree *t, int32_t root)
+{
+	int32_t n = t->n, *dist = malloc((size_t)n * sizeof(int32_t)),
+		*q = malloc((size_t)n * sizeof(int32_t)), head = 0, tail = 0;
+	int64_t sum = 0;
+
+	for (int32_t i = 0; i < n; i++)
+		dist[i] = -1;
+	dist[root] = 0;
+	q[tail++] = root;
+	while (head < tail) {
+		int32_t v = q[head++];
+
+		sum += dist[v];
+		for (int32_t u = 0; u < n; u++)
+			if ((t->parent[u] == v || t->parent[v] == u) &&
+			    dist[u] < 0) {
+				dist[u] = dist[v] + 1;
+				q[tail++] = u;
+			}
+	}
+	free(dist);
+	free(q);
+	return sum;
+}
+
+static int64_t transport_bytes(const struct topo_plan *p)
+{
+	int64_t b = 0;
+
+	for (int64_t i = 0; i < p->nmsg; i++)
+		if (p->msg[i].src != p->msg[i].dst)
+			b += p->msg[i].len;
+	return b;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Tree arithmetic */
+
+static void test_pattern(const topo_machine *m)
+{
+	topo_group *g = group(m, "cols 0:4");
+	const int32_t chain[5] = {-1, 0, 1, 2, 3};
+	topo_tree *t = tree_of(g, "chain", chain);
+	int32_t par[5], off[6], ch[5], order[5], pre[5], size[5];
+	const int32_t want_par[5] = {1, 2, -1, 2, 3};
+	const int32_t want_order[5] = {2, 1, 0, 3, 4};
+	const int32_t want_size[5] = {1, 2, 5, 2, 1};
+	int32_t bin[8], boff[9], bch[8], border[8], bpre[8], bsz[8];
+
+	topo__pattern_reroot(t, 2, par);
+	CHECK(memcmp(par, want_par, sizeof(par)) == 0,
+	      "reroot chain at 2: %d %d %d %d %d", par[0], par[1], par[2],
+	      par[3], par[4]);
+	topo__pattern_children(par, 5, off, ch);
+	CHECK_INT(off[2], 1); /* 0 and 1 have children before 2's */
+	CHECK_INT(off[3] - off[2], 2);
+	CHECK_INT(ch[off[2]], 1);
+	CHECK_INT(ch[off[2] + 1], 3);
+	topo__pattern_preorder(5, 2, off, ch, order, pre, size);
+	CHECK(memcmp(order, want_order, sizeof(order)) == 0,
+	      "preorder from 2: %d %d %d %d %d", order[0], order[1], order[2],
+	      order[3], order[4]);
+	CHECK(memcmp(size, want_size, sizeof(size)) == 0,
+	      "subtree sizes: %d %d %d %d %d", size[0], size[1], size[2],
+	      size[3], size[4]);
+	for (int32_t i = 0; i < 5; i++)
+		CHECK_INT(pre[order[i]], i);
+	CHECK_INT(topo__pattern_runs(order, 0, 5), 4);
+	CHECK_INT(topo__pattern_runs(order, 3, 5), 1);
+	CHECK_INT(topo__pattern_run_end(order, 3, 5), 5);
+	CHECK_INT(topo__pattern_run_end(order, 0, 5), 1);
+	topo__pattern_bfs(5, 2, off, ch, order);
+	CHECK(order[0] == 2 && order[1] == 1 && order[2] == 3 &&
+		  order[3] == 0 && order[4] == 4,
+	      "bfs from 2: %d %d %d %d %d", order[0], order[1], order[2],
+	      order[3], order[4]);
+	/* Binomial rooted at 0: preorder is rank order, one run. */
+	topo__tree_binomial(8, bin);
+	topo__pattern_children(bin, 8, boff, bch);
+	topo__pattern_preorder(8, 0, boff, bch, border, bpre, bsz);
+	CHECK_INT(topo__pattern_runs(border, 0, 8), 1);
+	CHECK_INT(bsz[0], 8);
+	CHECK_INT(bsz[4], 4);
+	CHECK_INT(bsz[6], 2);
+	topo_tree_free(t);
+	topo_group_free(g);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Every algorithm over machines x groups x trees x roots */
+
+static const char *const shapes[] = {"physical", "hierarchical", "binomial",
+				     "chain", "kary:3"};
+#define NSHAPES (sizeof(shapes) / sizeof(shapes[0]))
+
+/* Roots to try: first, last, middle, the tree's, a leaf off the root. */
+static int roots_of(const topo_tree *t, int32_t *out)
+{
+	int k = 0;
+
+	out[k++] = 0;
+	out[k++] = t->n - 1;
+	out[k++] = t->n / 2;
+	out[k++] = t->root;
+	for (int32_t r = t->n - 1; r >= 0; r--)
+		if (r != t->root && t->child_off[r + 1] == t->child_off[r]) {
+			out[k++] = r;
+			break;
+		}
+	return k;
+}
+
+static int32_t nchildren(const topo_tree *t, int32_t r)
+{
+	return t->child_off[r + 1] - t->child_off[r];
+}
+
+typedef void (*algo_check)(const topo_tree *t, int32_t L);
+
+static void over_all(const topo_machine *const *ms, int nm,
+		     const char *const *specs, algo_check f,
+		     int hierarchical_only)
+{
+	char buf[200];
+
+	for (int i = 0; i < nm; i++)
+		for (int j = 0; specs[j] != NULL; j++) {
+			topo_group *g;
+
+			if (topo_spec_check(ms[i], specs[j], NULL) != 0)
+				continue;
+			g = group(ms[i], specs[j]);
+			for (size_t k = 0; k < NSHAPES; k++) {
+				topo_tree *t;
+				int32_t roots[5];
+				int nr;
+
+				if (hierarchical_only && k != 1)
+					continue;
+				t = tree(g, shapes[k]);
+				nr = roots_of(t, roots);
+				for (int q = 0; q < nr; q++) {
+					snprintf(buf, sizeof(buf),
+						 "machine %d, \"%s\", %s, root "
+						 "rank %d",
+						 i, specs[j], shapes[k],
+						 (int)roots[q]);
+					label = buf;
+					f(t, roots[q]);
+				}
+				topo_tree_free(t);
+			}
+			topo_group_free(g);
+		}
+}
+
+static size_t flood_bytes, flood_segment;
+
+static void check_flood(const topo_tree *t, int32_t L)
+{
+	struct topo_plan_params pp;
+	topo_plan *p = NULL;
+	topo_error err;
+	int64_t S, bad = -1;
+
+	memset(&pp, 0, sizeof(pp));
+	pp.op = TOPO_OP_BCAST;
+	pp.root = t->g->members[L];
+	pp.bytes = flood_bytes;
+	pp.segment = flood_segment;
+	topo_error_clear(&err);
+	CHECK(topo_plan_new(&p, t, &pp, &err) == 0, "%s: %s", label, err.text);
+	if (p == NULL)
+		return;
+	S = flood_segment == 0 ? (flood_bytes >= (256 << 10)
+				      ? (int64_t)(flood_bytes + 65535) / 65536
+				      : 1)
+			       : (int64_t)(flood_bytes + flood_segment - 1) /
+				     (int64_t)flood_segment;
+	CHECK_INT(p->root, L);
+	CHECK_INT(p->ntransport, S * (p->n - 1));
+	CHECK_INT(p->nslots, S * p->n);
+	CHECK_INT(transport_bytes(p),
+		  (int64_t)(p->n - 1) * (int64_t)flood_bytes);
+	for (int32_t r = 0; r < p->n; r++)
+		if (expected_at(p, r) != (r == L ? 0 : S) && bad < 0)
+			bad = r;
+	CHECK(bad < 0, "%s: member %d expects %lld deliveries", label, (int)bad,
+	      bad < 0 ? 0LL : (long long)expected_at(p, (int32_t)bad));
+	CHECK_INT(bsize(p, TOPO__SEND, L), (int64_t)flood_bytes);
+	CHECK_INT(bsize(p, TOPO__SEND, L == 0 ? 1 % p->n : 0),
+		  p->n == 1 ? (int64_t)flood_bytes : 0);
+	check_replay(p, 1);
+	topo_plan_free(p);
+}
+
+static void check_scatter_tree(const topo_tree *t, int32_t L)
+{
+	topo_error err;
+	topo_plan *p =
+	    plan(t, TOPO_OP_SCATTER, "tree", t->g->members[L], 12, &err);
+	int32_t bad = -1;
+
+	CHECK(p != NULL, "%s: %s", label, err.text);
+	if (p == NULL)
+		return;
+	CHECK_STR(p->algorithm, "tree");
+	CHECK_INT(p->ntransport, p->n - 1);
+	CHECK_INT(transport_bytes(p), 12 * depth_sum(t, L));
+	CHECK_INT(bsize(p, TOPO__SEND, L), 12 * (int64_t)p->n);
+	for (int32_t r = 0; r < p->n; r++)
+		if (expected_at(p, r) != (r != L) && bad < 0)
+			bad = r;
+	CHECK(bad < 0, "%s: member %d expects %lld", label, (int)bad,
+	      bad < 0 ? 0LL : (long long)expected_at(p, bad));
+	check_replay(p, 1);
+	topo_plan_free(p);
+}
+
+static void check_scatter_or(const topo_tree *t, int32_t L)
+{
+	topo_error err;
+	topo_plan *p =
+	    plan(t, TOPO_OP_SCATTER, "or-combine", t->g->members[L], 5, &err);
+	int64_t n;
+	int32_t bad = -1;
+
+	CHECK(p != NULL, "%s: %s", label, err.text);
+	if (p == NULL)
+		return;
+	n = p->n;
+	CHECK_INT(p->params.type, TOPO_UINT8);
+	CHECK_INT(p->params.redop, TOPO_BOR);
+	CHECK_INT(p->ntransport, 2 * n * (n - 1));
+	CHECK_INT(transport_bytes(p), 10 * n * (n - 1));
+	for (int32_t r = 0; r < p->n; r++)
+		if (expected_at(p, r) !=
+			n * nchildren(t, r) + (r != t->root ? n : 0) &&
+		    bad < 0)
+			bad = r;
+	CHECK(bad < 0, "%s: member %d expects %lld", label, (int)bad,
+	      bad < 0 ? 0LL : (long long)expected_at(p, bad));
+	check_replay(p, 1);
+	topo_plan_free(p);
+}
+
+static size_t gather_chunk;
+
+static void check_gather_chunked(const topo_tree *t, int32_t L)
+{
+	struct topo_plan_params pp;
+	topo_plan *p = NULL;
+	topo_error err;
+	int64_t k = gather_chunk == 0 ? 1
+				      : (24 + (int64_t)gather_chunk - 1) /
+					    (int64_t)gather_chunk;
+	int32_t bad = -1;
+
+	memset(&pp, 0, sizeof(pp));
+	pp.op = TOPO_OP_GATHER;
+	pp.root = t->g->members[L];
+	pp.bytes = 24;
+	pp.chunk = gather_chunk;
+	topo_error_clear(&err);
+	CHECK(topo_plan_new(&p, t, &pp, &err) == 0, "%s: %s", label, err.text);
+	if (p == NULL)
+		return;
+	CHECK_STR(p->algorithm, "chunked");
+	CHECK_INT(p->ntransport, k * (p->n - 1));
+	CHECK_INT(transport_bytes(p), 24 * (int64_t)(p->n - 1));
+	CHECK_INT(bsize(p, TOPO__RECV, L), 24 * (int64_t)p->n);
+	for (int32_t r = 0; r < p->n; r++)
+		if (expected_at(p, r) != (r == L ? k * (p->n - 1) : 0) &&
+		    bad < 0)
+			bad = r;
+	CHECK(bad < 0, "%s: member %d expects %lld", label, (int)bad,
+	      bad < 0 ? 0LL : (long long)expected_at(p, bad));
+	/* No dependencies at all: every chunk starts at once. */
+	CHECK_INT(p->succ_off[p->nmsg], 0);
+	check_replay(p, 1);
+	topo_plan_free(p);
+}
+
+static void check_gather_tree(const topo_tree *t, int32_t L)
+{
+	topo_error err;
+	topo_plan *p =
+	    plan(t, TOPO_OP_GATHER, "tree", t->g->members[L], 12, &err);
+	int32_t bad = -1;
+
+	CHECK(p != NULL, "%s: %s", label, err.text);
+	if (p == NULL)
+		return;
+	CHECK_INT(p->ntransport, p->n - 1);
+	CHECK_INT(transport_bytes(p), 12 * depth_sum(t, L));
+	for (int32_t r = 0; r < p->n; r++)
+		if (expected_at(p, r) !=
+			topo_tree_degree(t, r) - (r != L ? 1 : 0) &&
+		    bad < 0)
+			bad = r;
+	CHECK(bad < 0, "%s: member %d expects %lld", label, (int)bad,
+	      bad < 0 ? 0LL : (long long)expected_at(p, bad));
+	check_replay(p, 1);
+	topo_plan_free(p);
+}
+
+static const char *reduce_algo;
+static enum topo_type reduce_type;
+static enum topo_redop reduce_op;
+
+static void check_reduce(const topo_tree *t, int32_t L)
+{
+	struct topo_plan_params pp;
+	topo_plan *p = NULL;
+	topo_error err;
+	size_t B = 4 * tsize(reduce_type);
+	int32_t bad = -1, R = t->root;
+
+	memset(&pp, 0, sizeof(pp));
+	pp.op = TOPO_OP_REDUCE;
+	pp.algorithm = reduce_algo;
+	pp.root = t->g->members[L];
+	pp.bytes = B;
+	pp.type = reduce_type;
+	pp.redop = reduce_op;
+	topo_error_clear(&err);
+	CHECK(topo_plan_new(&p, t, &pp, &err) == 0, "%s: %s", label, err.text);
+	if (p == NULL)
+		return;
+	CHECK_INT(p->ntransport, p->n - 1 + (L != R));
+	CHECK_INT(transport_bytes(p), (int64_t)B * (p->n - 1 + (L != R)));
+	for (int32_t r = 0; r < p->n; r++)
+		if (expected_at(p, r) != nchildren(t, r) + (r == L && L != R) &&
+		    bad < 0)
+			bad = r;
+	CHECK(bad < 0, "%s: member %d expects %lld", label, (int)bad,
+	      bad < 0 ? 0LL : (long long)expected_at(p, bad));
+	/* Every transport message goes up a tree edge, but the last. */
+	for (int64_t i = 0; i < p->nmsg; i++) {
+		const struct topo__msg *m = &p->msg[i];
+
+		if (m->src != m->dst && bad < 0 &&
+		    !(m->kind == TOPO__REDUCE && t->parent[m->src] == m->dst) &&
+		    !(m->kind == TOPO__COPY && m->src == R && m->dst == L))
+			bad = (int32_t)i;
+	}
+	CHECK(bad < 0, "%s: message %d is not an up-edge REDUCE", label,
+	      (int)bad);
+	check_replay(p, 1);
+	topo_plan_free(p);
+}
+
+/*
+ * Segmented reduce: reduce_elems elements cut into segments of
+ * reduce_segment bytes (0: automatic).  Each segment is the whole plan
+ * over its own bytes: S times the messages, slots and receipts of
+ * check_reduce, the same bytes in all, every message inside one segment,
+ * and no dependency from one segment to another (so they pipeline).
+ */
+static size_t reduce_elems, reduce_segment;
+
+static void check_reduce_segments(const topo_tree *t, int32_t L)
+{
+	struct topo_plan_params pp;
+	topo_plan *p = NULL;
+	topo_error err;
+	size_t ts = tsize(reduce_type), B = reduce_elems * ts,
+	       seg = reduce_segment == 0 ? (B >= (256 << 10) ? 65536 : B)
+					 : reduce_segment;
+	int64_t S, bad = -1;
+	int32_t R = t->root;
+
+	if (seg > B)
+		seg = B;
+	S = (int64_t)((B + seg - 1) / seg);
+	memset(&pp, 0, sizeof(pp));
+	pp.op = TOPO_OP_REDUCE;
+	pp.algorithm = reduce_algo;
+	pp.root = t->g->members[L];
+	pp.bytes = B;
+	pp.type = reduce_type;
+	pp.redop = reduce_op;
+	pp.segment = reduce_segment;
+	topo_error_clear(&err);
+	CHECK(topo_plan_new(&p, t, &pp, &err) == 0, "%s: %s", label, err.text);
+	if (p == NULL)
+		return;
+	CHECK_INT(p->ntransport, S * (p->n - 1 + (L != R)));
+	CHECK_INT(transport_bytes(p), (int64_t)B * (p->n - 1 + (L != R)));
+	CHECK_INT(p->nslots, S * p->n);
+	for (int32_t r = 0; r < p->n; r++)
+		if (expected_at(p, r) !=
+			S * (nchildren(t, r) + (r == L && L != R)) &&
+		    bad < 0)
+			bad = r;
+	CHECK(bad < 0, "%s: member %d expects %lld", label, (int)bad,
+	      bad < 0 ? 0LL : (long long)expected_at(p, (int32_t)bad));
+	/* Buffers are whole: B bytes, however many segments. */
+	CHECK_INT(bsize(p, TOPO__SEND, 0), (int64_t)B);
+	CHECK_INT(bsize(p, TOPO__RECV, L), (int64_t)B);
+	for (int64_t i = 0; i < p->nmsg && bad < 0; i++) {
+		const struct topo__msg *m = &p->msg[i];
+		int64_t k = m->doff / (int64_t)seg;
+
+		if (m->soff != m->doff || m->doff % (int64_t)seg != 0 ||
+		    m->len != ((int64_t)B - m->doff < (int64_t)seg
+				   ? (int64_t)B - m->doff
+				   : (int64_t)seg) ||
+		    (m->slot >= 0 && m->slot / p->n != k))
+			bad = i;
+		for (int64_t j = p->succ_off[i]; j < p->succ_off[i + 1]; j++)
+			if (p->msg[p->succ[j]].doff / (int64_t)seg != k &&
+			    bad < 0)
+				bad = i;
+	}
+	CHECK(bad < 0,
+	      "%s: message %lld is not inside one segment of %zu "
+	      "bytes",
+	      label, (long long)bad, seg);
+	check_replay(p, 1);
+	topo_plan_free(p);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Hand-edited route tables */
+
+/* Plans a flood over a 5-member chain with the given rows from root rank
+ * 0 in S segments, replays it once and returns each member's receipts
+ * (summed over segments) in got[]. */
+static topo_plan *faulty(const topo_group *g, const int32_t *rows, size_t bytes,
+			 size_t segment, int64_t got[5], int32_t *wrong,
+			 topo_tree **tp)
+{
+	const int32_t chain[5] = {-1, 0, 1, 2, 3};
+	topo_tree *t = tree_of(g, "chain", chain);
+	struct topo_plan_params pp;
+	topo_plan *p = NULL;
+	topo_error err;
+	struct run x;
+
+	set_routes(t, rows);
+	*tp = t;
+	memset(&pp, 0, sizeof(pp));
+	pp.op = TOPO_OP_BCAST;
+	pp.root = g->members[0];
+	pp.bytes = bytes;
+	pp.segment = segment;
+	topo_error_clear(&err);
+	CHECK(topo_plan_new(&p, t, &pp, &err) == 0, "%s: %s", label, err.text);
+	if (p == NULL)
+		return NULL;
+	replay(p, 2, &x);
+	CHECK(x.done == p->nmsg, "%s: %lld of %lld ran", label,
+	      (long long)x.done, (long long)p->nmsg);
+	for (int32_t r = 0; r < 5; r++) {
+		got[r] = 0;
+		for (int64_t s = 0; s < p->nslots; s++)
+			if (p->slot_member[s] == r)
+				got[r] += x.count[s];
+	}
+	*wrong = wrong_member(p, &x);
+	run_free(&x);
+	return p;
+}
+
+static void test_faulty_tables(const topo_machine *m)
+{
+	topo_group *g = group(m, "cols 0:4");
+	/* {at, from, count, to...}: 2 hears from 0 and from 1. */
+	const int32_t twice[] = {0, -1, 2, 1, 2, 1, 0, 1, 2, 2, 0, 1, 3,
+				 2, 1,	1, 3, 3, 2, 1, 4, 4, 3, 0, -1};
+	/* 4 sends back to the root. */
+	const int32_t back[] = {0, -1, 1, 1, 1, 0, 1, 2, 2, 1, 1,
+				3, 3,  2, 1, 4, 4, 3, 1, 0, -1};
+	/* 2 has no row for arrivals from 1: 3 and 4 never hear. */
+	const int32_t miss[] = {0, -1, 1, 1, 1, 0, 1, 2, 2, -1, 2, 1, 3,
+				2, 3,  1, 1, 3, 2, 1, 4, 4, 3,	0, -1};
+	/* The root has no origin row at all. */
+	const int32_t mute[] = {0, 1, 0, 1, 0, 1, 2, -1};
+	/* 1 and 2 send to each other, 2 also to itself: no endless flood. */
+	const int32_t loop[] = {0, -1, 1, 1, 1, 0, 2, 2, 2, 2, 1, 3, 2, 1,
+				3, 3,  2, 1, 4, 4, 3, 0, 1, 2, 1, 2, -1};
+	int64_t got[5];
+	int32_t wrong;
+	topo_tree *t;
+	topo_plan *p;
+	int64_t r1, r2;
+
+	label = "table delivering twice";
+	p = faulty(g, twice, 8, 0, got, &wrong, &t);
+	if (p != NULL) {
+		CHECK_INT(p->ntransport, 5);
+		CHECK(got[0] == 0 && got[1] == 1 && got[2] == 2 &&
+			  got[3] == 1 && got[4] == 1,
+		      "receipts %lld %lld %lld %lld %lld", (long long)got[0],
+		      (long long)got[1], (long long)got[2], (long long)got[3],
+		      (long long)got[4]);
+		CHECK_INT(expected_at(p, 2), 1);
+		CHECK_INT(wrong, -1); /* the data is still right */
+		CHECK_INT(races(p, &r1, &r2), 0);
+		topo_plan_free(p);
+	}
+	topo_tree_free(t);
+
+	label = "table delivering twice, 3 segments";
+	p = faulty(g, twice, 7, 3, got, &wrong, &t);
+	if (p != NULL) {
+		CHECK_INT(p->ntransport, 15);
+		CHECK_INT(p->nslots, 15);
+		CHECK(got[1] == 3 && got[2] == 6 && got[4] == 3,
+		      "receipts %lld %lld %lld", (long long)got[1],
+		      (long long)got[2], (long long)got[4]);
+		CHECK_INT(races(p, &r1, &r2), 0);
+		topo_plan_free(p);
+	}
+	topo_tree_free(t);
+
+	label = "table sending back to the root";
+	p = faulty(g, back, 8, 0, got, &wrong, &t);
+	if (p != NULL) {
+		CHECK_INT(p->ntransport, 5);
+		CHECK_INT(got[0], 1);
+		CHECK_INT(expected_at(p, 0), 0);
+		CHECK_INT(wrong, -1);
+		CHECK_INT(races(p, &r1, &r2), 0);
+		topo_plan_free(p);
+	}
+	topo_tree_free(t);
+
+	label = "table missing a row";
+	p = faulty(g, miss, 8, 0, got, &wrong, &t);
+	if (p != NULL) {
+		CHECK_INT(p->ntransport, 2);
+		CHECK(got[1] == 1 && got[2] == 1 && got[3] == 0 && got[4] == 0,
+		      "receipts %lld %lld %lld %lld", (long long)got[1],
+		      (long long)got[2], (long long)got[3], (long long)got[4]);
+		CHECK_INT(expected_at(p, 3), 1);
+		CHECK_INT(expected_at(p, 4), 1);
+		CHECK_INT(wrong, 3);
+		topo_plan_free(p);
+	}
+	topo_tree_free(t);
+
+	label = "table without an origin row";
+	p = faulty(g, mute, 8, 0, got, &wrong, &t);
+	if (p != NULL) {
+		CHECK_INT(p->ntransport, 0);
+		CHECK_INT(p->nmsg, 1); /* the root's own copy */
+		CHECK(got[1] + got[2] + got[3] + got[4] == 0, "receipts");
+		CHECK_INT(wrong, 1);
+		topo_plan_free(p);
+	}
+	topo_tree_free(t);
+
+	label = "table with a loop";
+	p = faulty(g, loop, 8, 0, got, &wrong, &t);
+	if (p != NULL) {
+		/* 0>1, 1>2, 1>2 (dup, listed twice), 2>1 (dup), 2>3, 3>4;
+		 * 2's own entry is dropped. */
+		CHECK_INT(p->ntransport, 6);
+		CHECK(got[1] == 2 && got[2] == 2 && got[3] == 1 && got[4] == 1,
+		      "receipts %lld %lld %lld %lld", (long long)got[1],
+		      (long long)got[2], (long long)got[3], (long long)got[4]);
+		CHECK_INT(wrong, -1);
+		CHECK_INT(races(p, &r1, &r2), 0);
+		topo_plan_free(p);
+	}
+	topo_tree_free(t);
+	topo_group_free(g);
+}
+
+/* A derived table written out explicitly (rows in another order) plans
+ * the same flood. */
+static void test_explicit_tables(const topo_machine *m)
+{
+	topo_group *g = group(m, "all");
+
+	for (size_t k = 0; k < NSHAPES; k++) {
+		topo_tree *t = tree(g, shapes[k]), *u = tree(g, shapes[k]);
+		int32_t roots[5];
+		int nr = roots_of(t, roots);
+
+		make_explicit(u);
+		for (int q = 0; q < nr; q++) {
+			topo_error err;
+			topo_plan *a = plan(t, TOPO_OP_BCAST, NULL,
+					    g->members[roots[q]], 16, &err);
+			topo_plan *b = plan(u, TOPO_OP_BCAST, NULL,
+					    g->members[roots[q]], 16, &err);
+			int same = a != NULL && b != NULL && a->nmsg == b->nmsg;
+
+			for (int64_t i = 0; same && i < a->nmsg; i++)
+				same = a->msg[i].src == b->msg[i].src &&
+				       a->msg[i].dst == b->msg[i].dst;
+			CHECK(same,
+			      "%s from rank %d: explicit table plans "
+			      "another flood",
+			      shapes[k], (int)roots[q]);
+			label = "explicit table";
+			if (b != NULL)
+				check_replay(b, 1);
+			topo_plan_free(a);
+			topo_plan_free(b);
+		}
+		topo_tree_free(t);
+		topo_tree_free(u);
+	}
+	topo_group_free(g);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Sizes, segments, chunks and refusals */
+
+static void test_sizes(const topo_machine *m)
+{
+	topo_group *g = group(m, "all"), *g3 = group(m, "cols 0:2");
+	topo_tree *t = tree(g, "physical"), *t3 = tree(g3, "binomial");
+	struct topo_plan_params pp;
+	topo_plan *p = NULL;
+	topo_error err;
+
+	/* bcast: automatic segments from 256 KiB: 64 KiB each. */
+	flood_bytes = 256 << 10;
+	flood_segment = 0;
+	label = "bcast 256 KiB, automatic segments";
+	check_flood(t3, 1);
+	flood_bytes = (256 << 10) - 1;
+	label = "bcast 256 KiB - 1, whole";
+	check_flood(t3, 2);
+	flood_bytes = 1000;
+	flood_segment = 1;
+	label = "bcast 1000 segments of 1 byte";
+	check_flood(t3, 0);
+	flood_segment = 5000;
+	label = "bcast segment larger than the message";
+	check_flood(t3, 0);
+
+	/* gather chunked: automatic chunks. */
+	memset(&pp, 0, sizeof(pp));
+	pp.op = TOPO_OP_GATHER;
+	pp.bytes = 1 << 20;
+	pp.type = TOPO_DOUBLE;
+	topo_error_clear(&err);
+	CHECK(topo_plan_new(&p, t3, &pp, &err) == 0, "%s", err.text);
+	if (p != NULL) {
+		CHECK_INT(p->ntransport, 4 * (p->n - 1));
+		CHECK_INT(p->msg[1].len, 256 << 10);
+		topo_plan_free(p);
+	}
+	pp.bytes = 100 << 10;
+	CHECK(topo_plan_new(&p, t3, &pp, &err) == 0, "%s", err.text);
+	if (p != NULL) {
+		CHECK_INT(p->ntransport, 2 * (p->n - 1));
+		CHECK_INT(p->msg[1].len, 64 << 10);
+		CHECK_INT(p->msg[p->nmsg - 1].len, 36 << 10);
+		topo_plan_free(p);
+	}
+	pp.bytes = 40;
+	CHECK(topo_plan_new(&p, t3, &pp, &err) == 0, "%s", err.text);
+	if (p != NULL) {
+		CHECK_INT(p->ntransport, p->n - 1);
+		topo_plan_free(p);
+	}
+	pp.chunk = 1000;
+	CHECK(topo_plan_new(&p, t3, &pp, &err) == 0, "%s", err.text);
+	if (p != NULL) {
+		CHECK_INT(p->ntransport, p->n - 1);
+		topo_plan_free(p);
+	}
+	pp.chunk = 8;
+	CHECK(topo_plan_new(&p, t3, &pp, &err) == 0, "%s", err.text);
+	if (p != NULL) {
+		CHECK_INT(p->ntransport, 5 * (p->n - 1));
+		label = "gather 5 chunks of doubles";
+		check_replay(p, 1);
+		topo_plan_free(p);
+	}
+	/* Chunks must hold whole elements. */
+	pp.chunk = 12;
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_new(&p, t3, &pp, &err), TOPO_EARG);
+	CHECK(p == NULL, "no plan on error");
+	CHECK_STR(err.text, "gather chunked: chunk size 12 is not a multiple "
+			    "of the double size (8 bytes)");
+	pp.chunk = 0;
+	pp.bytes = 44;
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_new(&p, t3, &pp, &err), TOPO_EARG);
+	CHECK(strstr(err.text, "44 bytes is not a multiple of") != NULL, "%s",
+	      err.text);
+
+	/* reduce: bytes in whole elements. */
+	memset(&pp, 0, sizeof(pp));
+	pp.op = TOPO_OP_REDUCE;
+	pp.algorithm = "tree";
+	pp.bytes = 6;
+	pp.type = TOPO_INT32;
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_new(&p, t, &pp, &err), TOPO_EARG);
+	CHECK(strstr(err.text, "6 bytes is not a multiple of") != NULL, "%s",
+	      err.text);
+
+	topo_tree_free(t);
+	topo_tree_free(t3);
+	topo_group_free(g);
+	topo_group_free(g3);
+}
+
+/* Reduce segments: automatic from 256 KiB, explicit, partial last
+ * segment, and the refusals. */
+static void test_reduce_segments(const topo_machine *m)
+{
+	topo_group *g = group(m, "all"), *g3 = group(m, "cols 0:2");
+	topo_tree *t = tree(g, "hierarchical"), *t3 = tree(g3, "binomial");
+	struct topo_plan_params pp;
+	topo_plan *p = NULL;
+	topo_error err;
+	char want[200];
+
+	reduce_type = TOPO_INT32;
+	reduce_op = TOPO_SUM;
+	reduce_algo = "tree";
+	reduce_elems = 64 << 10; /* 256 KiB: four automatic segments */
+	reduce_segment = 0;
+	label = "reduce 256 KiB, automatic segments";
+	check_reduce_segments(t3, 1);
+	reduce_elems = (64 << 10) - 1;
+	label = "reduce 256 KiB - 4, whole";
+	check_reduce_segments(t3, 2);
+	reduce_elems = 1000;
+	reduce_segment = 4;
+	label = "reduce 1000 segments of one element";
+	check_reduce_segments(t3, 0);
+	reduce_segment = 5000;
+	label = "reduce segment larger than the message";
+	check_reduce_segments(t3, 0);
+	reduce_algo = "hierarchical";
+	reduce_type = TOPO_DOUBLE;
+	reduce_op = TOPO_MAX;
+	reduce_elems = 100;
+	reduce_segment = 24;
+	label = "reduce hierarchical, 100 doubles in segments of 3";
+	check_reduce_segments(t, g->size - 1);
+
+	/* Exact counts for the automatic case: 1 MiB in 16 segments. */
+	memset(&pp, 0, sizeof(pp));
+	pp.op = TOPO_OP_REDUCE;
+	pp.algorithm = "tree";
+	pp.bytes = 1 << 20;
+	pp.type = TOPO_INT32;
+	pp.root = g3->members[0];
+	topo_error_clear(&err);
+	CHECK(topo_plan_new(&p, t3, &pp, &err) == 0, "%s", err.text);
+	if (p != NULL) {
+		CHECK_INT(p->ntransport, 16 * (p->n - 1));
+		CHECK_INT(p->msg[0].len, 64 << 10);
+		CHECK_INT(p->msg[p->nmsg - 1].doff, 15 << 16);
+		topo_plan_free(p);
+	}
+
+	/* A segment must hold whole elements. */
+	pp.segment = 6;
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_new(&p, t3, &pp, &err), TOPO_EARG);
+	CHECK(p == NULL, "no plan on error");
+	CHECK_STR(err.text, "reduce tree: segment size 6 is not a multiple of "
+			    "the int32 size (4 bytes)");
+	pp.algorithm = "hierarchical";
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_new(&p, t, &pp, &err), TOPO_EARG);
+	CHECK_STR(err.text, "reduce hierarchical: segment size 6 is not a "
+			    "multiple of the int32 size (4 bytes)");
+	/* Too many segments: refused with a hint, before any buffer. */
+	pp.algorithm = "tree";
+	pp.bytes = (size_t)1 << 34;
+	pp.segment = 4;
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_new(&p, t3, &pp, &err), TOPO_ELIMIT);
+	CHECK(p == NULL, "no plan on error");
+	snprintf(want, sizeof(want),
+		 "reduce tree: 4294967296 segments of 4 bytes over %d members "
+		 "need more than 1073741824 messages (use a larger segment)",
+		 (int)g3->size);
+	CHECK_STR(err.text, want);
+
+	topo_tree_free(t);
+	topo_tree_free(t3);
+	topo_group_free(g);
+	topo_group_free(g3);
+}
+
+static void test_hierarchical_refusal(const topo_machine *m)
+{
+	topo_group *g = group(m, "all");
+	topo_tree *b = tree(g, "binomial"), *h = tree(g, "hierarchical"), *e;
+	struct topo_plan_params pp;
+	topo_plan *p = NULL;
+	topo_error err;
+	char want[300];
+	int32_t bad = -1, *edited;
+
+	memset(&pp, 0, sizeof(pp));
+	pp.op = TOPO_OP_REDUCE;
+	pp.algorithm = "hierarchical";
+	pp.bytes = 8;
+	pp.type = TOPO_INT32;
+	for (int32_t r = 0; r < g->size && bad < 0; r++)
+		if (b->parent[r] != h->parent[r])
+			bad = r;
+	snprintf(want, sizeof(want),
+		 "algorithm hierarchical needs the hierarchical tree (-t "
+		 "hierarchical); tree \"binomial\" differs from it at "
+		 "endpoint %d (parent %d, hierarchical: %d)",
+		 (int)g->members[bad],
+		 b->parent[bad] < 0 ? -1 : (int)g->members[b->parent[bad]],
+		 h->parent[bad] < 0 ? -1 : (int)g->members[h->parent[bad]]);
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_new(&p, b, &pp, &err), TOPO_EARG);
+	CHECK_STR(err.text, want);
+	/* The default algorithm is hierarchical too. */
+	pp.algorithm = NULL;
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_new(&p, b, &pp, &err), TOPO_EARG);
+	/* A tree named "hierarchical" but edited is refused as well. */
+	edited = malloc((size_t)g->size * sizeof(int32_t));
+	memcpy(edited, h->parent, (size_t)g->size * sizeof(int32_t));
+	for (int32_t r = 0; r < g->size; r++)
+		if (edited[r] >= 0 && edited[r] != h->root &&
+		    edited[edited[r]] >= 0) {
+			edited[r] = h->root; /* move r under the root */
+			snprintf(want, sizeof(want),
+				 "tree \"hierarchical\" differs from it at "
+				 "endpoint %d (parent %d, hierarchical: %d)",
+				 (int)g->members[r], (int)g->members[h->root],
+				 (int)g->members[h->parent[r]]);
+			break;
+		}
+	e = tree_of(g, "hierarchical", edited);
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_new(&p, e, &pp, &err), TOPO_EARG);
+	CHECK(strstr(err.text, want) != NULL, "%s\nwant ...%s", err.text, want);
+	free(edited);
+	topo_tree_free(e);
+	topo_tree_free(b);
+	topo_tree_free(h);
+	topo_group_free(g);
+}
+
+static void test_or_limit(void)
+{
+	const int32_t tasks[1] = {3000}, parent[1] = {-1};
+	topo_machine *m = machine(1, tasks, 1, parent);
+	topo_group *g = group(m, "all");
+	topo_tree *t = tree(g, "physical");
+	topo_error err;
+	topo_plan *p = plan(t, TOPO_OP_SCATTER, "or-combine", -1, 8, &err);
+
+	CHECK(p == NULL, "or-combine over 3000 members is refused");
+	CHECK_INT(err.code, TOPO_ELIMIT);
+	/* physical on one node: the root has 2999 children, one member has
+	 * children: 3000 * (1 + 2 * 2999 + 1) + 1 messages. */
+	CHECK_STR(err.text, "scatter or-combine over 3000 members needs "
+			    "18000001 messages (2n(n-1) = 17994000 between "
+			    "members); at most 16777216 are planned: use "
+			    "scatter \"tree\"");
+	topo_plan_free(p);
+	topo_tree_free(t);
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
+/* Every allocation of every builder may fail: TOPO_ENOMEM, no leak (the
+ * sanitizer checks that), and a later plan works. */
+static void test_nomem(const topo_machine *m)
+{
+	topo_group *g = group(m, "all");
+	topo_tree *t = tree(g, "hierarchical");
+	static const struct {
+		enum topo_op op;
+		const char *algo;
+	} a[] = {{TOPO_OP_BCAST, "flood"},	  {TOPO_OP_SCATTER, "tree"},
+		 {TOPO_OP_SCATTER, "or-combine"}, {TOPO_OP_GATHER, "chunked"},
+		 {TOPO_OP_GATHER, "tree"},	  {TOPO_OP_REDUCE, "tree"},
+		 {TOPO_OP_REDUCE, "hierarchical"}};
+
+	for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++) {
+		int rc = -1, other = 0;
+		long k;
+
+		for (k = 0; k < 100000 && rc != 0; k++) {
+			topo_error err;
+			topo_plan *p;
+
+			topo__alloc_fail_after(k);
+			p = plan(t, a[i].op, a[i].algo, g->members[1], 8, &err);
+			rc = last_rc;
+			if (rc != 0 &&
+			    (rc != TOPO_ENOMEM || err.code != rc || p != NULL))
+				other++;
+			topo_plan_free(p);
+		}
+		topo__alloc_fail_after(-1);
+		CHECK(rc == 0 && other == 0,
+		      "%s %s: %d failures other than TOPO_ENOMEM, last %d",
+		      topo_op_name(a[i].op), a[i].algo, other, rc);
+		CHECK(k > 3, "%s: only %ld allocations", a[i].algo, k);
+	}
+	topo_tree_free(t);
+	topo_group_free(g);
+}
+
+/* ---------------------------------------------------------------------- */
+
+int main(void)
+{
+	/* Uneven: 3, 1, 4, 2 tasks; and 2, 5, 1, 3, 2 tasks of 2 endpoints
+	 * with the physical root in the middle of the network. */
+	const int32_t ta[4] = {3, 1, 4, 2}, pa[4] = {-1, 0, 0, 1};
+	const int32_t tb[5] = {2, 5, 1, 3, 2}, pb[5] = {2, -1, 1, 1, 3};
+	topo_machine *ms[2];
+	/* Strided, unions, a reversed stride, one node, one member. */
+	static const char *const specs[] = {
+	    "all",  "cols 0::2", "rows 1 + node 0", "cols 9:0:-3", "node 2",
+	    "ep 3", NULL};
+	static const struct {
+		enum topo_type type;
+		enum topo_redop op;
+	} red[] = {{TOPO_INT32, TOPO_SUM},   {TOPO_DOUBLE, TOPO_SUM},
+		   {TOPO_INT64, TOPO_PROD},  {TOPO_FLOAT, TOPO_PROD},
+		   {TOPO_INT16, TOPO_MIN},   {TOPO_DOUBLE, TOPO_MAX},
+		   {TOPO_UINT8, TOPO_BOR},   {TOPO_UINT32, TOPO_BAND},
+		   {TOPO_UINT64, TOPO_BXOR}, {TOPO_INT8, TOPO_SUM}};
+
+	check_seed("test_algos", 20240611);
+	ms[0] = machine(4, ta, 1, pa);
+	ms[1] = machine(5, tb, 2, pb);
+
+	test_pattern(ms[0]);
+
+	flood_bytes = 24;
+	flood_segment = 0;
+	over_all((const topo_machine *const *)ms, 2, specs, check_flood, 0);
+	flood_segment = 5;
+	over_all((const topo_machine *const *)ms, 2, specs, check_flood, 0);
+	test_faulty_tables(ms[0]);
+	test_explicit_tables(ms[1]);
+
+	over_all((const topo_machine *const *)ms, 2, specs, check_scatter_tree,
+		 0);
+	over_all((const topo_machine *const *)ms, 2, specs, check_scatter_or,
+		 0);
+	gather_chunk = 0;
+	over_all((const topo_machine *const *)ms, 2, specs,
+		 check_gather_chunked, 0);
+	gather_chunk = 5;
+	over_all((const topo_machine *const *)ms, 2, specs,
+		 check_gather_chunked, 0);
+	over_all((const topo_machine *const *)ms, 2, specs, check_gather_tree,
+		 0);
+	for (size_t i = 0; i < sizeof(red) / sizeof(red[0]); i++) {
+		reduce_type = red[i].type;
+		reduce_op = red[i].op;
+		reduce_algo = "tree";
+		over_all((const topo_machine *const *)ms, 2, specs,
+			 check_reduce, 0);
+		reduce_algo = "hierarchical";
+		over_all((const topo_machine *const *)ms, 2, specs,
+			 check_reduce, 1);
+	}
+
+	for (size_t i = 0; i < 3; i++) {
+		reduce_type = red[i].type;
+		reduce_op = red[i].op;
+		reduce_elems = 7;
+		reduce_segment = 2 * tsize(reduce_type);
+		reduce_algo = "tree";
+		over_all((const topo_machine *const *)ms, 2, specs,
+			 check_reduce_segments, 0);
+		reduce_algo = "hierarchical";
+		over_all((const topo_machine *const *)ms, 2, specs,
+			 check_reduce_segments, 1);
+	}
+
+	test_sizes(ms[1]);
+	test_reduce_segments(ms[1]);
+	test_hierarchical_refusal(ms[1]);
+	test_or_limit();
+	test_nomem(ms[1]);
+
+	topo_machine_free(ms[0]);
+	topo_machine_free(ms[1]);
+	return check_done("test_algos");
+}

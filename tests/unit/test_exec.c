@@ -1,0 +1,1834 @@
+/*
+ * test_exec.c - the replay engine without the algorithms: names, the
+ * elementwise reductions, the plan builder (CSR, wait counts, the checks of
+ * topo__plan_finish), the in-process transport, and topo_plan_run on plans
+ * built here by hand with topo__plan_* (so the engine is tested apart from
+ * the algorithm files), then topo_plan_new's own checks and defaults.
+ *
+ * Runs check: data lands in the right member (the verifier of verify.c
+ * compares every byte with the operation's definition), dependencies order
+ * the bytes (a chain of copies through 4096 members), REDUCE messages into
+ * one member do not interleave (thousands of members reducing into one, and
+ * eight threads delivering directly), receipt counters catch missing and
+ * duplicated deliveries, shm/net counts, timeouts, failed deliveries, the
+ * refusal of buffers larger than memory (nothing allocated) and every
+ * allocation failure.
+ */
+#define TOPO_INTERNAL
+#include "exec_internal.h"
+
+#include "check.h"
+
+#include <float.h>
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#else
+#define SANITIZED 0
+#endif
+
+/* ---------------------------------------------------------------------- */
+/* Fixtures */
+
+/* A machine whose network is a binary tree of nodes. */
+static topo_machine *machine(int32_t nodes, const int32_t *tasks, int32_t eps)
+{
+	int32_t *parent = malloc((size_t)nodes * sizeof(int32_t));
+	topo_machine *m = NULL;
+	topo_error err;
+
+	for (int32_t i = 0; i < nodes; i++)
+		parent[i] = i == 0 ? -1 : (i - 1) / 2;
+	topo_error_clear(&err);
+	if (topo__machine_build(&m, "test", nodes, tasks, eps, "tree", parent,
+				&err) != 0) {
+		fprintf(stderr, "machine_build: %s\n", err.text);
+		exit(2);
+	}
+	free(parent);
+	return m;
+}
+
+static topo_group *group_of(const topo_machine *m, const char *name,
+			    const int32_t *eps, int32_t n)
+{
+	int32_t *mem = topo__mallocarray((size_t)n, sizeof(int32_t));
+	topo_group *g = NULL;
+
+	for (int32_t i = 0; i < n; i++)
+		mem[i] = eps != NULL ? eps[i] : i;
+	if (topo__group_from_members(&g, m, name, "hand", mem, n) != 0)
+		exit(2);
+	return g;
+}
+
+/* The engine only needs a tree's group and root: hand plans use this. */
+static topo_tree fake_tree(const topo_group *g, int32_t root)
+{
+	topo_tree t;
+
+	memset(&t, 0, sizeof(t));
+	t.g = g;
+	t.n = g->size;
+	t.root = root;
+	return t;
+}
+
+/* The 12-endpoint machine most cases use: nodes of 2, 1 and 3 tasks of 2
+ * endpoints, so node 0 holds endpoints 0..3, node 1 4..5, node 2 6..11. */
+static topo_machine *small_machine(void)
+{
+	static const int32_t tasks[] = {2, 1, 3};
+
+	return machine(3, tasks, 2);
+}
+
+/* A plan as topo_plan_new would set it up before the algorithm runs. */
+static struct topo_plan *hand_plan(const topo_tree *t, enum topo_op op,
+				   size_t bytes, enum topo_type type,
+				   enum topo_redop redop)
+{
+	struct topo_plan *p = topo__calloc(1, sizeof(*p));
+
+	p->t = t;
+	p->n = t->n;
+	p->root = t->root;
+	snprintf(p->algorithm, sizeof(p->algorithm), "hand");
+	p->params.algorithm = p->algorithm;
+	p->params.op = op;
+	p->params.bytes = bytes;
+	p->params.type = type;
+	p->params.redop = redop;
+	p->params.root = t->g->members[t->root];
+	p->type_size = topo_type_size(type);
+	return p;
+}
+
+static void bufsize(struct topo_plan *p, enum topo__buf b, int32_t r,
+		    int64_t bytes)
+{
+	topo_error err;
+
+	topo_error_clear(&err);
+	if (topo__plan_bufsize(p, b, r, bytes, &err) != 0)
+		CHECK(0, "topo__plan_bufsize: %s", err.text);
+}
+
+static int64_t slot(struct topo_plan *p, int32_t member, int32_t expect)
+{
+	topo_error err;
+	int64_t s = -1;
+
+	topo_error_clear(&err);
+	if (topo__plan_slot(p, member, expect, &s, &err) != 0)
+		CHECK(0, "topo__plan_slot: %s", err.text);
+	return s;
+}
+
+static int64_t msg(struct topo_plan *p, int kind, int32_t src, int sbuf,
+		   int64_t soff, int32_t dst, int dbuf, int64_t doff,
+		   int64_t len, int64_t s)
+{
+	struct topo__msg m;
+	topo_error err;
+	int64_t id = -1;
+
+	memset(&m, 0, sizeof(m));
+	m.src = src;
+	m.dst = dst;
+	m.sbuf = (uint8_t)sbuf;
+	m.dbuf = (uint8_t)dbuf;
+	m.kind = (uint8_t)kind;
+	m.soff = soff;
+	m.doff = doff;
+	m.len = len;
+	m.slot = s;
+	topo_error_clear(&err);
+	if (topo__plan_msg(p, &m, &id, &err) != 0)
+		CHECK(0, "topo__plan_msg: %s", err.text);
+	return id;
+}
+
+static void dep(struct topo_plan *p, int64_t before, int64_t after)
+{
+	topo_error err;
+
+	topo_error_clear(&err);
+	if (topo__plan_dep(p, before, after, &err) != 0)
+		CHECK(0, "topo__plan_dep: %s", err.text);
+}
+
+static void finish(struct topo_plan *p)
+{
+	topo_error err;
+
+	topo_error_clear(&err);
+	CHECK(topo__plan_finish(p, &err) == 0, "%s", err.text);
+}
+
+static topo_report *run(const struct topo_plan *p, int threads, int iterations,
+			double timeout)
+{
+	struct topo_run_params rp = {threads, iterations, timeout};
+	topo_report *r = NULL;
+	topo_error err;
+	int rc;
+
+	topo_error_clear(&err);
+	rc = topo_plan_run(p, &rp, &r, &err);
+	CHECK(rc == 0 && r != NULL, "topo_plan_run: %d: %s", rc, err.text);
+	if (r == NULL)
+		exit(2);
+	return r;
+}
+
+/* Prints a report's errors (when a check about it failed). */
+static void dump(const topo_report *r)
+{
+	for (size_t i = 0; i < topo_report_error_count(r); i++) {
+		const char *kind, *detail;
+		int32_t ep = topo_report_error(r, i, &kind, &detail);
+
+		fprintf(stderr, "  endpoint %d: %s: %s\n", ep, kind, detail);
+	}
+}
+
+static void expect_verified(const topo_report *r, const char *what)
+{
+	CHECK(topo_report_verified(r), "%s: not verified", what);
+	CHECK_INT(topo_report_error_total(r), 0);
+	if (!topo_report_verified(r))
+		dump(r);
+}
+
+/* Whether some error names endpoint ep with that kind. */
+static int has_error(const topo_report *r, int32_t ep, const char *kind)
+{
+	for (size_t i = 0; i < topo_report_error_count(r); i++) {
+		const char *k, *d;
+
+		if (topo_report_error(r, i, &k, &d) == ep &&
+		    strcmp(k, kind) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether every error names endpoint ep. */
+static int only_endpoint(const topo_report *r, int32_t ep)
+{
+	for (size_t i = 0; i < topo_report_error_count(r); i++)
+		if (topo_report_error(r, i, NULL, NULL) != ep)
+			return 0;
+	return 1;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Names */
+
+static void test_names(void)
+{
+	static const char *const ops[] = {"bcast", "scatter", "gather",
+					  "reduce"};
+	static const char *const types[] = {
+	    "int8",   "int16",	"int32",  "int64", "uint8",
+	    "uint16", "uint32", "uint64", "float", "double"};
+	static const size_t sizes[] = {1, 2, 4, 8, 1, 2, 4, 8, 4, 8};
+	static const char *const redops[] = {"sum",  "prod", "min", "max",
+					     "band", "bor",  "bxor"};
+	topo_error err;
+
+	for (int i = 0; i < 4; i++) {
+		enum topo_op op = TOPO_OP_REDUCE;
+
+		CHECK_STR(topo_op_name((enum topo_op)i), ops[i]);
+		topo_error_clear(&err);
+		CHECK_INT(topo_op_parse(&op, ops[i], &err), 0);
+		CHECK_INT(op, i);
+	}
+	for (int i = 0; i < TOPO_TYPE_COUNT; i++) {
+		enum topo_type t = TOPO_DOUBLE;
+
+		CHECK_STR(topo_type_name((enum topo_type)i), types[i]);
+		CHECK_INT(topo_type_size((enum topo_type)i), sizes[i]);
+		topo_error_clear(&err);
+		CHECK_INT(topo_type_parse(&t, types[i], &err), 0);
+		CHECK_INT(t, i);
+	}
+	for (int i = 0; i < TOPO_REDOP_COUNT; i++) {
+		enum topo_redop o = TOPO_BXOR;
+
+		CHECK_STR(topo_redop_name((enum topo_redop)i), redops[i]);
+		topo_error_clear(&err);
+		CHECK_INT(topo_redop_parse(&o, redops[i], &err), 0);
+		CHECK_INT(o, i);
+	}
+	CHECK_STR(topo_op_name((enum topo_op)4), "unknown");
+	CHECK_STR(topo_type_name(TOPO_TYPE_COUNT), "unknown");
+	CHECK_INT(topo_type_size(TOPO_TYPE_COUNT), 0);
+	CHECK_STR(topo_redop_name(TOPO_REDOP_COUNT), "unknown");
+	{
+		enum topo_op op = TOPO_OP_GATHER;
+		enum topo_type t = TOPO_UINT16;
+		enum topo_redop o = TOPO_MAX;
+
+		topo_error_clear(&err);
+		CHECK_INT(topo_op_parse(&op, "Bcast", &err), TOPO_EARG);
+		CHECK_STR(err.text, "unknown operation \"Bcast\" (valid: "
+				    "bcast, scatter, gather, reduce)");
+		CHECK_INT(op, TOPO_OP_GATHER);
+		topo_error_clear(&err);
+		CHECK_INT(topo_type_parse(&t, "int", &err), TOPO_EARG);
+		CHECK_STR(err.text,
+			  "unknown type \"int\" (valid: int8, int16, int32, "
+			  "int64, uint8, uint16, uint32, uint64, float, "
+			  "double)");
+		CHECK_INT(t, TOPO_UINT16);
+		topo_error_clear(&err);
+		CHECK_INT(topo_redop_parse(&o, "", &err), TOPO_EARG);
+		CHECK_STR(err.text, "unknown operator \"\" (valid: sum, prod, "
+				    "min, max, band, bor, bxor)");
+		topo_error_clear(&err);
+		CHECK_INT(topo_redop_parse(&o, NULL, &err), TOPO_EARG);
+		CHECK_STR(err.text, "no operator given (valid: sum, prod, "
+				    "min, max, band, bor, bxor)");
+		CHECK_INT(o, TOPO_MAX);
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* topo__reduce: every type x operator against the C operators, applied to
+ * one element at a time in a wider type (__int128 for the integers) and
+ * converted back, which wraps modulo 2^bits. */
+
+#define INT_EXPECT(name, T)                                                    \
+	static void name(int op, const void *pa, const void *pb, void *pw)     \
+	{                                                                      \
+		T a, b, w;                                                     \
+		memcpy(&a, pa, sizeof(T));                                     \
+		memcpy(&b, pb, sizeof(T));                                     \
+		switch (op) {                                                  \
+		case TOPO_SUM:                                                 \
+			w = (T)((__int128)a + (__int128)b);                    \
+			break;                                                 \
+		case TOPO_PROD:                                                \
+			w = (T)((unsigned __int128)a * (unsigned __int128)b);  \
+			break;                                                 \
+		case TOPO_MIN:                                                 \
+			w = a < b ? a : b;                                     \
+			break;                                                 \
+		case TOPO_MAX:                                                 \
+			w = a > b ? a : b;                                     \
+			break;                                                 \
+		case TOPO_BAND:                                                \
+			w = (T)(a & b);                                        \
+			break;                                                 \
+		case TOPO_BOR:                                                 \
+			w = (T)(a | b);                                        \
+			break;                                                 \
+		default:                                                       \
+			w = (T)(a ^ b);                                        \
+		}                                                              \
+		memcpy(pw, &w, sizeof(T));                                     \
+	}
+
+#define FLT_EXPECT(name, T)                                                    \
+	static void name(int op, const void *pa, const void *pb, void *pw)     \
+	{                                                                      \
+		T a, b, w;                                                     \
+		memcpy(&a, pa, sizeof(T));                                     \
+		memcpy(&b, pb, sizeof(T));                                     \
+		switch (op) {                                                  \
+		case TOPO_SUM:                                                 \
+			w = a + b;                                             \
+			break;                                                 \
+		case TOPO_PROD:                                                \
+			w = a * b;                                             \
+			break;                                                 \
+		case TOPO_MIN:                                                 \
+			w = a < b ? a : b;                                     \
+			break;                                                 \
+		default:                                                       \
+			w = a > b ? a : b;                                     \
+		}                                                              \
+		memcpy(pw, &w, sizeof(T));                                     \
+	}
+
+INT_EXPECT(expect_i8, int8_t)
+INT_EXPECT(expect_i16, int16_t)
+INT_EXPECT(expect_i32, int32_t)
+INT_EXPECT(expect_i64, int64_t)
+INT_EXPECT(expect_u8, uint8_t)
+INT_EXPECT(expect_u16, uint16_t)
+INT_EXPECT(expect_u32, uint32_t)
+INT_EXPECT(expect_u64, uint64_t)
+FLT_EXPECT(expect_f, float)
+FLT_EXPECT(expect_d, double)
+
+typedef void (*expect_fn)(int op, const void *a, const void *b, void *w);
+
+/* In the order of enum topo_type. */
+static const expect_fn expects[TOPO_TYPE_COUNT] = {
+    expect_i8,	expect_i16, expect_i32, expect_i64, expect_u8,
+    expect_u16, expect_u32, expect_u64, expect_f,   expect_d};
+
+/* A random element: any bits for integers (every 5th equal to the other
+ * operand's, for ties), eighths in -125..125 for floats (exact sums). */
+static void random_elem(enum topo_type type, unsigned char *out,
+			const unsigned char *other, size_t i)
+{
+	uint64_t x = check_rand64();
+	double d = (double)check_rand_range(-1000, 1000) / 8;
+	float f = (float)d;
+
+	if (other != NULL && i % 5 == 0)
+		memcpy(out, other, topo_type_size(type));
+	else if (type == TOPO_FLOAT)
+		memcpy(out, &f, sizeof(f));
+	else if (type == TOPO_DOUBLE)
+		memcpy(out, &d, sizeof(d));
+	else
+		memcpy(out, &x, topo_type_size(type));
+}
+
+/* One random case of type x op: 1..67 elements at an odd address (the
+ * buffers of a plan need no alignment). */
+static void reduce_case(enum topo_type type, enum topo_redop op)
+{
+	size_t ts = topo_type_size(type);
+	size_t count = (size_t)check_rand_range(1, 67), len = count * ts;
+	unsigned char *d = malloc(len + 1), *s = malloc(len + 1);
+	unsigned char *want = malloc(len);
+	long bad = -1;
+
+	for (size_t i = 0; i < count; i++) {
+		random_elem(type, d + 1 + i * ts, NULL, i);
+		random_elem(type, s + 1 + i * ts, d + 1 + i * ts, i);
+		expects[type](op, d + 1 + i * ts, s + 1 + i * ts,
+			      want + i * ts);
+	}
+	topo__reduce(type, op, d + 1, s + 1, len);
+	for (size_t i = 0; i < count && bad < 0; i++)
+		if (memcmp(d + 1 + i * ts, want + i * ts, ts) != 0)
+			bad = (long)i;
+	CHECK(bad < 0, "%s %s: element %ld of %zu wrong", topo_type_name(type),
+	      topo_redop_name(op), bad, count);
+	free(d);
+	free(s);
+	free(want);
+}
+
+static void test_reduce_ops(void)
+{
+	for (int rep = 0; rep < 20; rep++) {
+		for (int t = 0; t < TOPO_TYPE_COUNT; t++) {
+			int ops = t == TOPO_FLOAT || t == TOPO_DOUBLE
+				      ? TOPO_BAND
+				      : TOPO_REDOP_COUNT;
+
+			for (int op = 0; op < ops; op++)
+				reduce_case((enum topo_type)t,
+					    (enum topo_redop)op);
+		}
+	}
+	/* Wrapping at the edges, by hand. */
+	{
+		int8_t a = 127, b = 1;
+		uint8_t c = 200, e = 2;
+		int64_t f = INT64_MAX, g = 1, h = INT64_MIN, k = -1;
+		int16_t m = -32768, n = -1;
+
+		topo__reduce(TOPO_INT8, TOPO_SUM, &a, &b, 1);
+		CHECK_INT(a, -128);
+		topo__reduce(TOPO_UINT8, TOPO_PROD, &c, &e, 1);
+		CHECK_INT(c, 144);
+		topo__reduce(TOPO_INT64, TOPO_SUM, &f, &g, 8);
+		CHECK(f == INT64_MIN, "INT64_MAX + 1 = %lld", (long long)f);
+		topo__reduce(TOPO_INT64, TOPO_PROD, &h, &k, 8);
+		CHECK(h == INT64_MIN, "INT64_MIN * -1 = %lld", (long long)h);
+		topo__reduce(TOPO_INT16, TOPO_PROD, &m, &n, 2);
+		CHECK_INT(m, -32768);
+	}
+	{
+		double a[3] = {1.5, -2, 7}, b[3] = {0.25, -3, -7};
+
+		topo__reduce(TOPO_DOUBLE, TOPO_MIN, a, b, sizeof(a));
+		CHECK(a[0] == 0.25 && a[1] == -3 && a[2] == -7,
+		      "double min: %g %g %g", a[0], a[1], a[2]);
+		topo__reduce(TOPO_DOUBLE, TOPO_PROD, a, b, 0); /* nothing */
+		CHECK(a[0] == 0.25, "len 0 changed %g", a[0]);
+	}
+}
+
+/* The reference for overlapping operands: element by element, in order,
+ * each element of src read before that element of dst is written. */
+static void sequential_sum_i32(unsigned char *d, const unsigned char *s,
+			       size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		int32_t x, y;
+
+		memcpy(&x, d + 4 * i, 4);
+		memcpy(&y, s + 4 * i, 4);
+		x = (int32_t)((uint32_t)x + (uint32_t)y);
+		memcpy(d + 4 * i, &x, 4);
+	}
+}
+
+/* Long operands (whole vector blocks and a tail) at every alignment, and
+ * overlapping ones, which must behave as the element-by-element loop. */
+static void test_reduce_kernels(void)
+{
+	enum { N = 1000 };
+	unsigned char *a = malloc(4 * N + 64), *b = malloc(4 * N + 64),
+		      *want = malloc(4 * N + 64);
+	long bad = -1;
+
+	for (int t = 0; t < TOPO_TYPE_COUNT; t++) {
+		size_t ts = topo_type_size((enum topo_type)t);
+		int ops = t == TOPO_FLOAT || t == TOPO_DOUBLE
+			      ? TOPO_BAND
+			      : TOPO_REDOP_COUNT;
+
+		for (int op = 0; op < ops; op++) {
+			for (size_t shift = 0; shift < 3; shift++) {
+				size_t count = (4 * N - 8) / ts - shift * 7;
+
+				for (size_t i = 0; i < count; i++) {
+					random_elem((enum topo_type)t,
+						    a + shift + i * ts, NULL,
+						    i);
+					random_elem((enum topo_type)t,
+						    b + 2 * shift + i * ts,
+						    a + shift + i * ts, i);
+					expects[t](op, a + shift + i * ts,
+						   b + 2 * shift + i * ts,
+						   want + i * ts);
+				}
+				topo__reduce((enum topo_type)t,
+					     (enum topo_redop)op, a + shift,
+					     b + 2 * shift, count * ts);
+				if (memcmp(a + shift, want, count * ts) != 0 &&
+				    bad < 0)
+					bad = t * 100 + op * 10 + (long)shift;
+			}
+		}
+	}
+	CHECK(bad < 0, "long kernel wrong: type %ld op %ld shift %ld",
+	      bad / 100, bad / 10 % 10, bad % 10);
+
+	/* Overlapping operands: dst == src doubles; dst 3 elements after
+	 * src (or before) reads what it wrote (or not yet). */
+	for (int back = 0; back < 2; back++) {
+		for (int i = 0; i < N; i++) {
+			int32_t v = i % 17 - 8;
+
+			memcpy(a + 4 * i, &v, 4);
+		}
+		memcpy(want, a, 4 * N);
+		if (back) {
+			sequential_sum_i32(want + 12, want, N - 3);
+			topo__reduce(TOPO_INT32, TOPO_SUM, a + 12, a,
+				     4 * (N - 3));
+		} else {
+			sequential_sum_i32(want, want + 12, N - 3);
+			topo__reduce(TOPO_INT32, TOPO_SUM, a, a + 12,
+				     4 * (N - 3));
+		}
+		CHECK(memcmp(a, want, 4 * N) == 0,
+		      "overlapping sum (dst %s src) wrong",
+		      back ? "after" : "before");
+	}
+	for (int i = 0; i < N; i++) {
+		int32_t v = i - 500;
+
+		memcpy(a + 4 * i, &v, 4);
+	}
+	topo__reduce(TOPO_INT32, TOPO_SUM, a, a, 4 * N);
+	{
+		int32_t first, last;
+
+		memcpy(&first, a, 4);
+		memcpy(&last, a + 4 * (N - 1), 4);
+		CHECK_INT(first, -1000);
+		CHECK_INT(last, 998);
+	}
+	memset(a, 0x5a, 100);
+	topo__reduce(TOPO_UINT8, TOPO_BXOR, a, a, 100);
+	CHECK(a[0] == 0 && a[99] == 0, "x ^ x: %d %d", a[0], a[99]);
+	free(a);
+	free(b);
+	free(want);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The builder */
+
+static void test_builder(void)
+{
+	topo_machine *m = small_machine();
+	topo_group *g = group_of(m, "world", NULL, 12);
+	topo_tree t = fake_tree(g, 0);
+	struct topo_plan *p =
+	    hand_plan(&t, TOPO_OP_BCAST, 8, TOPO_INT8, TOPO_SUM);
+	int64_t a, b, c, d;
+	topo_error err;
+	struct topo__msg mm;
+
+	for (int32_t r = 0; r < 4; r++) {
+		bufsize(p, TOPO__SEND, r, 16);
+		bufsize(p, TOPO__RECV, r, 16);
+	}
+	a = msg(p, TOPO__COPY, 0, TOPO__SEND, 0, 0, TOPO__RECV, 0, 16, -1);
+	b = msg(p, TOPO__COPY, 0, TOPO__RECV, 0, 1, TOPO__RECV, 0, 16, -1);
+	c = msg(p, TOPO__COPY, 0, TOPO__RECV, 0, 2, TOPO__RECV, 0, 16, -1);
+	d = msg(p, TOPO__COPY, 1, TOPO__RECV, 8, 3, TOPO__RECV, 0, 8, -1);
+	CHECK_INT(a, 0);
+	CHECK_INT(d, 3);
+	dep(p, a, b);
+	dep(p, a, c);
+	dep(p, b, d);
+	dep(p, c, d);
+	finish(p);
+	CHECK_INT(p->ntransport, 3);
+	CHECK_INT(topo_plan_messages(p), 3);
+	CHECK_INT(topo_plan_buffer_bytes(p), 8 * 16);
+	CHECK_INT(p->msg[0].nwait, 0);
+	CHECK_INT(p->msg[1].nwait, 1);
+	CHECK_INT(p->msg[2].nwait, 1);
+	CHECK_INT(p->msg[3].nwait, 2);
+	CHECK_INT(p->succ_off[0], 0);
+	CHECK_INT(p->succ_off[1], 2);
+	CHECK_INT(p->succ_off[2], 3);
+	CHECK_INT(p->succ_off[3], 4);
+	CHECK_INT(p->succ_off[4], 4);
+	CHECK_INT(p->succ[0], 1);
+	CHECK_INT(p->succ[1], 2);
+	CHECK_INT(p->succ[2], 3);
+	CHECK_INT(p->succ[3], 3);
+	CHECK(p->dep == NULL, "dependency list kept after finish");
+	finish(p); /* a second call changes nothing */
+	CHECK_INT(p->msg[3].nwait, 2);
+
+	/* Argument errors. */
+	topo_error_clear(&err);
+	CHECK_INT(topo__plan_dep(p, 1, 1, &err), TOPO_EARG);
+	CHECK_STR(err.text, "plan: message 1 cannot wait for message 1 "
+			    "(messages: 0..3)");
+	topo_error_clear(&err);
+	CHECK_INT(topo__plan_dep(p, 0, 4, &err), TOPO_EARG);
+	topo_error_clear(&err);
+	CHECK_INT(topo__plan_bufsize(p, TOPO__WORK, 12, 8, &err), TOPO_EARG);
+	CHECK_STR(err.text, "plan: buffer 2 of member 12 cannot hold 8 bytes "
+			    "(members: 0..11)");
+	topo_error_clear(&err);
+	CHECK_INT(topo__plan_slot(p, -1, 1, NULL, &err), TOPO_EARG);
+	CHECK_STR(err.text, "plan: member -1 cannot expect 1 deliveries "
+			    "(members: 0..11)");
+	topo_plan_free(p);
+
+	/* What topo__plan_finish refuses. */
+#define BAD_PLAN(setup, want)                                                  \
+	do {                                                                   \
+		p = hand_plan(&t, TOPO_OP_REDUCE, 8, TOPO_INT32, TOPO_SUM);    \
+		bufsize(p, TOPO__SEND, 1, 16);                                 \
+		bufsize(p, TOPO__RECV, 2, 8);                                  \
+		setup;                                                         \
+		topo_error_clear(&err);                                        \
+		CHECK_INT(topo__plan_finish(p, &err), TOPO_EINVAL);            \
+		CHECK_STR(err.text, want);                                     \
+		CHECK(p->succ_off == NULL && p->succ == NULL,                  \
+		      "refused plan kept its successor lists");                \
+		topo_plan_free(p);                                             \
+	} while (0)
+	BAD_PLAN(msg(p, TOPO__COPY, 1, TOPO__SEND, 8, 2, TOPO__RECV, 0, 8, -1);
+		 msg(p, TOPO__COPY, 1, TOPO__SEND, 9, 2, TOPO__RECV, 0, 8, -1),
+		 "plan: message 1 moves 8 bytes from SEND+9 of member 1 (16 "
+		 "bytes) to RECV+0 of member 2 (8 bytes): out of bounds");
+	BAD_PLAN(msg(p, TOPO__COPY, 1, TOPO__SEND, 0, 2, TOPO__RECV, 4, 8, -1),
+		 "plan: message 0 moves 8 bytes from SEND+0 of member 1 (16 "
+		 "bytes) to RECV+4 of member 2 (8 bytes): out of bounds");
+	BAD_PLAN(msg(p, TOPO__COPY, 1, TOPO__WORK, 0, 2, TOPO__RECV, 0, 1, -1),
+		 "plan: message 0 moves 1 bytes from WORK+0 of member 1 (0 "
+		 "bytes) to RECV+0 of member 2 (8 bytes): out of bounds");
+	BAD_PLAN(
+	    msg(p, TOPO__REDUCE, 1, TOPO__SEND, 0, 2, TOPO__RECV, 0, 6, -1),
+	    "plan: message 0 reduces a partial element");
+	BAD_PLAN(msg(p, TOPO__COPY, 1, TOPO__SEND, 0, 12, TOPO__RECV, 0, 0, -1),
+		 "plan: message 0 names a member that does not exist");
+	BAD_PLAN(msg(p, TOPO__COPY, 1, 3, 0, 2, TOPO__RECV, 0, 0, -1),
+		 "plan: message 0 names a buffer that does not exist");
+	BAD_PLAN(msg(p, 2, 1, TOPO__SEND, 0, 2, TOPO__RECV, 0, 0, -1),
+		 "plan: message 0 has an unknown kind");
+	BAD_PLAN(msg(p, TOPO__COPY, 1, TOPO__SEND, 0, 2, TOPO__RECV, 0, -1, -1),
+		 "plan: message 0 has a negative offset or length");
+	BAD_PLAN(msg(p, TOPO__COPY, 1, TOPO__SEND, 0, 2, TOPO__RECV, 0, 8, 0),
+		 "plan: message 0 names a receipt counter that does not "
+		 "exist");
+	BAD_PLAN(for (int i = 0; i < 4; i++) msg(p, TOPO__COPY, 1, TOPO__SEND,
+						 0, 2, TOPO__RECV, 0, 8, -1);
+		 dep(p, 0, 1); dep(p, 1, 2); dep(p, 2, 3);
+		 dep(p, 3, 1),
+		 "plan: 3 messages wait on a cycle of dependencies (the "
+		 "first is message 1)");
+#undef BAD_PLAN
+
+	/* Allocation failures in the builder leave a plan that frees. */
+	for (long k = 0; k < 40; k++) {
+		int rc = 0;
+
+		p = hand_plan(&t, TOPO_OP_BCAST, 8, TOPO_INT8, TOPO_SUM);
+		topo_error_clear(&err);
+		topo__alloc_fail_after(k);
+		rc = topo__plan_bufsize(p, TOPO__SEND, 0, 8, &err);
+		for (int i = 0; i < 200 && rc == 0; i++) {
+			memset(&mm, 0, sizeof(mm));
+			mm.dbuf = TOPO__RECV;
+			mm.slot = -1;
+			rc = topo__plan_msg(p, &mm, NULL, &err);
+			if (rc == 0 && i > 0)
+				rc = topo__plan_dep(p, i - 1, i, &err);
+			if (rc == 0)
+				rc = topo__plan_slot(p, 0, 1, NULL, &err);
+		}
+		if (rc == 0)
+			rc = topo__plan_finish(p, &err);
+		topo__alloc_fail_after(-1);
+		CHECK(rc == 0 || (rc == TOPO_ENOMEM &&
+				  strcmp(err.text, "out of memory") == 0),
+		      "k %ld: rc %d: %s", k, rc, err.text);
+		topo_plan_free(p);
+		if (rc == 0)
+			break;
+	}
+	topo_plan_free(NULL);
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The in-process transport, driven directly */
+
+struct hammer {
+	const struct topo__transport_ops *tr;
+	void *state;
+	const struct topo_plan *p;
+	int64_t first, count;
+	int rc;
+};
+
+static void *hammer(void *arg)
+{
+	struct hammer *h = arg;
+
+	for (int64_t i = h->first; i < h->first + h->count; i++)
+		h->rc |= h->tr->deliver(h->state, h->p, i);
+	return NULL;
+}
+
+static void test_transport(void)
+{
+	const struct topo__transport_ops *tr = &topo__transport_inproc;
+	topo_machine *m = small_machine();
+	topo_group *g = group_of(m, "world", NULL, 12);
+	topo_tree t = fake_tree(g, 0);
+	struct topo_plan *p =
+	    hand_plan(&t, TOPO_OP_REDUCE, 8, TOPO_INT32, TOPO_SUM);
+	void *state = NULL;
+	unsigned char *buf[12][3];
+	topo_error err;
+	int ok = 1;
+
+	/* Sizes of every kind, some 0, some small, some large. */
+	for (int32_t r = 0; r < 12; r++) {
+		bufsize(p, TOPO__SEND, r, 100 + r);
+		bufsize(p, TOPO__RECV, r, r % 3 == 0 ? 0 : 8 * r);
+	}
+	bufsize(p, TOPO__WORK, 5, 4);
+	msg(p, TOPO__COPY, 1, TOPO__SEND, 3, 2, TOPO__RECV, 5, 10, -1);
+	msg(p, TOPO__REDUCE, 4, TOPO__SEND, 4, 5, TOPO__RECV, 8, 8, -1);
+	msg(p, TOPO__COPY, 5, TOPO__SEND, 0, 5, TOPO__WORK, 0, 4, -1);
+	finish(p);
+	topo_error_clear(&err);
+	CHECK_INT(tr->open(&state, p, &err), 0);
+	CHECK_STR(tr->name, "inproc");
+	for (int32_t r = 0; r < 12; r++) {
+		for (int b = 0; b < 3; b++) {
+			int64_t size = p->bufsize[b] ? p->bufsize[b][r] : 0;
+
+			buf[r][b] = tr->buffer(state, r, b);
+			ok &= buf[r][b] != NULL;
+			if (size >= 64)
+				ok &= (uintptr_t)buf[r][b] % 64 == 0;
+			else if (size > 0)
+				ok &= (uintptr_t)buf[r][b] % 8 == 0;
+			/* Fill every byte: ASan sees any overrun. */
+			memset(buf[r][b], 0x10 * b + r, (size_t)size);
+		}
+	}
+	CHECK(ok, "buffers NULL or misaligned");
+	/* Members never share bytes: every byte still holds its owner's. */
+	for (int32_t r = 0; r < 12; r++)
+		for (int b = 0; b < 3; b++)
+			for (int64_t i = 0;
+			     p->bufsize[b] && i < p->bufsize[b][r]; i++)
+				ok &= buf[r][b][i] == 0x10 * b + r;
+	CHECK(ok, "member buffers overlap");
+
+	/* COPY: SEND[3..13) of member 1 to RECV[5..15) of member 2. */
+	for (int i = 0; i < 101; i++)
+		buf[1][TOPO__SEND][i] = (unsigned char)i;
+	CHECK_INT(tr->deliver(state, p, 0), 0);
+	for (int i = 0; i < 16; i++)
+		ok &= buf[2][TOPO__RECV][i] ==
+		      (i >= 5 && i < 15 ? i - 2 : 0x10 + 2);
+	CHECK(ok, "COPY landed wrong");
+	/* REDUCE int32 sum: two elements of member 4's SEND at 4 into member
+	 * 5's RECV at 8. */
+	{
+		int32_t x[2] = {7, -9}, y[2] = {1000, 2000}, z[2];
+
+		memcpy(buf[4][TOPO__SEND] + 4, x, 8);
+		memcpy(buf[5][TOPO__RECV] + 8, y, 8);
+		CHECK_INT(tr->deliver(state, p, 1), 0);
+		memcpy(z, buf[5][TOPO__RECV] + 8, 8);
+		CHECK_INT(z[0], 1007);
+		CHECK_INT(z[1], 1991);
+		CHECK_INT(buf[5][TOPO__RECV][7], 0x10 + 5);
+		CHECK_INT(buf[5][TOPO__RECV][16], 0x10 + 5);
+	}
+	CHECK_INT(tr->deliver(state, p, 2), 0);
+	CHECK(memcmp(buf[5][TOPO__WORK], buf[5][TOPO__SEND], 4) == 0,
+	      "local step into WORK");
+	/* A message changed after finishing is still refused. */
+	p->msg[0].len = 100;
+	CHECK_INT(tr->deliver(state, p, 0), TOPO_EINVAL);
+	p->msg[0].doff = -1;
+	p->msg[0].len = 1;
+	CHECK_INT(tr->deliver(state, p, 0), TOPO_EINVAL);
+	tr->close(state);
+	tr->close(NULL);
+	topo_plan_free(p);
+
+	/* Eight threads deliver 4096 REDUCE messages (sum, int64) from 4096
+	 * members into member 0 at once: without serialisation updates
+	 * would be lost (and ThreadSanitizer would see the race). */
+	{
+		static const int32_t tasks[] = {4096};
+		topo_machine *m2 = machine(1, tasks, 1);
+		topo_group *g2 = group_of(m2, "world", NULL, 4096);
+		topo_tree t2 = fake_tree(g2, 0);
+		const int64_t len = 512;
+		struct hammer h[8];
+		pthread_t th[8];
+		int64_t want[64], got[64];
+
+		p = hand_plan(&t2, TOPO_OP_REDUCE, (size_t)len, TOPO_INT64,
+			      TOPO_SUM);
+		bufsize(p, TOPO__RECV, 0, len);
+		for (int32_t r = 0; r < 4096; r++) {
+			bufsize(p, TOPO__SEND, r, len);
+			msg(p, TOPO__REDUCE, r, TOPO__SEND, 0, 0, TOPO__RECV, 0,
+			    len, -1);
+		}
+		finish(p);
+		state = NULL;
+		topo_error_clear(&err);
+		CHECK_INT(tr->open(&state, p, &err), 0);
+		memset(want, 0, sizeof(want));
+		memset(tr->buffer(state, 0, TOPO__RECV), 0, (size_t)len);
+		for (int32_t r = 0; r < 4096; r++) {
+			int64_t v[64];
+
+			for (int i = 0; i < 64; i++) {
+				v[i] = (int64_t)(check_rand64() >> 20);
+				want[i] += v[i];
+			}
+			memcpy(tr->buffer(state, r, TOPO__SEND), v,
+			       (size_t)len);
+		}
+		for (int i = 0; i < 8; i++) {
+			h[i] = (struct hammer){tr, state, p, i * 512, 512, 0};
+			pthread_create(&th[i], NULL, hammer, &h[i]);
+		}
+		for (int i = 0; i < 8; i++) {
+			pthread_join(th[i], NULL);
+			CHECK_INT(h[i].rc, 0);
+		}
+		memcpy(got, tr->buffer(state, 0, TOPO__RECV), (size_t)len);
+		CHECK(memcmp(got, want, sizeof(want)) == 0,
+		      "concurrent REDUCE lost updates: %lld != %lld",
+		      (long long)got[0], (long long)want[0]);
+		tr->close(state);
+		topo_plan_free(p);
+		topo_group_free(g2);
+		topo_machine_free(m2);
+	}
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
+/*
+ * REDUCE messages into overlapping bytes of one buffer never interleave,
+ * whether small (combined under the bucket's mutex) or large (combined
+ * while holding a byte range): 8 threads deliver the same int32 sums of
+ * ones, large and small, overlapping and not, into two members' RECV,
+ * many times over; every element must end with exactly one per delivery
+ * that covers it (a lost update would leave less).  Under
+ * ThreadSanitizer this also shows that the locking orders every access.
+ */
+#define RL_BYTES (256 << 10)
+#define RL_THREADS 8
+#define RL_ROUNDS 12
+
+struct range_run {
+	const struct topo__transport_ops *tr;
+	void *state;
+	const struct topo_plan *p;
+	int index;
+	int failed;
+};
+
+static void *range_thread(void *arg)
+{
+	struct range_run *x = arg;
+
+	for (int round = 0; round < RL_ROUNDS; round++)
+		for (int64_t k = 0; k < x->p->nmsg; k++) {
+			/* Each thread in its own order. */
+			int64_t i = (k + x->index + round) % x->p->nmsg;
+
+			if (x->tr->deliver(x->state, x->p, i) != 0)
+				x->failed = 1;
+		}
+	return NULL;
+}
+
+static void test_range_locks(void)
+{
+	static const struct {
+		int32_t dst;
+		int64_t off, len;
+	} rl[] = {
+	    {0, 0, 128 << 10},	       /* large */
+	    {0, 64 << 10, 128 << 10},  /* large, overlaps the first */
+	    {0, 128 << 10, 128 << 10}, /* large, overlaps the second only */
+	    {0, (64 << 10) - 8, 16},   /* small, across the first two */
+	    {0, 100, 4},	       /* small, inside the first */
+	    {0, 4096, 8192},	       /* large, inside the first */
+	    {1, 0, RL_BYTES},	       /* another member */
+	    {1, 8, 4096},	       /* small at the limit */
+	};
+	const struct topo__transport_ops *tr = &topo__transport_inproc;
+	topo_machine *m = small_machine();
+	topo_group *g = group_of(m, "world", NULL, 12);
+	topo_tree t = fake_tree(g, 0);
+	struct topo_plan *p =
+	    hand_plan(&t, TOPO_OP_REDUCE, RL_BYTES, TOPO_INT32, TOPO_SUM);
+	struct range_run x[RL_THREADS];
+	pthread_t th[RL_THREADS];
+	void *state = NULL;
+	topo_error err;
+	int64_t bad = -1;
+	int failed = 0;
+
+	bufsize(p, TOPO__SEND, 2, RL_BYTES);
+	bufsize(p, TOPO__RECV, 0, RL_BYTES);
+	bufsize(p, TOPO__RECV, 1, RL_BYTES);
+	for (size_t i = 0; i < sizeof(rl) / sizeof(rl[0]); i++)
+		msg(p, TOPO__REDUCE, 2, TOPO__SEND, rl[i].off, rl[i].dst,
+		    TOPO__RECV, rl[i].off, rl[i].len, -1);
+	finish(p);
+	topo_error_clear(&err);
+	CHECK_INT(tr->open(&state, p, &err), 0);
+	if (state == NULL)
+		goto out;
+	for (int64_t i = 0; i < RL_BYTES / 4; i++) {
+		int32_t one = 1, zero = 0;
+
+		memcpy(tr->buffer(state, 2, TOPO__SEND) + 4 * i, &one, 4);
+		memcpy(tr->buffer(state, 0, TOPO__RECV) + 4 * i, &zero, 4);
+		memcpy(tr->buffer(state, 1, TOPO__RECV) + 4 * i, &zero, 4);
+	}
+	for (int i = 0; i < RL_THREADS; i++) {
+		x[i] = (struct range_run){tr, state, p, i, 0};
+		if (pthread_create(&th[i], NULL, range_thread, &x[i]) != 0)
+			exit(2);
+	}
+	for (int i = 0; i < RL_THREADS; i++) {
+		pthread_join(th[i], NULL);
+		failed |= x[i].failed;
+	}
+	CHECK(!failed, "a delivery failed");
+	for (int32_t dst = 0; dst < 2; dst++) {
+		const unsigned char *got = tr->buffer(state, dst, TOPO__RECV);
+
+		for (int64_t e = 0; e < RL_BYTES / 4 && bad < 0; e++) {
+			int32_t v, want = 0;
+
+			for (size_t i = 0; i < sizeof(rl) / sizeof(rl[0]); i++)
+				if (rl[i].dst == dst && 4 * e >= rl[i].off &&
+				    4 * e < rl[i].off + rl[i].len)
+					want += RL_THREADS * RL_ROUNDS;
+			memcpy(&v, got + 4 * e, 4);
+			if (v != want)
+				bad = dst * (RL_BYTES / 4) + e;
+		}
+	}
+	CHECK(bad < 0, "member %lld element %lld: updates lost",
+	      (long long)(bad / (RL_BYTES / 4)),
+	      (long long)(bad % (RL_BYTES / 4)));
+	tr->close(state);
+out:
+	topo_plan_free(p);
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Runs of hand-built plans */
+
+/* Bcast straight from the root: a local copy at the root, then one message
+ * from the root's SEND to each member's RECV. */
+static struct topo_plan *direct_bcast(const topo_tree *t, size_t bytes)
+{
+	struct topo_plan *p =
+	    hand_plan(t, TOPO_OP_BCAST, bytes, TOPO_INT8, TOPO_SUM);
+	int32_t root = t->root;
+
+	bufsize(p, TOPO__SEND, root, (int64_t)bytes);
+	for (int32_t r = 0; r < p->n; r++) {
+		bufsize(p, TOPO__RECV, r, (int64_t)bytes);
+		msg(p, TOPO__COPY, root, TOPO__SEND, 0, r, TOPO__RECV, 0,
+		    (int64_t)bytes, slot(p, r, 1));
+	}
+	return p;
+}
+
+static void test_bcast(int threads)
+{
+	topo_machine *m = small_machine();
+	topo_group *g = group_of(m, "world", NULL, 12);
+	topo_tree t = fake_tree(g, 0);
+	static const int32_t odd[] = {1, 4, 7, 10};
+	topo_group *g2 = group_of(m, "strided", odd, 4);
+	topo_tree t2 = fake_tree(g2, 2); /* endpoint 7, on node 2 */
+	struct topo_plan *p = direct_bcast(&t, 1000);
+	topo_report *r;
+	int64_t shm, net;
+	double lo, med, hi;
+
+	finish(p);
+	CHECK_INT(topo_plan_messages(p), 11);
+	r = run(p, threads, 5, 0);
+	expect_verified(r, "direct bcast");
+	CHECK_INT(topo_report_threads(r), threads);
+	CHECK_INT(topo_report_iterations(r), 5);
+	CHECK_INT(topo_report_error_count(r), 0);
+	/* Root endpoint 0 is on node 0 with endpoints 1..3. */
+	topo_report_messages(r, &shm, &net);
+	CHECK_INT(shm, 3);
+	CHECK_INT(net, 8);
+	topo_report_bytes_moved(r, &shm, &net);
+	CHECK_INT(shm, 3000);
+	CHECK_INT(net, 8000);
+	topo_report_seconds(r, &lo, &med, &hi);
+	CHECK(lo > 0 && lo <= med && med <= hi && hi < 10, "seconds %g %g %g",
+	      lo, med, hi);
+	topo_report_free(r);
+	topo_plan_free(p);
+
+	/* A strided group rooted at rank 2: members 1 and 4 are on other
+	 * nodes, 10 shares node 2 with the root. */
+	p = direct_bcast(&t2, 24);
+	finish(p);
+	r = run(p, threads, 1, 0);
+	expect_verified(r, "strided bcast");
+	topo_report_messages(r, &shm, &net);
+	CHECK_INT(shm, 1);
+	CHECK_INT(net, 2);
+	topo_report_free(r);
+	topo_plan_free(p);
+	topo_group_free(g2);
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
+/* Bcast along a chain of 4096 members, each forwarding the 4 KiB it
+ * received: only the dependencies keep a member from forwarding poison. */
+static void test_chain(int threads)
+{
+	static const int32_t tasks[] = {1024, 1024, 1024, 1024};
+	topo_machine *m = machine(4, tasks, 1);
+	topo_group *g = group_of(m, "world", NULL, 4096);
+	topo_tree t = fake_tree(g, 0);
+	struct topo_plan *p =
+	    hand_plan(&t, TOPO_OP_BCAST, 4096, TOPO_INT8, TOPO_SUM);
+	topo_report *r;
+	int64_t prev, shm, net;
+
+	bufsize(p, TOPO__SEND, 0, 4096);
+	for (int32_t k = 0; k < 4096; k++)
+		bufsize(p, TOPO__RECV, k, 4096);
+	prev = msg(p, TOPO__COPY, 0, TOPO__SEND, 0, 0, TOPO__RECV, 0, 4096,
+		   slot(p, 0, 1));
+	for (int32_t k = 1; k < 4096; k++) {
+		/* In two halves, so that a member forwards each half as soon
+		 * as it has it. */
+		int64_t a = msg(p, TOPO__COPY, k - 1, TOPO__RECV, 0, k,
+				TOPO__RECV, 0, 2048, slot(p, k, 1));
+		int64_t b = msg(p, TOPO__COPY, k - 1, TOPO__RECV, 2048, k,
+				TOPO__RECV, 2048, 2048, slot(p, k, 1));
+
+		dep(p, prev, a);
+		dep(p, prev, b);
+		prev = b;
+		if (k > 1)
+			dep(p, a - 2, a);
+	}
+	finish(p);
+	r = run(p, threads, 3, 0);
+	expect_verified(r, "chain bcast");
+	topo_report_messages(r, &shm, &net);
+	CHECK_INT(shm, 2 * 4092);
+	CHECK_INT(net, 2 * 3);
+	topo_report_free(r);
+	topo_plan_free(p);
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
+/* Gather straight to the root: every member copies its SEND into its
+ * block of the root's RECV (many writers, distinct bytes, no lock). */
+static void test_gather(int threads)
+{
+	topo_machine *m = small_machine();
+	topo_group *g = group_of(m, "world", NULL, 12);
+	topo_tree t = fake_tree(g, 11);
+	struct topo_plan *p =
+	    hand_plan(&t, TOPO_OP_GATHER, 100, TOPO_INT8, TOPO_SUM);
+	topo_report *r;
+
+	bufsize(p, TOPO__RECV, 11, 1200);
+	for (int32_t k = 0; k < 12; k++) {
+		bufsize(p, TOPO__SEND, k, 100);
+		msg(p, TOPO__COPY, k, TOPO__SEND, 0, 11, TOPO__RECV, 100 * k,
+		    100, slot(p, 11, 1));
+	}
+	finish(p);
+	r = run(p, threads, 2, 0);
+	expect_verified(r, "direct gather");
+	topo_report_free(r);
+	topo_plan_free(p);
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
+/* Reduce with every member reducing straight into the root's RECV once
+ * the root has copied its own input there. */
+static void test_reduce(int threads, int32_t n, enum topo_type type,
+			enum topo_redop op, size_t bytes)
+{
+	int32_t tasks[4] = {n / 4, n / 4, n / 4, n - 3 * (n / 4)};
+	topo_machine *m = machine(4, tasks, 1);
+	topo_group *g = group_of(m, "world", NULL, n);
+	topo_tree t = fake_tree(g, n / 2);
+	struct topo_plan *p = hand_plan(&t, TOPO_OP_REDUCE, bytes, type, op);
+	int32_t root = n / 2;
+	int64_t first, s = -1;
+	topo_report *r;
+	char what[64];
+
+	bufsize(p, TOPO__RECV, root, (int64_t)bytes);
+	for (int32_t k = 0; k < n; k++)
+		bufsize(p, TOPO__SEND, k, (int64_t)bytes);
+	s = slot(p, root, n);
+	first = msg(p, TOPO__COPY, root, TOPO__SEND, 0, root, TOPO__RECV, 0,
+		    (int64_t)bytes, s);
+	for (int32_t k = 0; k < n; k++) {
+		if (k != root)
+			dep(p, first,
+			    msg(p, TOPO__REDUCE, k, TOPO__SEND, 0, root,
+				TOPO__RECV, 0, (int64_t)bytes, s));
+	}
+	finish(p);
+	r = run(p, threads, 2, 0);
+	snprintf(what, sizeof(what), "reduce %s %s over %d",
+		 topo_type_name(type), topo_redop_name(op), n);
+	expect_verified(r, what);
+	topo_report_free(r);
+	topo_plan_free(p);
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
+/* Receipt counters and wrong data name the endpoints concerned. */
+static void test_faults(void)
+{
+	topo_machine *m = small_machine();
+	static const int32_t odd[] = {1, 4, 7, 10};
+	topo_group *g = group_of(m, "strided", odd, 4);
+	topo_tree t = fake_tree(g, 0);
+	struct topo_plan *p;
+	topo_report *r;
+
+	/* Member rank 2 (endpoint 7) gets nothing. */
+	p = hand_plan(&t, TOPO_OP_BCAST, 16, TOPO_INT8, TOPO_SUM);
+	bufsize(p, TOPO__SEND, 0, 16);
+	for (int32_t k = 0; k < 4; k++) {
+		int64_t s = slot(p, k, 1);
+
+		bufsize(p, TOPO__RECV, k, 16);
+		if (k != 2)
+			msg(p, TOPO__COPY, 0, TOPO__SEND, 0, k, TOPO__RECV, 0,
+			    16, s);
+	}
+	finish(p);
+	r = run(p, 2, 3, 0);
+	CHECK(!topo_report_verified(r), "undelivered run verified");
+	CHECK(has_error(r, 7, "undelivered"), "no undelivered for 7");
+	CHECK(only_endpoint(r, 7), "errors name others than endpoint 7");
+	CHECK(topo_report_error_total(r) >= 1 &&
+		  topo_report_error_total(r) ==
+		      (int64_t)topo_report_error_count(r),
+	      "total %lld, kept %zu", (long long)topo_report_error_total(r),
+	      topo_report_error_count(r));
+	/* Stops after the first faulty iteration. */
+	CHECK_INT(topo_report_iterations(r), 1);
+	topo_report_free(r);
+	topo_plan_free(p);
+
+	/* Member rank 3 (endpoint 10) gets it twice. */
+	p = hand_plan(&t, TOPO_OP_BCAST, 16, TOPO_INT8, TOPO_SUM);
+	bufsize(p, TOPO__SEND, 0, 16);
+	for (int32_t k = 0; k < 4; k++) {
+		int64_t s = slot(p, k, 1);
+
+		bufsize(p, TOPO__RECV, k, 16);
+		msg(p, TOPO__COPY, 0, TOPO__SEND, 0, k, TOPO__RECV, 0, 16, s);
+		if (k == 3)
+			msg(p, TOPO__COPY, 0, TOPO__SEND, 0, k, TOPO__RECV, 0,
+			    16, s);
+	}
+	finish(p);
+	r = run(p, 2, 1, 0);
+	CHECK(!topo_report_verified(r), "duplicated run verified");
+	CHECK(has_error(r, 10, "duplicated"), "no duplicated for 10");
+	CHECK(only_endpoint(r, 10), "errors name others than endpoint 10");
+	topo_report_free(r);
+	topo_plan_free(p);
+
+	/* Member rank 1 (endpoint 4) gets bytes from the wrong place. */
+	p = hand_plan(&t, TOPO_OP_BCAST, 16, TOPO_INT8, TOPO_SUM);
+	bufsize(p, TOPO__SEND, 0, 32);
+	for (int32_t k = 0; k < 4; k++) {
+		bufsize(p, TOPO__RECV, k, 16);
+		msg(p, TOPO__COPY, 0, TOPO__SEND, k == 1 ? 16 : 0, k,
+		    TOPO__RECV, 0, 16, slot(p, k, 1));
+	}
+	finish(p);
+	r = run(p, 2, 1, 0);
+	CHECK(!topo_report_verified(r), "wrong data verified");
+	CHECK(has_error(r, 4, "wrong data"), "no wrong data for 4");
+	CHECK(only_endpoint(r, 4), "errors name others than endpoint 4");
+	topo_report_free(r);
+	topo_plan_free(p);
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
+/* A chain of 100000 1 MiB copies cannot finish in 0.2 s: the run stops at
+ * its timeout with one "timeout" error for the run as a whole (-1). */
+static void test_timeout(void)
+{
+	topo_machine *m = small_machine();
+	topo_group *g = group_of(m, "world", NULL, 12);
+	topo_tree t = fake_tree(g, 0);
+	struct topo_plan *p =
+	    hand_plan(&t, TOPO_OP_BCAST, 8, TOPO_INT8, TOPO_SUM);
+	const int64_t mib = 1 << 20;
+	topo_report *r;
+	const char *kind, *detail;
+	double t0, lo, med, hi;
+
+	bufsize(p, TOPO__WORK, 0, mib);
+	bufsize(p, TOPO__WORK, 1, mib);
+	for (int64_t i = 0; i < 100000; i++) {
+		msg(p, TOPO__COPY, i % 2, TOPO__WORK, 0, 1 - i % 2, TOPO__WORK,
+		    0, mib, -1);
+		if (i > 0)
+			dep(p, i - 1, i);
+	}
+	finish(p);
+	t0 = now();
+	r = run(p, 2, 3, 0.2);
+	CHECK(now() - t0 < 3, "timed-out run took %.3f s", now() - t0);
+	CHECK(!topo_report_verified(r), "timed-out run verified");
+	CHECK_INT(topo_report_iterations(r), 0);
+	CHECK_INT(topo_report_error_count(r), 1);
+	CHECK_INT(topo_report_error_total(r), 1);
+	CHECK_INT(topo_report_error(r, 0, &kind, &detail), -1);
+	CHECK_STR(kind, "timeout");
+	CHECK_STR(detail, "the run did not finish within 0.2 s (iteration 1 "
+			  "of 3)");
+	topo_report_seconds(r, &lo, &med, &hi);
+	CHECK(lo == 0 && med == 0 && hi == 0, "seconds %g %g %g", lo, med, hi);
+	CHECK_INT(topo_report_error(r, 1, &kind, &detail), -1);
+	CHECK(kind == NULL && detail == NULL, "error past the end");
+	topo_report_free(r);
+	topo_plan_free(p);
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
+/* A delivery the transport refuses ends the run with "failed", naming the
+ * destination endpoint; the messages waiting for it never run. */
+static void test_failed(int threads)
+{
+	topo_machine *m = small_machine();
+	static const int32_t odd[] = {1, 4, 7, 10};
+	topo_group *g = group_of(m, "strided", odd, 4);
+	topo_tree t = fake_tree(g, 0);
+	struct topo_plan *p = direct_bcast(&t, 16);
+	topo_report *r;
+	const char *kind, *detail;
+
+	finish(p);
+	p->msg[2].len = 17; /* past both buffers, after the checks */
+	r = run(p, threads, 2, 0);
+	CHECK(!topo_report_verified(r), "failed run verified");
+	CHECK_INT(topo_report_error_count(r), 1);
+	CHECK_INT(topo_report_error(r, 0, &kind, &detail), 7);
+	CHECK_STR(kind, "failed");
+	CHECK_STR(detail, "message 2 from endpoint 1 to endpoint 7 could not "
+			  "be delivered: invalid description");
+	CHECK_INT(topo_report_iterations(r), 0);
+	topo_report_free(r);
+	topo_plan_free(p);
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
+/* Buffers larger than memory are refused before anything is allocated. */
+static void test_memory(void)
+{
+	topo_machine *m = small_machine();
+	topo_group *g = group_of(m, "world", NULL, 12);
+	topo_tree t = fake_tree(g, 0);
+	struct topo_plan *p = direct_bcast(&t, 8);
+	struct topo_run_params rp = {1, 1, 0};
+	topo_report *r = (topo_report *)&r;
+	topo_error err;
+	long before, after;
+	const char *head = "buffers need 1125899906842728 bytes "
+			   "(1073741825 MiB); only ";
+	const char *tail = " MiB of memory is available";
+	int rc;
+
+	bufsize(p, TOPO__WORK, 3, INT64_C(1) << 50);
+	finish(p);
+	CHECK_INT(topo_plan_buffer_bytes(p), (INT64_C(1) << 50) + 12 * 8 + 8);
+	topo_error_clear(&err);
+	before = topo__alloc_fail_after(-1);
+	rc = topo_plan_run(p, &rp, &r, &err);
+	after = topo__alloc_fail_after(-1);
+	CHECK_INT(rc, TOPO_ELIMIT);
+	CHECK(r == NULL, "refused run set *out");
+	CHECK_INT(after - before, 0);
+	CHECK(strncmp(err.text, head, strlen(head)) == 0, "%s", err.text);
+	CHECK(strlen(err.text) > strlen(tail) &&
+		  strcmp(err.text + strlen(err.text) - strlen(tail), tail) == 0,
+	      "%s", err.text);
+	topo_plan_free(p);
+
+	/* More than int64 can count. */
+	p = direct_bcast(&t, 8);
+	bufsize(p, TOPO__WORK, 3, INT64_MAX);
+	bufsize(p, TOPO__WORK, 4, INT64_MAX);
+	finish(p);
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_run(p, &rp, &r, &err), TOPO_ELIMIT);
+	CHECK_STR(err.text, "buffers need more than 9223372036854775807 "
+			    "bytes");
+	CHECK_INT(topo_plan_buffer_bytes(p), INT64_MAX);
+	topo_plan_free(p);
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
+/* Bad run parameters, defaults, and every allocation failure of a run. */
+static void test_run_params(void)
+{
+	topo_machine *m = small_machine();
+	topo_group *g = group_of(m, "world", NULL, 12);
+	topo_tree t = fake_tree(g, 3);
+	struct topo_plan *p = direct_bcast(&t, 64);
+	struct topo_run_params rp = {-1, 0, 0};
+	topo_report *r = (topo_report *)&r;
+	topo_error err;
+	long k;
+	int rc = 0;
+
+	finish(p);
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_run(p, &rp, &r, &err), TOPO_EARG);
+	CHECK_STR(err.text, "threads (-1), iterations (0) and timeout (0) "
+			    "must not be negative");
+	CHECK(r == NULL, "*out not cleared");
+	rp = (struct topo_run_params){0, 0, -0.5};
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_run(p, &rp, &r, &err), TOPO_EARG);
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_run(NULL, &rp, &r, &err), TOPO_EARG);
+	CHECK_INT(topo_plan_run(p, NULL, NULL, &err), TOPO_EARG);
+	/* NULL parameters: all defaults. */
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_run(p, NULL, &r, &err), 0);
+	expect_verified(r, "defaults");
+	CHECK_INT(topo_report_threads(r), sysconf(_SC_NPROCESSORS_ONLN));
+	CHECK_INT(topo_report_iterations(r), 1);
+	topo_report_free(r);
+	/* Accessors accept NULL. */
+	topo_report_free(NULL);
+	CHECK_INT(topo_report_verified(NULL), 0);
+	CHECK_INT(topo_report_error_count(NULL), 0);
+
+	for (k = 0; k < 200; k++) {
+		rp = (struct topo_run_params){2, 2, 0};
+		r = (topo_report *)&r;
+		topo_error_clear(&err);
+		topo__alloc_fail_after(k);
+		rc = topo_plan_run(p, &rp, &r, &err);
+		topo__alloc_fail_after(-1);
+		if (rc == 0) {
+			expect_verified(r, "after allocation failures");
+			topo_report_free(r);
+			break;
+		}
+		CHECK_INT(rc, TOPO_ENOMEM);
+		CHECK(strncmp(err.text, "out of memory", 13) == 0, "%s",
+		      err.text);
+		CHECK(r == NULL, "failed run set *out");
+	}
+	CHECK(rc == 0 && k >= 8, "succeeded after %ld failures", k);
+	topo_plan_free(p);
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
+/* ---------------------------------------------------------------------- */
+/* topo_plan_new: checks and defaults (the algorithms themselves are tested
+ * elsewhere) */
+
+/* Reduce in segments through the real planner and pool: large segments
+ * (byte ranges held while combining), small ones (under the bucket's
+ * mutex), a partial last segment, on the physical and hierarchical trees,
+ * with more threads than cores. */
+static void test_reduce_segments(void)
+{
+	static const struct {
+		const char *shape, *algo;
+		int32_t root;
+		size_t bytes, segment;
+		enum topo_type type;
+		enum topo_redop op;
+	} c[] = {
+	    {"hierarchical", "hierarchical", -1, (64 << 10) + 12, 8 << 10,
+	     TOPO_INT32, TOPO_SUM},
+	    {"hierarchical", "hierarchical", 7, 3000, 1000, TOPO_INT8,
+	     TOPO_BXOR},
+	    {"physical", "tree", 11, (96 << 10) + 8, 0, TOPO_DOUBLE, TOPO_SUM},
+	    {"physical", "tree", 0, 512 << 10, 0, TOPO_FLOAT, TOPO_MAX},
+	};
+	topo_machine *m = small_machine();
+	topo_group *g = group_of(m, "world", NULL, 12);
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct topo_plan_params q;
+		topo_tree *t = NULL;
+		topo_plan *p = NULL;
+		topo_report *r;
+		topo_error err;
+		char what[96];
+		int64_t S = c[i].segment == 0
+				? (c[i].bytes >= (256 << 10)
+				       ? (int64_t)(c[i].bytes + 65535) / 65536
+				       : 1)
+				: (int64_t)((c[i].bytes + c[i].segment - 1) /
+					    c[i].segment);
+
+		topo_error_clear(&err);
+		CHECK_INT(topo_tree_new(&t, g, c[i].shape, &err), 0);
+		memset(&q, 0, sizeof(q));
+		q.op = TOPO_OP_REDUCE;
+		q.algorithm = c[i].algo;
+		q.root = c[i].root;
+		q.bytes = c[i].bytes;
+		q.segment = c[i].segment;
+		q.type = c[i].type;
+		q.redop = c[i].op;
+		CHECK(topo_plan_new(&p, t, &q, &err) == 0, "%s", err.text);
+		if (p == NULL) {
+			topo_tree_free(t);
+			continue;
+		}
+		CHECK_INT(topo_plan_messages(p),
+			  S * (11 + (q.root >= 0 &&
+				     topo_group_rank(g, q.root) != t->root)));
+		snprintf(what, sizeof(what), "reduce %s in %lld segments",
+			 c[i].algo, (long long)S);
+		r = run(p, 8, 3, 0);
+		expect_verified(r, what);
+		CHECK_INT(topo_report_iterations(r), 3);
+		topo_report_free(r);
+		topo_plan_free(p);
+		topo_tree_free(t);
+	}
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
+/*
+ * A plan whose buffers cannot fit is refused while it is built, before its
+ * messages: 1 TiB per member in 64 KiB segments would otherwise be some 200
+ * million messages (and far more memory than the buffers' absence saves).
+ * The sizes are the plan's own (topo_plan_buffer_bytes), so the message
+ * names the exact need.
+ */
+static void test_plan_memory(void)
+{
+	topo_machine *m = small_machine();
+	topo_group *g = group_of(m, "world", NULL, 12);
+	topo_tree *t = NULL;
+	struct topo_plan_params q;
+	const char *tail = " MiB of memory is available";
+	int64_t B = INT64_C(1) << 40;
+	char head[160];
+	topo_error err;
+	double t0;
+
+	topo_error_clear(&err);
+	CHECK_INT(topo_tree_new(&t, g, "hierarchical", &err), 0);
+	memset(&q, 0, sizeof(q));
+	q.root = -1;
+	for (int op = 0; op <= TOPO_OP_REDUCE; op++) {
+		topo_plan *p = NULL;
+		int64_t need = -1;
+
+		/* Every buffer is a multiple of the bytes per member: the
+		 * same plan over 8 bytes, scaled, is the need. */
+		q.op = (enum topo_op)op;
+		q.type = op == TOPO_OP_REDUCE ? TOPO_INT64 : TOPO_INT8;
+		q.bytes = 8;
+		topo_error_clear(&err);
+		CHECK(topo_plan_new(&p, t, &q, &err) == 0, "%s", err.text);
+		if (p != NULL)
+			need = topo_plan_buffer_bytes(p) / 8 * B;
+		topo_plan_free(p);
+		q.bytes = (size_t)B;
+		p = (topo_plan *)&p;
+		topo_error_clear(&err);
+		t0 = now();
+		CHECK_INT(topo_plan_new(&p, t, &q, &err), TOPO_ELIMIT);
+		CHECK(now() - t0 < 1.0, "%s refused after %.3f s",
+		      topo_op_name(q.op), now() - t0);
+		CHECK(p == NULL, "refused plan set *out");
+		snprintf(head, sizeof(head),
+			 "buffers need %lld bytes (%lld MiB); only ",
+			 (long long)need, (long long)(need >> 20));
+		CHECK(strncmp(err.text, head, strlen(head)) == 0,
+		      "%s: \"%s\", want \"%s...\"", topo_op_name(q.op),
+		      err.text, head);
+		CHECK(strlen(err.text) > strlen(tail) &&
+			  strcmp(err.text + strlen(err.text) - strlen(tail),
+				 tail) == 0,
+		      "%s", err.text);
+	}
+	/* More than int64 counts: gather's root receives 12 blocks of 2^59
+	 * bytes and the members send 12 more. */
+	q.op = TOPO_OP_GATHER;
+	q.algorithm = "tree";
+	q.bytes = (size_t)1 << 59;
+	q.type = TOPO_INT8;
+	topo_error_clear(&err);
+	{
+		topo_plan *p = (topo_plan *)&p;
+
+		CHECK_INT(topo_plan_new(&p, t, &q, &err), TOPO_ELIMIT);
+		CHECK(p == NULL, "refused plan set *out");
+	}
+	CHECK_STR(err.text, "buffers need more than 9223372036854775807 bytes");
+	topo_tree_free(t);
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
+static void plan_bad(const topo_tree *t, struct topo_plan_params q, int code,
+		     const char *want, int line)
+{
+	topo_plan *p = (topo_plan *)&p;
+	topo_error err;
+
+	topo_error_clear(&err);
+	CHECK(topo_plan_new(&p, t, &q, &err) == code, "line %d: code %d", line,
+	      err.code);
+	CHECK(p == NULL, "line %d: *out not NULL", line);
+	CHECK(strcmp(err.text, want) == 0, "line %d: \"%s\", want \"%s\"", line,
+	      err.text, want);
+}
+
+static void test_plan_new(void)
+{
+	static const int32_t tasks[] = {1024, 1024, 1024, 1024};
+	topo_machine *m = small_machine();
+	topo_machine *big = machine(4, tasks, 1);
+	topo_group *g = group_of(m, "world", NULL, 12);
+	static const int32_t odd[] = {1, 4, 7, 10};
+	topo_group *g2 = group_of(m, "odd", odd, 4);
+	int32_t *even = malloc(2048 * sizeof(int32_t));
+	topo_group *g3;
+	topo_tree *t = NULL, *t2 = NULL, *t2h = NULL, *t3 = NULL;
+	topo_error err;
+	struct topo_plan_params q;
+	static const char *const defaults[] = {"flood", "tree", "chunked",
+					       "hierarchical"};
+
+	for (int i = 0; i < 2048; i++)
+		even[i] = 2 * i;
+	g3 = group_of(big, "even", even, 2048);
+	free(even);
+	topo_error_clear(&err);
+	CHECK_INT(topo_tree_new(&t, g, "physical", &err), 0);
+	CHECK_INT(topo_tree_new(&t2, g2, "binomial", &err), 0);
+	CHECK_INT(topo_tree_new(&t2h, g2, "hierarchical", &err), 0);
+	CHECK_INT(topo_tree_new(&t3, g3, "binomial", &err), 0);
+
+	memset(&q, 0, sizeof(q));
+	q.root = 99;
+	plan_bad(t, q, TOPO_EARG,
+		 "endpoint 99 is not a member of group \"world\" (members: "
+		 "0..11)",
+		 __LINE__);
+	q.root = 2;
+	plan_bad(t2, q, TOPO_EARG,
+		 "endpoint 2 is not a member of group \"odd\" (members: 1, "
+		 "4, 7, 10)",
+		 __LINE__);
+	q.root = -2;
+	plan_bad(t3, q, TOPO_EARG,
+		 "endpoint -2 is not a member of group \"even\" (members: 0, "
+		 "2, 4, 6, 8, 10, ..., 4094; 2048 in all)",
+		 __LINE__);
+	q.root = -1;
+	q.algorithm = "tree";
+	plan_bad(t, q, TOPO_EARG,
+		 "unknown bcast algorithm \"tree\" (valid: flood)", __LINE__);
+	q.op = TOPO_OP_SCATTER;
+	q.algorithm = "flood";
+	plan_bad(t, q, TOPO_EARG,
+		 "unknown scatter algorithm \"flood\" (valid: tree, "
+		 "or-combine)",
+		 __LINE__);
+	q.op = TOPO_OP_GATHER;
+	q.algorithm = "";
+	plan_bad(t, q, TOPO_EARG,
+		 "unknown gather algorithm \"\" (valid: chunked, tree)",
+		 __LINE__);
+	q.op = TOPO_OP_REDUCE;
+	q.algorithm = "Tree";
+	plan_bad(t, q, TOPO_EARG,
+		 "unknown reduce algorithm \"Tree\" (valid: hierarchical, "
+		 "tree)",
+		 __LINE__);
+	q.algorithm = NULL;
+	q.type = TOPO_INT32;
+	q.bytes = 10;
+	plan_bad(t, q, TOPO_EARG,
+		 "10 bytes is not a multiple of 4, the size of int32",
+		 __LINE__);
+	q.op = TOPO_OP_GATHER;
+	q.type = TOPO_DOUBLE;
+	plan_bad(t, q, TOPO_EARG,
+		 "10 bytes is not a multiple of 8, the size of double",
+		 __LINE__);
+	q.op = TOPO_OP_REDUCE;
+	q.type = TOPO_FLOAT;
+	q.bytes = 0;
+	q.redop = TOPO_BXOR;
+	plan_bad(t, q, TOPO_EARG,
+		 "operator bxor applies to integer types only, not float "
+		 "(valid: sum, prod, min, max)",
+		 __LINE__);
+	q.redop = TOPO_REDOP_COUNT;
+	plan_bad(t, q, TOPO_EARG, "unknown operator 7", __LINE__);
+	q.redop = TOPO_SUM;
+	q.type = (enum topo_type) - 1;
+	plan_bad(t, q, TOPO_EARG, "unknown type -1", __LINE__);
+	q.type = TOPO_INT8;
+	q.op = (enum topo_op)4;
+	plan_bad(t, q, TOPO_EARG, "unknown operation 4", __LINE__);
+	q.op = TOPO_OP_SCATTER;
+	q.bytes = SIZE_MAX / 4;
+	plan_bad(t, q, TOPO_ELIMIT,
+		 "4611686018427387903 bytes for each of 12 members is more "
+		 "than a buffer can hold",
+		 __LINE__);
+	plan_bad(NULL, q, TOPO_EARG,
+		 "topo_plan_new: out, tree and parameters are required",
+		 __LINE__);
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_new(NULL, t, &q, &err), TOPO_EARG);
+
+	/* Defaults: 8 bytes, the op's first algorithm, the tree's root
+	 * (reduce's default algorithm wants the hierarchical tree). */
+	for (int op = 0; op < 4; op++) {
+		const topo_tree *tt = op == TOPO_OP_REDUCE ? t2h : t2;
+		topo_plan *p = NULL;
+
+		memset(&q, 0, sizeof(q));
+		q.op = (enum topo_op)op;
+		q.root = -1;
+		topo_error_clear(&err);
+		CHECK(topo_plan_new(&p, tt, &q, &err) == 0, "%s: %s",
+		      defaults[op], err.text);
+		if (p == NULL)
+			continue;
+		CHECK_STR(topo_plan_algorithm(p), defaults[op]);
+		CHECK_INT(topo_plan_root(p), odd[tt->root]);
+		CHECK_INT(p->params.bytes, 8);
+		CHECK_INT(p->root, tt->root);
+		CHECK_INT(p->n, 4);
+		CHECK_INT(p->type_size, 1);
+		CHECK(p->params.algorithm == p->algorithm,
+		      "params.algorithm not the plan's own");
+		topo_plan_free(p);
+	}
+	/* Explicit choices are kept; root given by endpoint id. */
+	{
+		topo_plan *p = NULL;
+		char name[] = "or-combine";
+
+		memset(&q, 0, sizeof(q));
+		q.op = TOPO_OP_SCATTER;
+		q.algorithm = name;
+		q.root = 10;
+		q.bytes = 24;
+		topo_error_clear(&err);
+		CHECK(topo_plan_new(&p, t2, &q, &err) == 0, "%s", err.text);
+		name[0] = 'X'; /* the plan keeps its own copy */
+		if (p != NULL) {
+			CHECK_STR(topo_plan_algorithm(p), "or-combine");
+			CHECK_INT(topo_plan_root(p), 10);
+			CHECK_INT(p->root, 3);
+			CHECK_INT(p->params.bytes, 24);
+		}
+		topo_plan_free(p);
+	}
+	topo_tree_free(t);
+	topo_tree_free(t2);
+	topo_tree_free(t2h);
+	topo_tree_free(t3);
+	topo_group_free(g);
+	topo_group_free(g2);
+	topo_group_free(g3);
+	topo_machine_free(m);
+	topo_machine_free(big);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The engine at scale: a bcast of 8 bytes down a binary tree of 1,048,576
+ * members (each member forwards from its parent's RECV) on 2 threads. */
+static void bench_million(void)
+{
+	const int32_t n = SANITIZED ? 1 << 16 : 1 << 20;
+	int32_t tasks[1024];
+	topo_machine *m;
+	topo_group *g;
+	topo_tree t;
+	struct topo_plan *p;
+	topo_report *r;
+	double lo, med, hi, t0;
+
+	for (int i = 0; i < 1024; i++)
+		tasks[i] = n / 1024;
+	m = machine(1024, tasks, 1);
+	g = group_of(m, "world", NULL, n);
+	t = fake_tree(g, 0);
+	t0 = now();
+	p = hand_plan(&t, TOPO_OP_BCAST, 8, TOPO_INT8, TOPO_SUM);
+	bufsize(p, TOPO__SEND, 0, 8);
+	for (int32_t k = 0; k < n; k++) {
+		bufsize(p, TOPO__RECV, k, 8);
+		if (k == 0)
+			msg(p, TOPO__COPY, 0, TOPO__SEND, 0, 0, TOPO__RECV, 0,
+			    8, slot(p, 0, 1));
+		else
+			msg(p, TOPO__COPY, (k - 1) / 2, TOPO__RECV, 0, k,
+			    TOPO__RECV, 0, 8, slot(p, k, 1));
+		if (k > 0)
+			dep(p, (k - 1) / 2, k);
+	}
+	finish(p);
+	printf("exec: plan of %d messages built in %.3f s\n", n, now() - t0);
+	t0 = now();
+	r = run(p, 2, 3, 0);
+	expect_verified(r, "million bcast");
+	topo_report_seconds(r, &lo, &med, &hi);
+	if (!SANITIZED)
+		CHECK(hi < 1.0, "bcast over %d members took %.3f s", n, hi);
+	printf("exec: bcast of 8 bytes to %d members, 2 threads: min %.3f s, "
+	       "median %.3f s, max %.3f s (%.1f M messages/s); whole run "
+	       "%.3f s\n",
+	       n, lo, med, hi, n / med / 1e6, now() - t0);
+	topo_report_free(r);
+	topo_plan_free(p);
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
+int main(void)
+{
+	check_seed("test_exec", 20240611);
+	test_names();
+	test_reduce_ops();
+	test_reduce_kernels();
+	test_builder();
+	test_transport();
+	test_range_locks();
+	for (int threads = 1; threads <= 8; threads *= 8) {
+		test_bcast(threads);
+		test_chain(threads);
+		test_gather(threads);
+		test_failed(threads);
+	}
+	test_reduce(8, 2000, TOPO_INT32, TOPO_SUM, 4096);
+	test_reduce(2, 1000, TOPO_DOUBLE, TOPO_SUM, 1024);
+	test_reduce(8, 500, TOPO_FLOAT, TOPO_PROD, 512);
+	test_reduce(2, 300, TOPO_INT8, TOPO_PROD, 64);
+	test_reduce(8, 300, TOPO_UINT16, TOPO_MIN, 64);
+	test_reduce(8, 300, TOPO_INT64, TOPO_MAX, 64);
+	test_reduce(2, 300, TOPO_UINT64, TOPO_BAND, 64);
+	test_reduce(8, 300, TOPO_UINT32, TOPO_BOR, 64);
+	test_reduce(8, 301, TOPO_INT16, TOPO_BXOR, 64);
+	test_reduce(1, 5, TOPO_DOUBLE, TOPO_MAX, 8);
+	test_faults();
+	test_timeout();
+	test_memory();
+	test_run_params();
+	test_plan_new();
+	test_reduce_segments();
+	test_plan_memory();
+	bench_million();
+	return check_done("test_exec");
+}

@@ -1,0 +1,440 @@
+/*
+ * test_pool.c - the executor's worker pool (pool.c).
+ *
+ * Every task records that it ran (atomically, so a task run twice is seen
+ * as 2 and ThreadSanitizer sees no race); the shapes are those plans make:
+ * many independent tasks pushed from outside, a chain of dependent tasks
+ * (each pushes the next), a binary tree, and one task releasing a huge
+ * fan-out.  Then the ways a wait ends early: a deadline while a task is
+ * blocked (the pool waits for it, drops what is queued and is reusable),
+ * an abort from inside a task and from outside, and pushes that find no
+ * memory.  Idle workers must not use the CPU.  Prints tasks per second.
+ */
+#define TOPO_INTERNAL
+#include "exec_internal.h"
+
+#include "check.h"
+
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#define BIG (1 << 17)
+#else
+#define SANITIZED 0
+#define BIG (1 << 20)
+#endif
+
+enum shape { FLAT, CHAIN, TREE, FANOUT, SLEEPY, BLOCKING, ABORTING, GROWING };
+
+struct ctx {
+	enum shape shape;
+	int64_t n;
+	int32_t *ran;	      /* [n]: times each task ran */
+	int64_t by_worker[8]; /* tasks run by each worker (owner writes) */
+	struct topo__pool *pool;
+	/* BLOCKING: task 0 blocks until released, then pushes task 1. */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int started, released;
+	/* ABORTING: task abort_at aborts, then pushes its successor. */
+	int64_t abort_at;
+};
+
+static void run(void *vctx, int64_t task, int worker)
+{
+	struct ctx *c = vctx;
+
+	__atomic_fetch_add(&c->ran[task], 1, __ATOMIC_RELAXED);
+	if (worker >= 0 && worker < 8)
+		c->by_worker[worker]++;
+	switch (c->shape) {
+	case FLAT:
+		break;
+	case CHAIN:
+		if (task + 1 < c->n)
+			topo__pool_push(c->pool, task + 1, worker);
+		break;
+	case TREE:
+		for (int64_t k = 2 * task + 1; k <= 2 * task + 2; k++)
+			if (k < c->n)
+				topo__pool_push(c->pool, k, worker);
+		break;
+	case FANOUT:
+		if (task == 0)
+			for (int64_t k = 1; k < c->n; k++)
+				topo__pool_push(c->pool, k, worker);
+		break;
+	case SLEEPY:
+		/* Task 0 releases the others, which each sleep 5 ms: only
+		 * sharing lets several workers sleep at once. */
+		if (task == 0) {
+			for (int64_t k = 1; k < c->n; k++)
+				topo__pool_push(c->pool, k, worker);
+		} else {
+			struct timespec d = {0, 5 * 1000 * 1000};
+
+			nanosleep(&d, NULL);
+		}
+		break;
+	case BLOCKING:
+		if (task != 0)
+			break;
+		pthread_mutex_lock(&c->mu);
+		c->started = 1;
+		pthread_cond_broadcast(&c->cv);
+		while (!c->released)
+			pthread_cond_wait(&c->cv, &c->mu);
+		pthread_mutex_unlock(&c->mu);
+		topo__pool_push(c->pool, 1, worker);
+		break;
+	case ABORTING:
+		if (task == c->abort_at)
+			topo__pool_abort(c->pool);
+		if (task + 1 < c->n)
+			topo__pool_push(c->pool, task + 1, worker);
+		break;
+	case GROWING:
+		/* Task 0 pushes the others; the stack's first growth fails
+		 * and that task must go through the queue instead. */
+		if (task != 0)
+			break;
+		for (int64_t k = 1; k < c->n; k++) {
+			if (k == 1024)
+				topo__alloc_fail_after(0);
+			topo__pool_push(c->pool, k, worker);
+		}
+		break;
+	}
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static struct timespec in(double seconds)
+{
+	struct timespec ts;
+	double t = now() + seconds;
+
+	ts.tv_sec = (time_t)t;
+	ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+	return ts;
+}
+
+static struct ctx *ctx_new(enum shape shape, int64_t n)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+
+	c->shape = shape;
+	c->n = n;
+	c->ran = calloc((size_t)n, sizeof(int32_t));
+	c->abort_at = -1;
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->cv, NULL);
+	return c;
+}
+
+static void ctx_free(struct ctx *c)
+{
+	pthread_mutex_destroy(&c->mu);
+	pthread_cond_destroy(&c->cv);
+	free(c->ran);
+	free(c);
+}
+
+static struct topo__pool *pool_new(struct ctx *c, int threads)
+{
+	topo_error err;
+
+	topo_error_clear(&err);
+	CHECK(topo__pool_new(&c->pool, threads, run, c, &err) == 0, "%s",
+	      err.text);
+	if (c->pool == NULL)
+		exit(2);
+	return c->pool;
+}
+
+/* Counts tasks in [lo, hi) that ran exactly `times` times. */
+static int64_t count_ran(const struct ctx *c, int64_t lo, int64_t hi,
+			 int32_t times)
+{
+	int64_t k = 0;
+
+	for (int64_t i = lo; i < hi; i++)
+		k += c->ran[i] == times;
+	return k;
+}
+
+static int workers_used(const struct ctx *c)
+{
+	int used = 0;
+
+	for (int i = 0; i < 8; i++)
+		used += c->by_worker[i] > 0;
+	return used;
+}
+
+/* Runs one shape to completion and reports its rate. */
+static void shape_case(enum shape shape, const char *name, int threads,
+		       int64_t n, double limit)
+{
+	struct ctx *c = ctx_new(shape, n);
+	struct timespec deadline = in(60);
+	double t0, t1;
+	int w;
+
+	pool_new(c, threads);
+	t0 = now();
+	if (shape == FLAT)
+		for (int64_t i = 0; i < n; i++)
+			topo__pool_push(c->pool, i, -1);
+	else
+		topo__pool_push(c->pool, 0, -1);
+	w = topo__pool_wait(c->pool, &deadline);
+	t1 = now();
+	CHECK_INT(w, 0);
+	CHECK(count_ran(c, 0, n, 1) == n,
+	      "%s, %d threads: %lld of %lld ran once", name, threads,
+	      (long long)count_ran(c, 0, n, 1), (long long)n);
+	if (limit > 0 && (!SANITIZED || shape == SLEEPY))
+		CHECK(t1 - t0 < limit, "%s of %lld on %d threads took %.3f s",
+		      name, (long long)n, threads, t1 - t0);
+	if (shape == SLEEPY)
+		CHECK(workers_used(c) >= threads / 2,
+		      "%s on %d threads: only %d worker(s) ran tasks", name,
+		      threads, workers_used(c));
+	printf("pool: %-7s %8lld tasks, %d thread(s): %.3f s, %.1f M tasks/s\n",
+	       name, (long long)n, threads, t1 - t0,
+	       (double)n / (t1 - t0) / 1e6);
+	/* Reuse: the same pool runs the shape again. */
+	memset(c->ran, 0, (size_t)n * sizeof(int32_t));
+	topo__pool_push(c->pool, 0, -1);
+	if (shape == FLAT)
+		for (int64_t i = 1; i < n; i++)
+			topo__pool_push(c->pool, i, -1);
+	CHECK_INT(topo__pool_wait(c->pool, NULL), 0);
+	CHECK_INT(count_ran(c, 0, n, 1), n);
+	topo__pool_free(c->pool);
+	ctx_free(c);
+}
+
+static void *release_later(void *arg)
+{
+	struct ctx *c = arg;
+	struct timespec d = {0, 300 * 1000 * 1000};
+
+	nanosleep(&d, NULL);
+	pthread_mutex_lock(&c->mu);
+	c->released = 1;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+/* A deadline passes while task 0 is blocked: wait waits for it to return
+ * (the pool must be idle afterwards), drops task 1 that it pushes and the
+ * tasks still queued, and returns 1.  The pool then runs new work. */
+static void timeout_case(int threads)
+{
+	struct ctx *c = ctx_new(BLOCKING, 1000);
+	struct timespec deadline;
+	pthread_t releaser;
+	double t0, t1, c0, c1;
+
+	pool_new(c, threads);
+	topo__pool_push(c->pool, 0, -1);
+	pthread_mutex_lock(&c->mu);
+	while (!c->started)
+		pthread_cond_wait(&c->cv, &c->mu);
+	pthread_mutex_unlock(&c->mu);
+	/* With one thread these stay queued behind the blocked task. */
+	if (threads == 1)
+		for (int64_t i = 2; i < c->n; i++)
+			topo__pool_push(c->pool, i, -1);
+	pthread_create(&releaser, NULL, release_later, c);
+	t0 = now();
+	c0 = cpu_now();
+	deadline = in(0.1);
+	CHECK_INT(topo__pool_wait(c->pool, &deadline), 1);
+	t1 = now();
+	c1 = cpu_now();
+	pthread_join(releaser, NULL);
+	CHECK(t1 - t0 >= 0.25,
+	      "wait returned after %.3f s, before the "
+	      "blocked task did",
+	      t1 - t0);
+	CHECK(t1 - t0 < 5, "wait took %.3f s", t1 - t0);
+	CHECK(c1 - c0 < 0.1, "%d threads used %.3f s of CPU while waiting",
+	      threads, c1 - c0);
+	CHECK_INT(c->ran[0], 1);
+	CHECK_INT(c->ran[1], 0);
+	if (threads == 1)
+		CHECK_INT(count_ran(c, 2, c->n, 0), c->n - 2);
+	/* Reusable: everything pushed now runs. */
+	c->shape = FLAT;
+	memset(c->ran, 0, (size_t)c->n * sizeof(int32_t));
+	for (int64_t i = 0; i < c->n; i++)
+		topo__pool_push(c->pool, i, -1);
+	deadline = in(30);
+	CHECK_INT(topo__pool_wait(c->pool, &deadline), 0);
+	CHECK_INT(count_ran(c, 0, c->n, 1), c->n);
+	topo__pool_free(c->pool);
+	ctx_free(c);
+}
+
+/* A task aborts: its successor, pushed after the abort, is dropped. */
+static void abort_case(int threads)
+{
+	struct ctx *c = ctx_new(ABORTING, 100000);
+	struct timespec deadline = in(30);
+	double t0;
+
+	c->abort_at = 1000;
+	pool_new(c, threads);
+	topo__pool_push(c->pool, 0, -1);
+	t0 = now();
+	CHECK_INT(topo__pool_wait(c->pool, &deadline), 1);
+	CHECK(now() - t0 < 5, "abort took %.3f s", now() - t0);
+	CHECK_INT(count_ran(c, 0, 1001, 1), 1001);
+	CHECK_INT(count_ran(c, 1001, c->n, 0), c->n - 1001);
+	/* Reusable: the chain now runs to its end. */
+	c->abort_at = -1;
+	memset(c->ran, 0, (size_t)c->n * sizeof(int32_t));
+	topo__pool_push(c->pool, 0, -1);
+	CHECK_INT(topo__pool_wait(c->pool, &deadline), 0);
+	CHECK_INT(count_ran(c, 0, c->n, 1), c->n);
+	/* An abort from outside makes the next wait return at once. */
+	c->shape = FLAT;
+	topo__pool_abort(c->pool);
+	CHECK_INT(topo__pool_wait(c->pool, NULL), 1);
+	CHECK_INT(topo__pool_wait(c->pool, NULL), 0);
+	topo__pool_free(c->pool);
+	ctx_free(c);
+}
+
+/* Idle workers block: a pool of 8 threads doing nothing uses no CPU, and a
+ * wait with nothing pushed returns 0 at once. */
+static void idle_case(void)
+{
+	struct ctx *c = ctx_new(FLAT, 1);
+	struct timespec d = {0, 200 * 1000 * 1000};
+	double c0, c1;
+
+	pool_new(c, 8);
+	CHECK_INT(topo__pool_wait(c->pool, NULL), 0);
+	c0 = cpu_now();
+	nanosleep(&d, NULL);
+	c1 = cpu_now();
+	CHECK(c1 - c0 < 0.02, "8 idle threads used %.3f s of CPU in 0.2 s",
+	      c1 - c0);
+	topo__pool_free(c->pool);
+	topo__pool_free(NULL);
+	ctx_free(c);
+}
+
+/* Allocation failures: every one in topo__pool_new is reported and cleaned
+ * up; a push whose stack cannot grow goes through the queue (nothing lost);
+ * a push that finds no memory at all makes the wait fail with
+ * TOPO_ENOMEM, and the pool still works afterwards. */
+static void nomem_case(void)
+{
+	struct ctx *c = ctx_new(GROWING, 3000);
+	struct timespec deadline = in(30);
+	topo_error err;
+	int rc = 0, fails = 0;
+
+	for (long k = 0; k < 100; k++) {
+		struct topo__pool *pool = NULL;
+
+		topo_error_clear(&err);
+		topo__alloc_fail_after(k);
+		rc = topo__pool_new(&pool, 4, run, c, &err);
+		topo__alloc_fail_after(-1);
+		if (rc == 0) {
+			topo__pool_free(pool);
+			break;
+		}
+		fails++;
+		CHECK_INT(rc, TOPO_ENOMEM);
+		CHECK_STR(err.text, "out of memory");
+		CHECK(pool == NULL, "failed topo__pool_new set *out");
+	}
+	CHECK_INT(rc, 0);
+	CHECK(fails >= 3, "only %d allocations in topo__pool_new", fails);
+
+	pool_new(c, 1);
+	topo__pool_push(c->pool, 0, -1);
+	CHECK_INT(topo__pool_wait(c->pool, &deadline), 0);
+	topo__alloc_fail_after(-1);
+	CHECK_INT(count_ran(c, 0, c->n, 1), c->n);
+
+	/* Fill the queue (1024 entries) while the only worker is blocked,
+	 * then fail the queue's growth. */
+	c->shape = BLOCKING;
+	c->started = c->released = 0;
+	memset(c->ran, 0, (size_t)c->n * sizeof(int32_t));
+	topo__pool_push(c->pool, 0, -1);
+	pthread_mutex_lock(&c->mu);
+	while (!c->started)
+		pthread_cond_wait(&c->cv, &c->mu);
+	pthread_mutex_unlock(&c->mu);
+	for (int64_t i = 2; i < 1026; i++)
+		topo__pool_push(c->pool, i, -1);
+	topo__alloc_fail_after(0);
+	topo__pool_push(c->pool, 1026, -1);
+	topo__alloc_fail_after(-1);
+	pthread_mutex_lock(&c->mu);
+	c->released = 1;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	CHECK_INT(topo__pool_wait(c->pool, &deadline), TOPO_ENOMEM);
+	CHECK_INT(c->ran[1026], 0);
+	CHECK_INT(count_ran(c, 1, c->n, 0), c->n - 1);
+	c->shape = FLAT;
+	for (int64_t i = 0; i < 2000; i++)
+		topo__pool_push(c->pool, i, -1);
+	CHECK_INT(topo__pool_wait(c->pool, &deadline), 0);
+	CHECK_INT(c->ran[1999], 1);
+	topo__pool_free(c->pool);
+	ctx_free(c);
+}
+
+int main(void)
+{
+	shape_case(FLAT, "flat", 1, 100000, 0);
+	shape_case(FLAT, "flat", 8, 100000, 0);
+	shape_case(CHAIN, "chain", 1, BIG, 0.5);
+	shape_case(CHAIN, "chain", 2, BIG, 0.5);
+	shape_case(CHAIN, "chain", 8, BIG, 0.5);
+	shape_case(TREE, "tree", 1, BIG, 0.5);
+	shape_case(TREE, "tree", 2, BIG, 0.5);
+	shape_case(TREE, "tree", 8, BIG, 0.5);
+	shape_case(FANOUT, "fan-out", 2, BIG, 0.5);
+	shape_case(FANOUT, "fan-out", 8, BIG, 0.5);
+	/* 64 x 5 ms: 0.32 s on one worker, 0.04 s shared by eight. */
+	shape_case(SLEEPY, "sleepy", 8, 64, 0.2);
+	shape_case(SLEEPY, "sleepy", 2, 64, 0.25);
+	timeout_case(1);
+	timeout_case(8);
+	abort_case(1);
+	abort_case(2);
+	abort_case(8);
+	idle_case();
+	nomem_case();
+	return check_done("test_pool");
+}

@@ -1,0 +1,946 @@
+/*
+ * test_verify.c - the replay's input pattern and verifier (verify.c).
+ *
+ * Plans are built by hand here (buffers, receipt slots), not by plan.c,
+ * and "runs" are simulated by writing what every member must end with
+ * straight from the operation's definition.  The verifier must then find
+ * nothing, and find exactly the one fault injected afterwards: a wrong
+ * byte, a missing delivery, a duplicate, a scribbled send buffer, for
+ * every operation.  Reduce expectations for every type x op are recomputed
+ * here in wide arithmetic (int64 / uint64 / double, no wrapping), and the
+ * inputs are checked against the ranges that make every op exact in every
+ * order.
+ */
+#define TOPO_INTERNAL
+#include "exec_internal.h"
+
+#include "check.h"
+
+#include <math.h>
+
+#define MAXERR 64
+#define STARTS(s, prefix) (strncmp((s), (prefix), strlen(prefix)) == 0)
+
+struct run {
+	struct topo_plan p;
+	int64_t *size[TOPO__NBUF];
+	unsigned char **mem[TOPO__NBUF];
+	int64_t *count; /* per slot */
+	struct topo__verify_error errs[MAXERR];
+	int nerr;
+};
+
+static unsigned char *getbuf(void *ctx, int32_t r, int kind)
+{
+	struct run *x = ctx;
+
+	return x->mem[kind][r];
+}
+
+static void collect(void *ctx2, const struct topo__verify_error *e)
+{
+	struct run *x = ctx2;
+
+	if (x->nerr < MAXERR)
+		x->errs[x->nerr++] = *e;
+}
+
+static int64_t verify(struct run *x, int64_t max)
+{
+	x->nerr = 0;
+	return topo__verify(&x->p, getbuf, x, x->count, collect, x, max);
+}
+
+static size_t tsize(enum topo_type t)
+{
+	static const size_t s[] = {1, 2, 4, 8, 1, 2, 4, 8, 4, 8};
+
+	return s[t];
+}
+
+static int is_float(enum topo_type t)
+{
+	return t == TOPO_FLOAT || t == TOPO_DOUBLE;
+}
+
+static int is_signed(enum topo_type t)
+{
+	return t <= TOPO_INT64;
+}
+
+/* Element e of buffer b as a wide signed value (read at the type's width:
+ * unsigned types are read as the signed type of their size). */
+static int64_t get_i(enum topo_type t, const unsigned char *b, size_t e)
+{
+	switch (tsize(t)) {
+	case 1: {
+		int8_t v;
+
+		memcpy(&v, b + e, 1);
+		return v;
+	}
+	case 2: {
+		int16_t v;
+
+		memcpy(&v, b + 2 * e, 2);
+		return v;
+	}
+	case 4: {
+		int32_t v;
+
+		memcpy(&v, b + 4 * e, 4);
+		return v;
+	}
+	default: {
+		int64_t v;
+
+		memcpy(&v, b + 8 * e, 8);
+		return v;
+	}
+	}
+}
+
+static uint64_t get_u(enum topo_type t, const unsigned char *b, size_t e)
+{
+	uint64_t v = 0;
+
+	/* Little or big endian, the low bytes of a uint64 copied from the
+	 * element's own bytes: compare through the fixed-width types. */
+	switch (tsize(t)) {
+	case 1: {
+		uint8_t x;
+
+		memcpy(&x, b + e, 1);
+		v = x;
+		break;
+	}
+	case 2: {
+		uint16_t x;
+
+		memcpy(&x, b + 2 * e, 2);
+		v = x;
+		break;
+	}
+	case 4: {
+		uint32_t x;
+
+		memcpy(&x, b + 4 * e, 4);
+		v = x;
+		break;
+	}
+	default:
+		memcpy(&v, b + 8 * e, 8);
+		break;
+	}
+	return v;
+}
+
+static double get_d(enum topo_type t, const unsigned char *b, size_t e)
+{
+	if (t == TOPO_FLOAT) {
+		float f;
+
+		memcpy(&f, b + 4 * e, 4);
+		return f;
+	}
+	{
+		double d;
+
+		memcpy(&d, b + 8 * e, 8);
+		return d;
+	}
+}
+
+/* Element e as a double, whatever the type (exact for the values of the
+ * reduce pattern's sums, products, minima and maxima). */
+static double get_any(enum topo_type t, const unsigned char *b, size_t e)
+{
+	if (is_float(t))
+		return get_d(t, b, e);
+	if (is_signed(t))
+		return (double)get_i(t, b, e);
+	return (double)get_u(t, b, e);
+}
+
+static void put(enum topo_type t, unsigned char *b, size_t e, uint64_t bits,
+		double d)
+{
+	switch (t) {
+	case TOPO_FLOAT: {
+		float f = (float)d;
+
+		memcpy(b + 4 * e, &f, 4);
+		return;
+	}
+	case TOPO_DOUBLE:
+		memcpy(b + 8 * e, &d, 8);
+		return;
+	default:
+		break;
+	}
+	switch (tsize(t)) {
+	case 1: {
+		uint8_t x = (uint8_t)bits;
+
+		memcpy(b + e, &x, 1);
+		break;
+	}
+	case 2: {
+		uint16_t x = (uint16_t)bits;
+
+		memcpy(b + 2 * e, &x, 2);
+		break;
+	}
+	case 4: {
+		uint32_t x = (uint32_t)bits;
+
+		memcpy(b + 4 * e, &x, 4);
+		break;
+	}
+	default:
+		memcpy(b + 8 * e, &bits, 8);
+		break;
+	}
+}
+
+/* The reduction of every member's SEND, in wide arithmetic, into out.
+ * Sums and products of the pattern's inputs never leave the type's range
+ * (checked by check_inputs), so no wrapping is needed. */
+static void ref_reduce(struct run *x, unsigned char *out)
+{
+	const struct topo_plan *p = &x->p;
+	enum topo_type t = p->params.type;
+	enum topo_redop op = p->params.redop;
+	size_t ne = p->params.bytes / tsize(t);
+
+	for (size_t e = 0; e < ne; e++) {
+		int64_t si = get_i(t, x->mem[TOPO__SEND][0], e);
+		uint64_t su = get_u(t, x->mem[TOPO__SEND][0], e);
+		double sd =
+		    is_float(t) ? get_d(t, x->mem[TOPO__SEND][0], e) : 0;
+
+		for (int32_t r = 1; r < p->n; r++) {
+			const unsigned char *b = x->mem[TOPO__SEND][r];
+			int64_t vi = get_i(t, b, e);
+			uint64_t vu = get_u(t, b, e);
+			double vd = is_float(t) ? get_d(t, b, e) : 0;
+
+			/* Only the representation of the type is combined
+			 * wide: the others would overflow for nothing. */
+			if (!is_signed(t))
+				vi = si = 0;
+			switch (op) {
+			case TOPO_SUM:
+				si += vi, su += vu, sd += vd;
+				break;
+			case TOPO_PROD:
+				si *= vi, su *= vu, sd *= vd;
+				break;
+			case TOPO_MIN:
+				si = vi < si ? vi : si;
+				su = vu < su ? vu : su;
+				sd = vd < sd ? vd : sd;
+				break;
+			case TOPO_MAX:
+				si = vi > si ? vi : si;
+				su = vu > su ? vu : su;
+				sd = vd > sd ? vd : sd;
+				break;
+			case TOPO_BAND:
+				su &= vu;
+				break;
+			case TOPO_BOR:
+				su |= vu;
+				break;
+			default:
+				su ^= vu;
+				break;
+			}
+		}
+		if (op >= TOPO_BAND)
+			put(t, out, e, su, 0);
+		else if (is_signed(t))
+			put(t, out, e, (uint64_t)si, 0);
+		else
+			put(t, out, e, su, sd);
+	}
+}
+
+static void run_free(struct run *x)
+{
+	for (int b = 0; b < TOPO__NBUF; b++) {
+		if (x->mem[b] != NULL)
+			for (int32_t r = 0; r < x->p.n; r++)
+				free(x->mem[b][r]);
+		free(x->mem[b]);
+		free(x->size[b]);
+	}
+	free(x->p.slot_member);
+	free(x->p.slot_expect);
+	free(x->count);
+	memset(x, 0, sizeof(*x));
+}
+
+static void add_slot(struct run *x, int32_t member, int32_t expect)
+{
+	int64_t s = x->p.nslots++;
+
+	x->p.slot_member =
+	    realloc(x->p.slot_member, (size_t)x->p.nslots * sizeof(int32_t));
+	x->p.slot_expect =
+	    realloc(x->p.slot_expect, (size_t)x->p.nslots * sizeof(int32_t));
+	x->count = realloc(x->count, (size_t)x->p.nslots * sizeof(int64_t));
+	x->p.slot_member[s] = member;
+	x->p.slot_expect[s] = expect;
+	x->count[s] = expect;
+}
+
+/* A plan of op over tree t with buffers as the algorithms lay them out, and
+ * the correct end state already written (slots all delivered once). */
+static void setup(struct run *x, const topo_tree *t, enum topo_op op,
+		  enum topo_type type, enum topo_redop redop, size_t bytes,
+		  int32_t root)
+{
+	int32_t n = topo_group_size(topo_tree_group(t));
+	int64_t nb = (int64_t)bytes;
+
+	memset(x, 0, sizeof(*x));
+	x->p.t = t;
+	x->p.params.op = op;
+	x->p.params.type = type;
+	x->p.params.redop = redop;
+	x->p.params.bytes = bytes;
+	x->p.n = n;
+	x->p.root = root;
+	x->p.type_size = tsize(type);
+	for (int b = 0; b < TOPO__NBUF; b++) {
+		x->size[b] = calloc((size_t)n, sizeof(int64_t));
+		x->mem[b] = calloc((size_t)n, sizeof(unsigned char *));
+		x->p.bufsize[b] = x->size[b];
+	}
+	for (int32_t r = 0; r < n; r++) {
+		switch (op) {
+		case TOPO_OP_BCAST:
+		case TOPO_OP_REDUCE:
+			x->size[TOPO__SEND][r] = nb;
+			x->size[TOPO__RECV][r] = nb;
+			break;
+		case TOPO_OP_SCATTER:
+			x->size[TOPO__SEND][r] = r == root ? nb * n : 0;
+			x->size[TOPO__RECV][r] = nb;
+			break;
+		case TOPO_OP_GATHER:
+			x->size[TOPO__SEND][r] = nb;
+			x->size[TOPO__RECV][r] = r == root ? nb * n : 0;
+			break;
+		}
+		for (int b = 0; b < TOPO__NBUF; b++)
+			x->mem[b][r] = malloc((size_t)x->size[b][r] + 1);
+		topo__pattern_fill(&x->p, r, x->mem[TOPO__SEND][r],
+				   (size_t)x->size[TOPO__SEND][r]);
+		memset(x->mem[TOPO__RECV][r], TOPO__POISON,
+		       (size_t)x->size[TOPO__RECV][r]);
+	}
+	for (int32_t r = 0; r < n; r++) {
+		switch (op) {
+		case TOPO_OP_BCAST:
+			memcpy(x->mem[TOPO__RECV][r], x->mem[TOPO__SEND][root],
+			       bytes);
+			if (r != root)
+				add_slot(x, r, 1);
+			break;
+		case TOPO_OP_SCATTER:
+			memcpy(x->mem[TOPO__RECV][r],
+			       x->mem[TOPO__SEND][root] + nb * r, bytes);
+			if (r != root)
+				add_slot(x, r, 1);
+			break;
+		case TOPO_OP_GATHER:
+			memcpy(x->mem[TOPO__RECV][root] + nb * r,
+			       x->mem[TOPO__SEND][r], bytes);
+			if (r != root)
+				add_slot(x, root, 1);
+			break;
+		case TOPO_OP_REDUCE:
+			if (r != root)
+				add_slot(x, root, 1);
+			break;
+		}
+	}
+	if (op == TOPO_OP_REDUCE)
+		ref_reduce(x, x->mem[TOPO__RECV][root]);
+}
+
+/* ---------------------------------------------------------------------- */
+
+static topo_machine *mach;
+static topo_group *grp;
+static topo_tree *tree;
+
+/* 8 tasks on 3 nodes; the group leaves out task 0, so endpoint = rank + 1
+ * and a detail that names an endpoint is told apart from one naming a
+ * rank. */
+static void make_tree(void)
+{
+	static const char json[] =
+	    "{\"name\": \"v\", \"nodes\": 3, \"tasks_per_node\": [3, 1, 4],"
+	    " \"network\": {\"type\": \"kary\", \"fanout\": 2}}";
+	topo_error err;
+
+	topo_error_clear(&err);
+	if (topo_machine_load_string(&mach, json, strlen(json), NULL, &err) ||
+	    topo_group_new(&grp, mach, "g", "cols 1:7", &err) ||
+	    topo_tree_new(&tree, grp, "physical", &err)) {
+		fprintf(stderr, "setup: %s\n", err.text);
+		exit(2);
+	}
+}
+
+static void test_pattern(void)
+{
+	struct run x;
+	enum { N = 300, LEN = 64 };
+	static unsigned char a[N][LEN];
+	unsigned char b[LEN], c[LEN];
+
+	/* Deterministic, and a prefix of a longer fill. */
+	setup(&x, tree, TOPO_OP_BCAST, TOPO_INT8, TOPO_SUM, 8, 0);
+	x.p.n = N;
+	for (int32_t r = 0; r < N; r++)
+		topo__pattern_fill(&x.p, r, a[r], LEN);
+	topo__pattern_fill(&x.p, 17, b, 37);
+	CHECK(memcmp(a[17], b, 37) == 0, "a fill is a prefix of a longer one");
+	topo__pattern_fill(&x.p, 17, b, LEN);
+	CHECK(memcmp(a[17], b, LEN) == 0, "same inputs, same pattern");
+
+	/* Every pair of members differs in every 4-byte word. */
+	{
+		long same = 0;
+
+		for (int32_t r = 0; r < N; r++)
+			for (int32_t s = r + 1; s < N; s++)
+				for (int w = 0; w < LEN / 4; w++)
+					same += memcmp(a[r] + 4 * w,
+						       a[s] + 4 * w, 4) == 0;
+		CHECK_INT(same, 0);
+	}
+	/* Words within one member differ too (no short period), and the
+	 * pattern is not mostly poison. */
+	{
+		long same = 0, poison = 0;
+
+		for (int w = 1; w < LEN / 4; w++)
+			same += memcmp(a[5], a[5] + 4 * w, 4) == 0;
+		for (int32_t r = 0; r < N; r++)
+			for (int i = 0; i < LEN; i++)
+				poison += a[r][i] == TOPO__POISON;
+		CHECK_INT(same, 0);
+		CHECK(poison < N * LEN / 64, "%ld poison bytes", poison);
+	}
+	/* Other operations and types give other data. */
+	x.p.params.op = TOPO_OP_SCATTER;
+	x.p.root = 17;
+	topo__pattern_fill(&x.p, 17, b, LEN);
+	CHECK(memcmp(a[17], b, LEN) != 0, "scatter pattern = bcast pattern");
+	/* A scatter's non-roots contribute zeros (or-combine). */
+	x.p.root = 16;
+	topo__pattern_fill(&x.p, 17, c, LEN);
+	{
+		static const unsigned char zero[LEN];
+
+		CHECK(memcmp(c, zero, LEN) == 0, "non-root scatter input "
+						 "is not zeros");
+	}
+	x.p.root = 0;
+	x.p.params.op = TOPO_OP_GATHER;
+	x.p.params.type = TOPO_INT32;
+	topo__pattern_fill(&x.p, 17, c, LEN);
+	CHECK(memcmp(b, c, LEN) != 0, "gather pattern = scatter pattern");
+	x.p.params.type = TOPO_INT8;
+	topo__pattern_fill(&x.p, 17, b, LEN);
+	CHECK(memcmp(b, c, LEN) != 0, "type does not change the pattern");
+	x.p.n = topo_group_size(grp);
+	run_free(&x);
+
+	/* Scatter: the root's blocks differ from one another. */
+	setup(&x, tree, TOPO_OP_SCATTER, TOPO_INT8, TOPO_SUM, 4, 2);
+	{
+		long same = 0;
+
+		for (int32_t r = 0; r < x.p.n; r++)
+			for (int32_t s = r + 1; s < x.p.n; s++)
+				same += memcmp(x.mem[TOPO__SEND][2] + 4 * r,
+					       x.mem[TOPO__SEND][2] + 4 * s,
+					       4) == 0;
+		CHECK_INT(same, 0);
+	}
+	run_free(&x);
+}
+
+/* Reduce inputs stay where every op is exact in every order. */
+static void test_reduce_inputs(void)
+{
+	enum { N = 40, NE = 24 };
+	struct run x;
+
+	for (enum topo_type t = 0; t < TOPO_TYPE_COUNT; t++) {
+		for (enum topo_redop op = 0; op < TOPO_REDOP_COUNT; op++) {
+			long bad = 0, twos_max = 0, twos_any = 0, neg = 0;
+			unsigned char buf[N][NE * 8];
+
+			if (is_float(t) && op >= TOPO_BAND)
+				continue;
+			setup(&x, tree, TOPO_OP_REDUCE, t, op, tsize(t), 0);
+			x.p.n = N;
+			for (int32_t r = 0; r < N; r++)
+				topo__pattern_fill(&x.p, r, buf[r],
+						   NE * tsize(t));
+			for (int e = 0; e < NE; e++) {
+				long twos = 0;
+
+				for (int32_t r = 0; r < N; r++) {
+					double v =
+					    get_any(t, buf[r], (size_t)e);
+
+					neg += v < 0;
+					if (op == TOPO_SUM)
+						bad += !(v >= -3 && v <= 3 &&
+							 v == floor(v));
+					if (op == TOPO_PROD) {
+						bad += !(fabs(v) == 1 ||
+							 fabs(v) == 2);
+						twos += fabs(v) == 2;
+					}
+					if (op == TOPO_MIN || op == TOPO_MAX)
+						bad += v != floor(v);
+				}
+				twos_max = twos > twos_max ? twos : twos_max;
+				twos_any += twos > 0;
+			}
+			CHECK(bad == 0,
+			      "type %d op %d: %ld inputs out of range", t, op,
+			      bad);
+			if (op == TOPO_PROD) {
+				CHECK(twos_max <= 4,
+				      "type %d: %ld twos in one element", t,
+				      twos_max);
+				CHECK(twos_any > 0, "type %d: no 2 at all", t);
+			}
+			/* Signed and float sums/products get negative
+			 * inputs; unsigned ones never wrap to huge values. */
+			if (op == TOPO_SUM || op == TOPO_PROD) {
+				if (is_signed(t) || is_float(t))
+					CHECK(neg > 0,
+					      "type %d op %d: no "
+					      "negative input",
+					      t, op);
+			}
+			x.p.n = topo_group_size(grp);
+			run_free(&x);
+		}
+	}
+}
+
+/* Float and double sums and products are the same in any order. */
+static void test_reduce_order(void)
+{
+	enum { N = 1000, NE = 16 };
+	static unsigned char buf[N][NE * 8];
+	struct run x;
+
+	for (enum topo_type t = TOPO_FLOAT; t <= TOPO_DOUBLE; t++) {
+		for (enum topo_redop op = TOPO_SUM; op <= TOPO_PROD; op++) {
+			long differ = 0;
+
+			setup(&x, tree, TOPO_OP_REDUCE, t, op, 8, 0);
+			x.p.n = N;
+			for (int32_t r = 0; r < N; r++)
+				topo__pattern_fill(&x.p, r, buf[r],
+						   NE * tsize(t));
+			for (int e = 0; e < NE; e++) {
+				float ff = op == TOPO_SUM ? 0 : 1, fb = ff;
+				double df = ff, db = ff;
+
+				for (int32_t r = 0; r < N; r++) {
+					double v = get_d(t, buf[r], (size_t)e);
+					double w =
+					    get_d(t, buf[N - 1 - r], (size_t)e);
+
+					if (op == TOPO_SUM) {
+						ff += (float)v, fb += (float)w;
+						df += v, db += w;
+					} else {
+						ff *= (float)v, fb *= (float)w;
+						df *= v, db *= w;
+					}
+				}
+				differ += ff != fb || df != db || ff != df;
+			}
+			CHECK(differ == 0,
+			      "type %d op %d: %ld elements depend "
+			      "on the order",
+			      t, op, differ);
+			x.p.n = topo_group_size(grp);
+			run_free(&x);
+		}
+	}
+}
+
+/* Every type x op: the wide-arithmetic result is accepted, one wrong
+ * element byte is caught at the right place, and hand-made values check
+ * ref_reduce itself. */
+static void test_reduce_all(void)
+{
+	struct run x;
+	char want[160];
+
+	for (enum topo_type t = 0; t < TOPO_TYPE_COUNT; t++) {
+		for (enum topo_redop op = 0; op < TOPO_REDOP_COUNT; op++) {
+			size_t ts = tsize(t);
+			int64_t got;
+
+			if (is_float(t) && op >= TOPO_BAND)
+				continue;
+			setup(&x, tree, TOPO_OP_REDUCE, t, op, 3 * ts, 3);
+			got = verify(&x, MAXERR);
+			CHECK(got == 0, "type %d op %d: %lld errors (%s)", t,
+			      op, (long long)got,
+			      x.nerr ? x.errs[0].detail : "");
+			/* Element 1's last byte: every type has one that
+			 * changes the value. */
+			x.mem[TOPO__RECV][3][2 * ts - 1] ^= 0x40;
+			got = verify(&x, MAXERR);
+			CHECK_INT(got, 1);
+			if (x.nerr == 1) {
+				unsigned char g =
+				    x.mem[TOPO__RECV][3][2 * ts - 1];
+
+				CHECK_INT(x.errs[0].rank, 3);
+				CHECK_STR(x.errs[0].kind, "wrong data");
+				snprintf(want, sizeof(want),
+					 "receive buffer byte %zu (element 1): "
+					 "got 0x%02x, want 0x%02x",
+					 2 * ts - 1, g, g ^ 0x40);
+				CHECK_STR(x.errs[0].detail, want);
+			}
+			run_free(&x);
+		}
+	}
+}
+
+/* ref_reduce against values written by hand: 7 members, int8, the
+ * members' SEND replaced with chosen numbers. */
+static void test_reduce_hand(void)
+{
+	static const int8_t in[7] = {3, -2, 1, 0, -3, 2, 1};
+	static const struct {
+		enum topo_redop op;
+		int8_t want;
+	} cases[] = {
+	    {TOPO_SUM, 2},
+	    {TOPO_PROD, 0},
+	    {TOPO_MIN, -3},
+	    {TOPO_MAX, 3},
+	    {TOPO_BAND, 0},
+	    {TOPO_BOR, -1},
+	    {TOPO_BXOR, (int8_t)(3 ^ -2 ^ 1 ^ 0 ^ -3 ^ 2 ^ 1)},
+	};
+	struct run x;
+	unsigned char out[1];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		setup(&x, tree, TOPO_OP_REDUCE, TOPO_INT8, cases[i].op, 1, 0);
+		for (int32_t r = 0; r < 7; r++)
+			memcpy(x.mem[TOPO__SEND][r], &in[r], 1);
+		ref_reduce(&x, out);
+		CHECK_INT((int8_t)out[0], cases[i].want);
+		run_free(&x);
+	}
+	/* uint16 max and double prod, by hand too. */
+	{
+		static const uint16_t u[7] = {7, 65535, 3, 0, 9, 1, 2};
+		static const double d[7] = {1, -1, 2, -1, 1, 2, -1};
+		uint16_t uo;
+		double dd;
+
+		setup(&x, tree, TOPO_OP_REDUCE, TOPO_UINT16, TOPO_MAX, 2, 0);
+		for (int32_t r = 0; r < 7; r++)
+			memcpy(x.mem[TOPO__SEND][r], &u[r], 2);
+		ref_reduce(&x, x.mem[TOPO__RECV][0]);
+		memcpy(&uo, x.mem[TOPO__RECV][0], 2);
+		CHECK_INT(uo, 65535);
+		run_free(&x);
+		setup(&x, tree, TOPO_OP_REDUCE, TOPO_DOUBLE, TOPO_PROD, 8, 0);
+		for (int32_t r = 0; r < 7; r++)
+			memcpy(x.mem[TOPO__SEND][r], &d[r], 8);
+		ref_reduce(&x, x.mem[TOPO__RECV][0]);
+		memcpy(&dd, x.mem[TOPO__RECV][0], 8);
+		CHECK(dd == -4.0, "prod = %g", dd);
+		run_free(&x);
+	}
+}
+
+/* One fault at a time for every operation. */
+static void test_faults(void)
+{
+	static const enum topo_op ops[] = {TOPO_OP_BCAST, TOPO_OP_SCATTER,
+					   TOPO_OP_GATHER, TOPO_OP_REDUCE};
+	static const int32_t roots[] = {0, 4, 6};
+	struct run x;
+	char want[160];
+
+	for (size_t oi = 0; oi < 4; oi++) {
+		for (size_t ri = 0; ri < 3; ri++) {
+			enum topo_op op = ops[oi];
+			int32_t root = roots[ri];
+			int32_t victim = root == 4 ? 5 : 4; /* not the root */
+			/* Whose RECV holds data: everyone, or the root. */
+			int32_t holder =
+			    op == TOPO_OP_GATHER || op == TOPO_OP_REDUCE
+				? root
+				: victim;
+			int64_t slot = -1;
+			unsigned char g, w;
+
+			setup(&x, tree, op,
+			      op == TOPO_OP_REDUCE ? TOPO_INT32 : TOPO_INT8,
+			      TOPO_SUM, 12, root);
+			CHECK(verify(&x, MAXERR) == 0,
+			      "op %d root %d: clean run has errors (%s)",
+			      (int)op, root, x.nerr ? x.errs[0].detail : "");
+
+			/* A wrong byte. */
+			x.mem[TOPO__RECV][holder][9] ^= 1;
+			CHECK_INT(verify(&x, MAXERR), 1);
+			CHECK_INT(x.errs[0].rank, holder);
+			CHECK_STR(x.errs[0].kind, "wrong data");
+			g = x.mem[TOPO__RECV][holder][9];
+			w = g ^ 1;
+			if (op == TOPO_OP_GATHER)
+				snprintf(want, sizeof(want),
+					 "receive buffer byte 9 (byte 9 of "
+					 "endpoint 1's block): got 0x%02x, "
+					 "want 0x%02x",
+					 g, w);
+			else if (op == TOPO_OP_REDUCE)
+				snprintf(want, sizeof(want),
+					 "receive buffer byte 9 (element 2): "
+					 "got 0x%02x, want 0x%02x",
+					 g, w);
+			else
+				snprintf(want, sizeof(want),
+					 "receive buffer byte 9: got 0x%02x, "
+					 "want 0x%02x",
+					 g, w);
+			CHECK_STR(x.errs[0].detail, want);
+			x.mem[TOPO__RECV][holder][9] ^= 1;
+
+			/* A missing delivery: the victim's slot (bcast,
+			 * scatter), or one of the root's (gather, reduce),
+			 * with the data it would have brought. */
+			for (int64_t s = 0; s < x.p.nslots; s++)
+				if (x.p.slot_member[s] == holder)
+					slot = s;
+			CHECK(slot >= 0, "no slot for %d", holder);
+			x.count[slot] = 0;
+			if (op == TOPO_OP_GATHER)
+				memset(x.mem[TOPO__RECV][root] + 12 * 6,
+				       TOPO__POISON, 12);
+			else if (op != TOPO_OP_REDUCE)
+				memset(x.mem[TOPO__RECV][victim], TOPO__POISON,
+				       12);
+			else
+				x.mem[TOPO__RECV][root][0] ^= 0x10;
+			if (op == TOPO_OP_BCAST || op == TOPO_OP_SCATTER) {
+				/* Only "undelivered": the poison it holds is
+				 * a consequence. */
+				CHECK_INT(verify(&x, MAXERR), 1);
+				CHECK_INT(x.errs[0].rank, victim);
+				CHECK_STR(x.errs[0].kind, "undelivered");
+				CHECK_STR(x.errs[0].detail,
+					  "received 0 of 1 expected "
+					  "deliveries");
+				memcpy(x.mem[TOPO__RECV][victim],
+				       op == TOPO_OP_BCAST
+					   ? x.mem[TOPO__SEND][root]
+					   : x.mem[TOPO__SEND][root] +
+						 12 * victim,
+				       12);
+			} else {
+				/* A root receiving from many also says
+				 * where its data went wrong. */
+				CHECK_INT(verify(&x, MAXERR), 2);
+				CHECK_INT(x.errs[0].rank, root);
+				CHECK_STR(x.errs[0].kind, "undelivered");
+				CHECK_STR(x.errs[0].detail,
+					  "received 0 of 1 expected "
+					  "deliveries");
+				CHECK_INT(x.errs[1].rank, root);
+				CHECK_STR(x.errs[1].kind, "wrong data");
+				if (op == TOPO_OP_GATHER) {
+					CHECK(STARTS(x.errs[1].detail,
+						     "receive buffer byte 72 "
+						     "(byte 0 of endpoint 7's "
+						     "block): got 0xa5"),
+					      "%s", x.errs[1].detail);
+					memcpy(x.mem[TOPO__RECV][root] + 72,
+					       x.mem[TOPO__SEND][6], 12);
+				} else {
+					x.mem[TOPO__RECV][root][0] ^= 0x10;
+				}
+			}
+			x.count[slot] = 1;
+			CHECK_INT(verify(&x, MAXERR), 0);
+
+			/* A duplicate: same data, counted twice. */
+			x.count[slot] = 2;
+			CHECK_INT(verify(&x, MAXERR), 1);
+			CHECK_INT(x.errs[0].rank, holder);
+			CHECK_STR(x.errs[0].kind, "duplicated");
+			CHECK_STR(x.errs[0].detail,
+				  "received 2 deliveries, 1 expected");
+			x.count[slot] = 1;
+
+			/* A scribbled send buffer (the root's for scatter:
+			 * the others hold none). */
+			{
+				int32_t who =
+				    op == TOPO_OP_SCATTER ? root : victim;
+				unsigned char *s = x.mem[TOPO__SEND][who];
+
+				s[3] ^= 0x80;
+				CHECK_INT(verify(&x, MAXERR), 1);
+				CHECK_INT(x.errs[0].rank, who);
+				CHECK_STR(x.errs[0].kind, "wrong data");
+				snprintf(want, sizeof(want),
+					 "send buffer changed at byte 3: got "
+					 "0x%02x, want 0x%02x",
+					 s[3], s[3] ^ 0x80);
+				CHECK_STR(x.errs[0].detail, want);
+				s[3] ^= 0x80;
+			}
+			CHECK_INT(verify(&x, MAXERR), 0);
+			run_free(&x);
+		}
+	}
+}
+
+/* Several faults: reported in rank order, capped at max, all counted. */
+static void test_many(void)
+{
+	struct run x;
+	int64_t got;
+
+	setup(&x, tree, TOPO_OP_BCAST, TOPO_INT8, TOPO_SUM, 8, 3);
+	/* Slots are in rank order for ranks != 3; shuffle the faults so the
+	 * verifier must sort them out per member. */
+	for (int64_t s = 0; s < x.p.nslots; s++) {
+		int32_t m = x.p.slot_member[s];
+
+		if (m == 6)
+			x.count[s] = 3;
+		if (m == 1)
+			x.count[s] = 0;
+	}
+	add_slot(&x, 1, 2); /* member 1 has a second slot, also short */
+	x.count[x.p.nslots - 1] = 1;
+	add_slot(&x, 6, 1); /* and member 6 a second duplicated one */
+	x.count[x.p.nslots - 1] = 2;
+	x.mem[TOPO__RECV][0][7] ^= 0xff;
+	x.mem[TOPO__SEND][6][0] ^= 0xff;
+	got = verify(&x, MAXERR);
+	CHECK_INT(got, 4);
+	CHECK_INT(x.nerr, 4);
+	if (x.nerr == 4) {
+		CHECK_INT(x.errs[0].rank, 0);
+		CHECK_STR(x.errs[0].kind, "wrong data");
+		CHECK_INT(x.errs[1].rank, 1);
+		CHECK_STR(x.errs[1].kind, "undelivered");
+		CHECK_STR(x.errs[1].detail,
+			  "received 1 of 3 expected deliveries");
+		CHECK_INT(x.errs[2].rank, 6);
+		CHECK_STR(x.errs[2].kind, "duplicated");
+		CHECK_STR(x.errs[2].detail,
+			  "received 5 deliveries, 2 expected");
+		CHECK_INT(x.errs[3].rank, 6);
+		CHECK_STR(x.errs[3].kind, "wrong data");
+		CHECK(
+		    STARTS(x.errs[3].detail, "send buffer changed at byte 0:"),
+		    "%s", x.errs[3].detail);
+	}
+	got = verify(&x, 2);
+	CHECK_INT(got, 4);
+	CHECK_INT(x.nerr, 2);
+	/* No report callback: still counted. */
+	CHECK_INT(topo__verify(&x.p, getbuf, &x, x.count, NULL, NULL, 10), 4);
+	/* Without receipt counters only the data is checked. */
+	CHECK_INT(topo__verify(&x.p, getbuf, &x, NULL, collect, &x, 10), 2);
+
+	/* A receive buffer smaller than the result. */
+	x.count[0] = x.p.slot_expect[0];
+	run_free(&x);
+	setup(&x, tree, TOPO_OP_GATHER, TOPO_INT8, TOPO_SUM, 4, 2);
+	x.size[TOPO__RECV][2] = 27;
+	CHECK_INT(verify(&x, MAXERR), 1);
+	CHECK_STR(x.errs[0].kind, "wrong data");
+	CHECK_STR(x.errs[0].detail,
+		  "receive buffer holds 27 bytes, 28 expected");
+	run_free(&x);
+
+	/* Big buffers cross the verifier's chunks: a fault past the first
+	 * one is found at its exact offset. */
+	setup(&x, tree, TOPO_OP_SCATTER, TOPO_INT8, TOPO_SUM, 10000, 0);
+	CHECK_INT(verify(&x, MAXERR), 0);
+	x.mem[TOPO__RECV][5][9001] ^= 2;
+	CHECK_INT(verify(&x, MAXERR), 1);
+	CHECK(STARTS(x.errs[0].detail, "receive buffer byte 9001:"), "%s",
+	      x.errs[0].detail);
+	x.mem[TOPO__RECV][5][9001] ^= 2;
+	x.mem[TOPO__SEND][0][60001] ^= 2;
+	/* Only the root's SEND: rank 6's expectation comes from the pattern,
+	 * not from the root's (now wrong) buffer. */
+	CHECK_INT(verify(&x, MAXERR), 1);
+	CHECK_INT(x.errs[0].rank, 0);
+	CHECK(STARTS(x.errs[0].detail, "send buffer changed at byte 60001:"),
+	      "%s", x.errs[0].detail);
+	run_free(&x);
+
+	/* Scatter members other than the root may hold a SEND of zeros
+	 * (or-combine): it must stay zeros. */
+	setup(&x, tree, TOPO_OP_SCATTER, TOPO_INT8, TOPO_SUM, 4, 1);
+	x.size[TOPO__SEND][3] = 4;
+	x.mem[TOPO__SEND][3] = realloc(x.mem[TOPO__SEND][3], 4);
+	memset(x.mem[TOPO__SEND][3], 0, 4);
+	CHECK_INT(verify(&x, MAXERR), 0);
+	x.mem[TOPO__SEND][3][2] = 1;
+	CHECK_INT(verify(&x, MAXERR), 1);
+	CHECK_INT(x.errs[0].rank, 3);
+	CHECK_STR(x.errs[0].detail,
+		  "send buffer changed at byte 2: got 0x01, want 0x00");
+	run_free(&x);
+
+	setup(&x, tree, TOPO_OP_REDUCE, TOPO_DOUBLE, TOPO_MAX, 8 * 1500, 6);
+	CHECK_INT(verify(&x, MAXERR), 0);
+	x.mem[TOPO__RECV][6][8 * 1200 + 7] ^= 0x01;
+	CHECK_INT(verify(&x, MAXERR), 1);
+	CHECK(STARTS(x.errs[0].detail,
+		     "receive buffer byte 9607 (element 1200): got 0x"),
+	      "%s", x.errs[0].detail);
+	run_free(&x);
+}
+
+int main(void)
+{
+	make_tree();
+	test_pattern();
+	test_reduce_inputs();
+	test_reduce_order();
+	test_reduce_all();
+	test_reduce_hand();
+	test_faults();
+	test_many();
+	topo_tree_free(tree);
+	topo_group_free(grp);
+	topo_machine_free(mach);
+	return check_done("test_verify");
+}

@@ -46,7 +46,7 @@ UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 MAN_PAGES := $(sort $(wildcard man/*.[1357]))
 
-.PHONY: FORCE all check check-unit check-cli check-schemas check-man check-install demo bench \
+.PHONY: FORCE all check check-unit check-cli check-schemas check-man check-install tsan-build demo bench bench-deps \
 	install uninstall deps clean format
 
 all: $(B)/libtopo.a $(B)/libtopo.so $(PROGS) $(B)/libtopo.pc
@@ -91,7 +91,15 @@ FORCE:
 check:
 	@$(MAKE) -s deps
 	@$(MAKE) all $(UNIT_BIN)
+	@$(MAKE) tsan-build
 	@sh tests/check.sh $(B)
+
+# The executor's tests and collrun, built with ThreadSanitizer into
+# build-thread/ for the tsan suite of check (tests/tsan/run.sh).
+TSAN_B := build-thread
+tsan-build:
+	@$(MAKE) SANITIZE=thread B=$(TSAN_B) $(TSAN_B)/collrun \
+	    $(TSAN_B)/tests/test_pool $(TSAN_B)/tests/test_exec
 
 check-unit: $(UNIT_BIN)
 	@sh tests/check.sh $(B) unit
@@ -110,8 +118,15 @@ demo:
 	@$(MAKE) all
 	@sh examples/demo.sh $(B)
 
+# Compile scaling, then the replay comparison with Open MPI (needs
+# openmpi-bin and libopenmpi-dev: make bench-deps).  REPLAY_ARGS=--quick
+# for a smoke run.
 bench: all
 	@sh tests/bench/compile.sh $(B)
+	@python3 tests/bench/replay.py $(B) $(REPLAY_ARGS)
+
+bench-deps:
+	@$(MAKE) -s deps DEB_PKGS="$(DEB_PKGS) openmpi-bin libopenmpi-dev gnuplot-nox hyperfine"
 
 # ---------------------------------------------------------------- install
 install: all
@@ -154,3 +169,8 @@ format:
 
 clean:
 	rm -rf build build-*
+
+# Hardening targets live beside their sources: fuzzing (make fuzz),
+# valgrind and fault injection (make check-valgrind, check-fault).
+-include tests/fuzz/fuzz.mk
+-include tests/fault/fault.mk

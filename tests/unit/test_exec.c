@@ -1785,8 +1785,7 @@ static void bench_million(void)
 	r = run(p, 2, 3, 0);
 	expect_verified(r, "million bcast");
 	topo_report_seconds(r, &lo, &med, &hi);
-	if (!SANITIZED)
-		CHECK(hi < 1.0, "bcast over %d members took %.3f s", n, hi);
+	/* Speed is make bench's business, not a test's: this only prints. */
 	printf("exec: bcast of 8 bytes to %d members, 2 threads: min %.3f s, "
 	       "median %.3f s, max %.3f s (%.1f M messages/s); whole run "
 	       "%.3f s\n",

@@ -789,6 +789,7 @@ static void test_read_paths(void)
 				fwrite(json, 1, len, w);
 				fclose(w);
 			}
+			free(json);
 			_exit(0);
 		}
 		CHECK(pid > 0, "fork");
@@ -866,17 +867,11 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* 65,536 nodes x 16 tasks must load in well under 100 ms (about 12 ms on
- * a laptop; ten times the slack under the sanitizers).  With explicit
- * arrays most of the time is jansson's parsing of 131,072 numbers. */
+/* A 65,536-node x 16-task machine, kary and explicit: loads, with the right
+ * counts and depths.  The times are printed for reference only; speed is
+ * make bench's business, never a test's. */
 static void test_speed(void)
 {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-	const double slack = 10.0;
-#else
-	const double slack = 1.0;
-#endif
-	const double limit = 0.1 * slack;
 	static const char kary[] = "{\"nodes\": 65536, \"tasks_per_node\": 16,"
 				   " \"network\": {\"type\": \"kary\", "
 				   "\"fanout\": 4}, \"groups\": {\"a\": "
@@ -891,7 +886,7 @@ static void test_speed(void)
 	rc = topo_machine_load_string(&m, kary, sizeof(kary) - 1, NULL, NULL);
 	t = now() - t0;
 	CHECK_INT(rc, 0);
-	CHECK(t < limit, "kary 65536 x 16 took %.3f s", t);
+	printf("machine: kary 65536 x 16 loaded in %.3f s\n", t);
 	if (m != NULL) {
 		CHECK_INT(topo_machine_endpoints(m), 1048576);
 		CHECK_INT(topo_machine_node_depth(m, 65535), 8);
@@ -917,7 +912,7 @@ static void test_speed(void)
 	rc = topo_machine_load_string(&m, json, n, NULL, NULL);
 	t = now() - t0;
 	CHECK_INT(rc, 0);
-	CHECK(t < 5 * limit, "explicit 65536 x 16 took %.3f s", t);
+	printf("machine: explicit 65536 x 16 loaded in %.3f s\n", t);
 	if (m != NULL) {
 		CHECK_INT(topo_machine_tasks(m), 1048576);
 		CHECK_INT(topo_machine_node_depth(m, 65535), 65535);

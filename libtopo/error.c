@@ -115,6 +115,35 @@ void topo__pointer_append(char *buf, size_t size, const char *token)
 	buf[len] = '\0';
 }
 
+/*
+ * Appends s to buf at *len with control characters other than tab written
+ * as \xNN: a spec, a file name, a group or tree name read from a document
+ * can hold a newline, and the formatted error must stay one line.  *len
+ * may already be past size (a truncated earlier part): then nothing is
+ * added; when s does not fit, *len becomes size so nothing more is.
+ */
+static void put_clean(char *buf, size_t size, size_t *len, const char *s)
+{
+	if (*len >= size)
+		return;
+	for (; *s != '\0' && *len + 1 < size; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c < 0x20 && c != '\t') || c == 0x7f) {
+			if (*len + 4 >= size)
+				break;
+			snprintf(buf + *len, size - *len, "\\x%02x", c);
+			*len += 4;
+		} else {
+			buf[(*len)++] = (char)c;
+		}
+	}
+	buf[*len] = '\0';
+	/* Cut short: what follows would be appended to a partial text. */
+	if (*s != '\0')
+		*len = size;
+}
+
 char *topo_error_format(const topo_error *err, char *buf, size_t size)
 {
 	size_t len = 0;
@@ -131,16 +160,23 @@ char *topo_error_format(const topo_error *err, char *buf, size_t size)
 						__VA_ARGS__);                  \
 	} while (0)
 	if (err->source[0] != '\0') {
+		put_clean(buf, size, &len, err->source);
 		if (err->line > 0)
-			PUT("%s:%d:%d: ", err->source, err->line, err->column);
+			PUT(":%d:%d: ", err->line, err->column);
 		else
-			PUT("%s: ", err->source);
+			PUT(": ");
 	}
-	if (err->pointer[0] != '\0')
-		PUT("%s: ", err->pointer);
-	if (err->position >= 0)
-		PUT("spec \"%s\": at %d: ", err->spec, err->position);
-	PUT("%s", err->text[0] != '\0' ? err->text : topo_strerror(err->code));
+	if (err->pointer[0] != '\0') {
+		put_clean(buf, size, &len, err->pointer);
+		PUT(": ");
+	}
+	if (err->position >= 0) {
+		PUT("spec \"");
+		put_clean(buf, size, &len, err->spec);
+		PUT("\": at %d: ", err->position);
+	}
+	put_clean(buf, size, &len,
+		  err->text[0] != '\0' ? err->text : topo_strerror(err->code));
 #undef PUT
 	return buf;
 }

@@ -49,6 +49,27 @@ static void test_errors(void)
 	topo_error_format(&err, buf, 10);
 	CHECK_INT(strlen(buf), 9);
 
+	/* Control characters from the input (a spec, a file name, a name in
+	 * a document) are shown as \xNN, tabs as they are: the formatted
+	 * error is one line.  Found by fuzz_spec (spec "cols 0\n"). */
+	topo_error_clear(&err);
+	topo__err_spec(&err, "cols 0\n\x7f\t", 6, "unexpected %s", "x");
+	topo__err_locate(&err, "a\rb.json", "/groups/g\x01");
+	CHECK_STR(topo_error_format(&err, buf, sizeof(buf)),
+		  "a\\x0db.json: /groups/g\\x01: spec \"cols 0\\x0a\\x7f\t\": at "
+		  "6: unexpected x");
+	topo_error_clear(&err);
+	topo__err(&err, TOPO_EINVAL, NULL, NULL, "group \"%s\" twice", "a\nb");
+	CHECK_STR(topo_error_format(&err, buf, sizeof(buf)),
+		  "group \"a\\x0ab\" twice");
+	/* An escape that does not fit is left out whole, and nothing is
+	 * appended after a part cut short. */
+	topo_error_clear(&err);
+	topo__err_spec(&err, "ab\n", 0, "x");
+	CHECK_STR(topo_error_format(&err, buf, 12), "spec \"ab");
+	CHECK_STR(topo_error_format(&err, buf, 13), "spec \"ab\\x0a");
+	CHECK_STR(topo_error_format(&err, buf, 14), "spec \"ab\\x0a\"");
+
 	buf[0] = '\0';
 	topo__pointer_append(buf, sizeof(buf), "groups");
 	topo__pointer_append(buf, sizeof(buf), "a/b~c");

@@ -964,6 +964,72 @@ static int load_tree(struct ld *l, const topo_group *g, const json_t *tj,
 	return 0;
 }
 
+/* Names by index, for first_duplicate(). */
+static const char *tree_name(const void *items, size_t i)
+{
+	return ((topo_tree *const *)items)[i]->name;
+}
+
+static const char *group_name(const void *items, size_t i)
+{
+	return ((topo_group *const *)items)[i]->name;
+}
+
+struct named {
+	const char *name;
+	size_t index;
+};
+
+static int cmp_named(const void *a, const void *b)
+{
+	const struct named *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	if (c != 0)
+		return c;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/*
+ * Finds the first item (in index order) whose name an earlier item already
+ * has: *dup is its index, *first the earlier one's.  Sorting keeps this
+ * O(n log n) where comparing every pair would let a hostile file with many
+ * groups take quadratic time.  Returns 1 when found, 0 when the names are
+ * unique, -1 when out of memory.
+ */
+static int first_duplicate(size_t n,
+			   const char *(*name)(const void *items, size_t i),
+			   const void *items, size_t *dup, size_t *first)
+{
+	struct named *v;
+	int found = 0;
+
+	if (n < 2)
+		return 0;
+	v = topo__mallocarray(n, sizeof(*v));
+	if (v == NULL)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		v[i].name = name(items, i);
+		v[i].index = i;
+	}
+	qsort(v, n, sizeof(*v), cmp_named);
+	/* In a run of equal names the first entry has the lowest index, the
+	 * second is that name's first repeat; the earliest repeat wins. */
+	for (size_t i = 1; i < n; i++) {
+		if (strcmp(v[i].name, v[i - 1].name) != 0 ||
+		    (i >= 2 && strcmp(v[i - 1].name, v[i - 2].name) == 0))
+			continue;
+		if (!found || v[i].index < *dup) {
+			*dup = v[i].index;
+			*first = v[i - 1].index;
+			found = 1;
+		}
+	}
+	topo__free(v);
+	return found;
+}
+
 static int load_trees(struct ld *l, topo_compiled *c, size_t gi,
 		      const json_t *gj, const char *gptr)
 {
@@ -996,15 +1062,20 @@ static int load_trees(struct ld *l, topo_compiled *c, size_t gi,
 		if (rc != 0)
 			return rc;
 		c->trees[gi][c->ntrees[gi]++] = t;
-		for (size_t k = 0; k < j; k++) {
-			if (strcmp(c->trees[gi][k]->name, t->name) != 0)
-				continue;
-			ptr_fmt(ptr, "%s/trees/%zu/name", gptr, j);
+	}
+	{
+		size_t dup, first;
+
+		rc = first_duplicate(nt, tree_name, c->trees[gi], &dup, &first);
+		if (rc < 0)
+			return nomem(l, gptr);
+		if (rc > 0) {
+			ptr_fmt(ptr, "%s/trees/%zu/name", gptr, dup);
 			return fail(l, ptr,
 				    "tree \"%s\" is already defined "
 				    "at %s/trees/%zu (tree names are unique "
 				    "in a group)",
-				    t->name, gptr, k);
+				    c->trees[gi][dup]->name, gptr, first);
 		}
 	}
 	return 0;
@@ -1016,7 +1087,7 @@ static int load_group(struct ld *l, topo_compiled *c, size_t gi,
 	topo_machine *m = c->owned;
 	const char *name, *spec;
 	int32_t *mem = NULL, n = 0;
-	char gptr[PTR_SIZE], ptr[PTR_SIZE];
+	char gptr[PTR_SIZE];
 	int rc;
 
 	ptr_fmt(gptr, "/groups/%zu", gi);
@@ -1027,16 +1098,6 @@ static int load_group(struct ld *l, topo_compiled *c, size_t gi,
 		rc = key_string(l, gj, gptr, "spec", &spec);
 	if (rc != 0)
 		return rc;
-	/* Groups are looked up by name (collc -g, collrun -g). */
-	for (size_t j = 0; j < gi; j++) {
-		if (strcmp(c->groups[j]->name, name) != 0)
-			continue;
-		ptr_fmt(ptr, "%s/name", gptr);
-		return fail(l, ptr,
-			    "group \"%s\" is already defined at "
-			    "/groups/%zu (group names are unique)",
-			    name, j);
-	}
 	rc = load_members(l, m, gj, gptr, &mem, &n);
 	if (rc != 0)
 		return rc;
@@ -1118,6 +1179,22 @@ static int load_document(struct ld *l, const json_t *root, topo_compiled *c)
 		rc = load_group(l, c, i, json_array_get(groups, i));
 		if (rc != 0)
 			return rc;
+	}
+	/* Groups are looked up by name (collc -g, collrun -g). */
+	{
+		size_t dup, first;
+		char ptr[PTR_SIZE];
+
+		rc = first_duplicate(ng, group_name, c->groups, &dup, &first);
+		if (rc < 0)
+			return nomem(l, "/groups");
+		if (rc > 0) {
+			ptr_fmt(ptr, "/groups/%zu/name", dup);
+			return fail(l, ptr,
+				    "group \"%s\" is already defined at "
+				    "/groups/%zu (group names are unique)",
+				    c->groups[dup]->name, first);
+		}
 	}
 	return 0;
 }

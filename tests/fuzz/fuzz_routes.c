@@ -1,0 +1,251 @@
+/*
+ * fuzz_routes.c - libFuzzer target: the loader of compile outputs.
+ *
+ * The input is a collc-routes document (collc(5)) for
+ * topo_compiled_load_string.  A failure must come with a well-formed
+ * error record.  A document that loads is:
+ *  - written back (with and without route tables); each output loads
+ *    again and writes the same bytes a second time;
+ *  - walked: every row of every member of every tree (topo_routes_rows,
+ *    topo_routes_row) names ranks of the group, the derived rule
+ *    (topo_tree_route) answers for every tree neighbour, and the lookups by
+ *    name find what they should;
+ *  - drawn (topo_tree_write_dot) and planned: a bcast "flood" of 16
+ *    bytes over each tree's table as loaded, hand-edited or not, from a
+ *    member the input's size picks; in groups of at most MAX_RUN members
+ *    every other algorithm too, and every plan runs on one thread with a
+ *    1 s timeout.  A run must verify unless it floods a table read from
+ *    the file (which may be hand-edited: its faults are the point).
+ */
+#define TOPO_INTERNAL
+#include "fuzz_common.h"
+#include "topo_internal.h"
+
+#define MAX_RUN 16
+/* Plans and runs cost what the table sends; keep inputs fast. */
+#define MAX_PLAN_MEMBERS 4096
+#define MAX_ROUNDTRIP (256 << 10)
+
+static void check_rows(const topo_tree *t)
+{
+	const topo_group *g = topo_tree_group(t);
+	int32_t n = topo_group_size(g);
+	int32_t *scratch = malloc(((size_t)n + 1) * sizeof(int32_t));
+
+	FUZZ_CHECK(scratch != NULL, "malloc");
+	for (int32_t r = 0; r < n; r++) {
+		int32_t rows = topo_routes_rows(t, r);
+		int32_t deg = topo_tree_degree(t, r);
+
+		FUZZ_CHECK(rows >= 0, "member %d has %d rows", (int)r,
+			   (int)rows);
+		for (int32_t i = 0; i < rows; i++) {
+			const int32_t *to = NULL;
+			int32_t from = -2;
+			int32_t k =
+			    topo_routes_row(t, r, i, &from, &to, scratch);
+
+			FUZZ_CHECK(k >= 0 && (k == 0 || to != NULL),
+				   "row %d of %d: %d", (int)i, (int)r, (int)k);
+			FUZZ_CHECK(from >= -1 && from < n,
+				   "row %d of %d from %d", (int)i, (int)r,
+				   (int)from);
+			for (int32_t j = 0; j < k; j++)
+				FUZZ_CHECK(to[j] >= 0 && to[j] < n,
+					   "row %d of %d: target %d", (int)i,
+					   (int)r, (int)to[j]);
+		}
+		FUZZ_CHECK(topo_routes_row(t, r, rows, &(int32_t){0},
+					   &(const int32_t *){NULL},
+					   scratch) == TOPO_EARG,
+			   "row past the end");
+		/* The tree's own rule: from the origin every neighbour. */
+		FUZZ_CHECK(topo_tree_route(t, r, -1, scratch) == deg,
+			   "route from the origin of %d", (int)r);
+		if (topo_tree_parent(t)[r] >= 0)
+			FUZZ_CHECK(topo_tree_route(t, r, topo_tree_parent(t)[r],
+						   scratch) == deg - 1,
+				   "route from the parent of %d", (int)r);
+	}
+	free(scratch);
+}
+
+/* The algorithms of collrun(1) (plan.c's table). */
+static const struct {
+	enum topo_op op;
+	const char *name;
+} algos[] = {
+    {TOPO_OP_BCAST, "flood"},	     {TOPO_OP_SCATTER, "tree"},
+    {TOPO_OP_SCATTER, "or-combine"}, {TOPO_OP_GATHER, "chunked"},
+    {TOPO_OP_GATHER, "tree"},	     {TOPO_OP_REDUCE, "hierarchical"},
+    {TOPO_OP_REDUCE, "tree"},
+};
+
+/*
+ * Plans algorithm a over t from the member at rank root_rank, and runs
+ * the plan when the group is small.  Only flood reads the route table;
+ * the others follow the tree, which the loader has checked, so their runs
+ * must verify, and so must flood's over a derived table.
+ */
+static void plan(const topo_tree *t, size_t a, int32_t root_rank, int derived)
+{
+	const topo_group *g = topo_tree_group(t);
+	struct topo_plan_params pp;
+	struct topo_run_params rp;
+	topo_plan *p = (topo_plan *)1;
+	topo_report *rep = NULL;
+	topo_error err;
+	int rc;
+
+	memset(&pp, 0, sizeof(pp));
+	pp.op = algos[a].op;
+	pp.algorithm = algos[a].name;
+	pp.root = topo_group_members(g)[root_rank];
+	pp.bytes = 16;
+	pp.type = pp.op == TOPO_OP_REDUCE ? TOPO_INT32 : TOPO_INT8;
+	topo_error_clear(&err);
+	rc = topo_plan_new(&p, t, &pp, &err);
+	fuzz_check_error(rc, &err, "topo_plan_new");
+	if (rc != 0) {
+		FUZZ_CHECK(p == NULL, "*out set on failure");
+		/* Some algorithms want a tree of their own shape (EARG). */
+		FUZZ_CHECK(rc == TOPO_ENOMEM || rc == TOPO_ELIMIT ||
+			       (rc == TOPO_EARG && a != 0),
+			   "%s plan: rc %d: %s", algos[a].name, rc, err.text);
+		return;
+	}
+	FUZZ_CHECK(topo_plan_root(p) == pp.root, "plan root %d, want %d",
+		   (int)topo_plan_root(p), (int)pp.root);
+	if (topo_group_size(g) <= MAX_RUN) {
+		memset(&rp, 0, sizeof(rp));
+		rp.threads = 1;
+		rp.iterations = 1;
+		rp.timeout = 1.0;
+		topo_error_clear(&err);
+		rc = topo_plan_run(p, &rp, &rep, &err);
+		fuzz_check_error(rc, &err, "topo_plan_run");
+		FUZZ_CHECK(rc == 0 || rc == TOPO_ENOMEM || rc == TOPO_ELIMIT,
+			   "run: rc %d: %s", rc, err.text);
+		if (rc == 0) {
+			const char *kind = "", *detail = "";
+
+			if (topo_report_error_count(rep) > 0)
+				topo_report_error(rep, 0, &kind, &detail);
+			FUZZ_CHECK(topo_report_verified(rep) ==
+				       (topo_report_error_total(rep) == 0),
+				   "verified %d with %lld errors",
+				   topo_report_verified(rep),
+				   (long long)topo_report_error_total(rep));
+			FUZZ_CHECK(topo_report_verified(rep) ||
+				       (a == 0 && !derived),
+				   "%s %s from endpoint %d over tree \"%s\" of "
+				   "%d members does not verify: %s: %s",
+				   topo_op_name(algos[a].op), algos[a].name,
+				   (int)pp.root, topo_tree_name(t),
+				   (int)topo_group_size(g), kind, detail);
+		}
+		topo_report_free(rep);
+	}
+	topo_plan_free(p);
+}
+
+/* Whether tree j of group i kept a table from the file (else derived). */
+static int has_routes(const topo_compiled *c, size_t i, size_t j)
+{
+	return topo_compiled_tree(c, i, j)->row_off != NULL;
+}
+
+/* seed picks the root of the plans (any member may be a root). */
+static void check_trees(const topo_compiled *c, size_t seed)
+{
+	FILE *dot = fopen("/dev/null", "w");
+	int64_t members = 0;
+
+	FUZZ_CHECK(dot != NULL, "/dev/null");
+	for (size_t i = 0; i < topo_compiled_group_count(c); i++) {
+		const topo_group *g = topo_compiled_group(c, i);
+
+		FUZZ_CHECK(topo_compiled_find_group(c, topo_group_name(g)) == g,
+			   "find group %zu", i);
+		members += topo_group_size(g);
+		for (size_t j = 0; j < topo_compiled_tree_count(c, i); j++) {
+			const topo_tree *t = topo_compiled_tree(c, i, j);
+			topo_error err;
+
+			FUZZ_CHECK(topo_tree_group(t) == g, "tree's group");
+			FUZZ_CHECK(topo_compiled_find_tree(
+				       c, g, topo_tree_name(t)) == t,
+				   "find tree %zu/%zu", i, j);
+			check_rows(t);
+			topo_error_clear(&err);
+			fuzz_check_error(topo_tree_write_dot(t, dot, &err),
+					 &err, "topo_tree_write_dot");
+			if (members > MAX_PLAN_MEMBERS)
+				continue;
+			for (size_t a = 0; a < sizeof(algos) / sizeof(algos[0]);
+			     a++)
+				if (a == 0 || topo_group_size(g) <= MAX_RUN)
+					plan(t, a,
+					     (int32_t)(seed %
+						       (size_t)topo_group_size(
+							   g)),
+					     !has_routes(c, i, j));
+		}
+	}
+	fclose(dot);
+}
+
+/* c written with flags loads back and writes the same bytes. */
+static void roundtrip(const topo_compiled *c, unsigned flags)
+{
+	topo_compiled *back = NULL;
+	topo_error err;
+	size_t len = 0, len2 = 0;
+	char *text = fuzz_write(c, flags, &len), *again;
+	int rc;
+
+	if (text == NULL)
+		return;
+	if (len > MAX_ROUNDTRIP) {
+		free(text);
+		return;
+	}
+	topo_error_clear(&err);
+	rc = topo_compiled_load_string(&back, text, len, "out.json", &err);
+	fuzz_check_error(rc, &err, "reloading the written document");
+	FUZZ_CHECK(rc == 0 || rc == TOPO_ENOMEM,
+		   "the written document does not load: %s: %s", err.pointer,
+		   err.text);
+	if (rc == 0) {
+		again = fuzz_write(back, flags, &len2);
+		if (again != NULL)
+			FUZZ_CHECK(len2 == len && memcmp(again, text, len) == 0,
+				   "writing the reloaded document differs "
+				   "(%zu bytes, then %zu)",
+				   len, len2);
+		free(again);
+	}
+	topo_compiled_free(back);
+	free(text);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	topo_compiled *c = (topo_compiled *)1;
+	topo_error err;
+	int rc;
+
+	topo_error_clear(&err);
+	rc = topo_compiled_load_string(&c, (const char *)data, size,
+				       "fuzz.json", &err);
+	fuzz_check_error(rc, &err, "topo_compiled_load_string");
+	if (rc != 0) {
+		FUZZ_CHECK(c == NULL, "*out set on failure");
+		return 0;
+	}
+	roundtrip(c, 0);
+	roundtrip(c, TOPO_WRITE_NO_ROUTES);
+	check_trees(c, size);
+	topo_compiled_free(c);
+	return 0;
+}

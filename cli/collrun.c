@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -28,8 +29,8 @@ static const char usage_text[] =
     "               [--bytes N] [--type T] [--op OP] [--algorithm A] "
     "[--threads N]\n"
     "               [--iterations N] [--timeout S] [--segment N] "
-    "[--chunk N] [--json]\n"
-    "               ROUTES.json|MACHINE.json\n"
+    "[--chunk N] [--fresh]\n"
+    "               [--json] ROUTES.json|MACHINE.json\n"
     "       collrun --help | --version\n";
 
 static const char help_text[] =
@@ -61,6 +62,8 @@ static const char help_text[] =
     "  --threads N       worker threads (default: online processors)\n"
     "  --iterations N    repetitions, each timed and verified (default 1)\n"
     "  --timeout S       seconds for the whole run (default 60)\n"
+    "  --fresh           newly allocated buffers for every iteration (one "
+    "run each)\n"
     "  --segment N       bcast, reduce: segment size (default: 64K from 256K up)\n"
     "  --chunk N         gather chunked: chunk size in bytes (default: "
     "auto)\n"
@@ -104,6 +107,7 @@ enum {
 	OPT_SEGMENT,
 	OPT_CHUNK,
 	OPT_JSON,
+	OPT_FRESH,
 };
 
 static const struct option long_opts[] = {
@@ -122,6 +126,7 @@ static const struct option long_opts[] = {
     {"segment", required_argument, NULL, OPT_SEGMENT},
     {"chunk", required_argument, NULL, OPT_CHUNK},
     {"json", no_argument, NULL, OPT_JSON},
+    {"fresh", no_argument, NULL, OPT_FRESH},
     {NULL, 0, NULL, 0},
 };
 
@@ -134,6 +139,7 @@ struct args {
 	struct topo_run_params run;
 	int have_segment, have_chunk;
 	int json;
+	int fresh; /* --fresh: one run per iteration, buffers anew */
 };
 
 /* A size: decimal digits with an optional binary suffix K, M or G (also
@@ -319,6 +325,9 @@ static int parse(struct args *a, int argc, char **argv)
 		case OPT_JSON:
 			a->json = 1;
 			break;
+		case OPT_FRESH:
+			a->fresh = 1;
+			break;
 		case ':':
 			if (optopt >= OPT_ROOT || optopt == 0)
 				return usage_error("option %s needs an "
@@ -380,7 +389,29 @@ struct shown {
 	const topo_tree *t;
 	const topo_plan *p;
 	const topo_report *r;
+	/* --fresh: the runs made and their seconds, which replace the
+	 * report's (each run timed one iteration) */
+	int runs;
+	double tmin, tmed, tmax;
 };
+
+/* The report's seconds, or with --fresh those of all the runs. */
+static void shown_seconds(const struct shown *s, double *tmin, double *tmed,
+			  double *tmax)
+{
+	if (s->a->fresh) {
+		*tmin = s->tmin;
+		*tmed = s->tmed;
+		*tmax = s->tmax;
+		return;
+	}
+	topo_report_seconds(s->r, tmin, tmed, tmax);
+}
+
+static int shown_iterations(const struct shown *s)
+{
+	return s->a->fresh ? s->runs : topo_report_iterations(s->r);
+}
 
 static int print_text(const struct shown *s)
 {
@@ -393,7 +424,7 @@ static int print_text(const struct shown *s)
 
 	topo_report_messages(r, &mshm, &mnet);
 	topo_report_bytes_moved(r, &bshm, &bnet);
-	topo_report_seconds(r, &tmin, &tmed, &tmax);
+	shown_seconds(s, &tmin, &tmed, &tmax);
 	total = topo_report_error_total(r);
 	printf("op:          %s\n", topo_op_name(a->op));
 	printf("algorithm:   %s\n", topo_plan_algorithm(s->p));
@@ -408,7 +439,8 @@ static int print_text(const struct shown *s)
 	else
 		printf("type:        %s\n", topo_type_name(a->plan.type));
 	printf("threads:     %d\n", topo_report_threads(r));
-	printf("iterations:  %d\n", topo_report_iterations(r));
+	printf("iterations:  %d%s\n", shown_iterations(s),
+	       a->fresh ? " (fresh buffers each)" : "");
 	printf("messages:    %" PRId64 " per iteration (shm %" PRId64
 	       ", net %" PRId64 ")\n",
 	       mshm + mnet, mshm, mnet);
@@ -472,7 +504,7 @@ static json_t *report_json(const struct shown *s)
 		return NULL;
 	topo_report_messages(r, &mshm, &mnet);
 	topo_report_bytes_moved(r, &bshm, &bnet);
-	topo_report_seconds(r, &tmin, &tmed, &tmax);
+	shown_seconds(s, &tmin, &tmed, &tmax);
 	bad |= json_object_set_new(o, "op", json_string(topo_op_name(a->op)));
 	bad |= json_object_set_new(o, "algorithm",
 				   json_string(topo_plan_algorithm(s->p)));
@@ -500,7 +532,8 @@ static json_t *report_json(const struct shown *s)
 	bad |= json_object_set_new(o, "threads",
 				   json_integer(topo_report_threads(r)));
 	bad |= json_object_set_new(o, "iterations",
-				   json_integer(topo_report_iterations(r)));
+				   json_integer(shown_iterations(s)));
+	bad |= json_object_set_new(o, "fresh", json_boolean(a->fresh));
 	bad |= json_object_set_new(o, "timeout", json_real(a->run.timeout));
 	bad |= json_object_set_new(o, "buffer_bytes",
 				   json_integer(topo_plan_buffer_bytes(s->p)));
@@ -543,6 +576,61 @@ static json_t *report_json(const struct shown *s)
 		return NULL;
 	}
 	return o;
+}
+
+static int compare_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* --fresh: one run of one iteration per iteration asked for, so that every
+ * iteration works on buffers allocated for it alone, as a program would
+ * whose data is new each time.  glibc's malloc would hand a freed arena
+ * below its (dynamic, up to 32 MiB) mmap threshold back from the heap,
+ * still warm; a threshold of one page makes every arena new zeroed pages
+ * from mmap, returned to the kernel when the run frees them.  Stops at the
+ * first run that does not verify, whose report is the one kept in *out;
+ * s gets the runs made and their min, median and max seconds. */
+static int run_fresh(const topo_plan *p, const struct topo_run_params *rp,
+		     topo_report **out, struct shown *s, topo_error *err)
+{
+	struct topo_run_params one = *rp;
+	int n = rp->iterations, rc = 0;
+	double *secs = malloc((size_t)n * sizeof(double)), lo, med, hi;
+
+	*out = NULL;
+	s->runs = 0;
+	if (secs == NULL) {
+		err->code = TOPO_ENOMEM;
+		snprintf(err->text, sizeof(err->text), "out of memory");
+		return TOPO_ENOMEM;
+	}
+	mallopt(M_MMAP_THRESHOLD, 4096);
+	one.iterations = 1;
+	for (int i = 0; i < n; i++) {
+		topo_report_free(*out);
+		*out = NULL;
+		rc = topo_plan_run(p, &one, out, err);
+		if (rc != 0)
+			break;
+		topo_report_seconds(*out, &lo, &med, &hi);
+		secs[s->runs++] = med;
+		if (!topo_report_verified(*out))
+			break;
+	}
+	if (s->runs > 0) {
+		int k = s->runs;
+
+		qsort(secs, (size_t)k, sizeof(double), compare_double);
+		s->tmin = secs[0];
+		s->tmax = secs[k - 1];
+		s->tmed = k % 2 ? secs[k / 2]
+				: (secs[k / 2 - 1] + secs[k / 2]) / 2;
+	}
+	free(secs);
+	return rc;
 }
 
 static int print_json(const struct shown *s)
@@ -592,6 +680,7 @@ int main(int argc, char **argv)
 
 	cli_prog = "collrun";
 	memset(&in, 0, sizeof(in));
+	memset(&s, 0, sizeof(s));
 	rc = parse(&a, argc, argv);
 	if (rc >= 0)
 		return rc;
@@ -623,7 +712,11 @@ int main(int argc, char **argv)
 		rc = cli_error(&err, rc);
 		goto done;
 	}
-	rc = topo_plan_run(p, &a.run, &r, &err);
+	s.a = &a;
+	if (a.fresh)
+		rc = run_fresh(p, &a.run, &r, &s, &err);
+	else
+		rc = topo_plan_run(p, &a.run, &r, &err);
 	if (rc != 0) {
 		/* Buffers too big for memory are the user's to fix (2);
 		 * threads that cannot start, or memory that runs out after
@@ -633,7 +726,6 @@ int main(int argc, char **argv)
 		rc = rc == TOPO_ELIMIT ? status : EXIT_FAILED;
 		goto done;
 	}
-	s.a = &a;
 	s.t = in.t;
 	s.p = p;
 	s.r = r;

@@ -60,21 +60,32 @@ static void on_signal(int sig)
 static void watch_signals(void)
 {
 	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-	struct sigaction sa;
+	struct sigaction sa, was;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
+	/* A signal ignored when we started stays ignored: under nohup (HUP)
+	 * or in a shell's background job (INT), the user asked for the
+	 * program to go on. */
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
+		if (sigaction(sigs[i], NULL, &was) == 0 &&
+		    was.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+	/* Past the file size limit (ulimit -f) a write would kill us with
+	 * SIGXFSZ and leave the temporary file behind; ignored, the write
+	 * fails with EFBIG ("File too large"), reported and cleaned up like
+	 * a full disk. */
+	signal(SIGXFSZ, SIG_IGN);
 }
 
 int cli_out_open(struct cli_out *out, const char *path)
 {
 	struct stat st;
+	sigset_t block, old;
 	const char *slash;
 	size_t dirlen;
-	int fd;
+	int fd, e;
 
 	memset(out, 0, sizeof(*out));
 	if (path == NULL || strcmp(path, "-") == 0) {
@@ -110,17 +121,26 @@ int cli_out_open(struct cli_out *out, const char *path)
 		return EXIT_USAGE;
 	}
 	watch_signals();
-	/* Publish the name before the file exists: a signal between mkstemp
-	 * and the assignment would otherwise leave it behind. */
+	/* The signals are held while the file comes to exist and its name is
+	 * published: one arriving after mkstemp created the file but before
+	 * have_pending is set would otherwise leave it behind. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &old);
 	memcpy(pending_tmp, out->tmp, strlen(out->tmp) + 1);
 	fd = mkstemp(pending_tmp);
+	e = errno;
+	if (fd >= 0)
+		have_pending = 1;
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (fd < 0) {
-		cli_msg("%s: cannot write: %s", path, strerror(errno));
+		cli_msg("%s: cannot write: %s", path, strerror(e));
 		free(out->tmp);
 		out->tmp = NULL;
 		return EXIT_FAILED;
 	}
-	have_pending = 1;
 	memcpy(out->tmp, pending_tmp, strlen(pending_tmp) + 1);
 	/* mkstemp makes 0600; an output file should get the usual mode. */
 	{
@@ -305,6 +325,12 @@ int cli_tree_load(struct cli_tree *out, const char *path, const char *gname,
 	}
 	text = cli_read_file(path, &len);
 	if (text == NULL) {
+		/* Running out of memory is a failure of the run (1), not an
+		 * input the user must fix. */
+		if (errno == ENOMEM) {
+			cli_msg("%s: out of memory reading the file", path);
+			return EXIT_FAILED;
+		}
 		cli_msg("%s: cannot open: %s", path, strerror(errno));
 		return EXIT_USAGE;
 	}

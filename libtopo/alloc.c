@@ -3,22 +3,78 @@
  *
  * Every allocation goes through here so that a test can fail the Nth one
  * and check that each caller cleans up and reports TOPO_ENOMEM.
+ *
+ * Two ways to arm the hook, both for tests only:
+ *  - topo__alloc_fail_after(n), from a unit test linked against the
+ *    library;
+ *  - the environment variable TOPO_FAIL_ALLOC=N (a decimal N >= 0), read
+ *    once per process at the first allocation, which makes the N-th
+ *    allocation of the process (0-based) fail, so that a test script can
+ *    drive the programs (tests/fault/alloc.sh).  When it is set,
+ *    json_read.c also routes jansson's allocations through here, so that
+ *    the JSON parser's allocations are failed and counted like the
+ *    library's own.  Any other value (empty, negative, not a number) leaves
+ *    the hook unarmed.  It is not part of the interface: programs must not
+ *    rely on it, and nothing is printed (the library never prints): a test
+ *    finds how many allocations a command makes by raising N until the
+ *    command succeeds.
  */
 #define TOPO_INTERNAL
-#include "topo_internal.h"
+#include "alloc_hook.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Allocations left before the injected failure; < 0 means never fail.
- * Atomic because the executor allocates from worker threads. */
+ * Atomic because the executor allocates from worker threads.  Sticky: the
+ * failure does not end at one allocation (topo__alloc_fail_from). */
 static _Atomic long fail_countdown = -1;
+static _Atomic bool fail_sticky;
 static _Atomic long alloc_count;
+
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static bool env_hooked;
+
+/* Arms the hook from TOPO_FAIL_ALLOC (test-only, see the top). */
+static void read_env(void)
+{
+	const char *s = getenv("TOPO_FAIL_ALLOC");
+	char *end;
+	long n;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return;
+	errno = 0;
+	n = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return;
+	atomic_store(&fail_countdown, n);
+	env_hooked = true;
+}
+
+bool topo__alloc_env_hooked(void)
+{
+	pthread_once(&env_once, read_env);
+	return env_hooked;
+}
 
 long topo__alloc_fail_after(long n)
 {
+	/* The environment is read first, so that an explicit call wins. */
+	pthread_once(&env_once, read_env);
+	atomic_store(&fail_sticky, false);
 	atomic_store(&fail_countdown, n);
+	return atomic_load(&alloc_count);
+}
+
+long topo__alloc_fail_from(long n)
+{
+	pthread_once(&env_once, read_env);
+	atomic_store(&fail_countdown, n);
+	atomic_store(&fail_sticky, n >= 0);
 	return atomic_load(&alloc_count);
 }
 
@@ -26,9 +82,12 @@ static int injected_failure(void)
 {
 	long left;
 
+	pthread_once(&env_once, read_env);
 	atomic_fetch_add(&alloc_count, 1);
 	left = atomic_load(&fail_countdown);
 	while (left >= 0) {
+		if (left == 0 && atomic_load(&fail_sticky))
+			return 1;
 		if (atomic_compare_exchange_weak(&fail_countdown, &left,
 						 left - 1))
 			return left == 0;

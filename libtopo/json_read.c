@@ -11,10 +11,11 @@
  * says what to do.
  */
 #define TOPO_INTERNAL
-#include "topo_internal.h"
+#include "alloc_hook.h"
 
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -278,6 +279,35 @@ static int syntax_error(const char *buf, size_t len, const json_error_t *je,
 /* ---------------------------------------------------------------------- */
 /* Parsing */
 
+static pthread_once_t jansson_once = PTHREAD_ONCE_INIT;
+
+/* Did one of jansson's allocations fail on this thread since the parse
+ * began?  jansson reports some of those as syntax errors ("invalid token"
+ * when a string's buffer could not grow), so the parse asks this instead
+ * of trusting its text. */
+static _Thread_local bool jansson_failed;
+
+static void *jansson_malloc(size_t size)
+{
+	void *p = topo__malloc(size);
+
+	if (p == NULL)
+		jansson_failed = true;
+	return p;
+}
+
+/* Test-only (alloc.c): with TOPO_FAIL_ALLOC set, jansson allocates through
+ * the hooked allocator, so that its allocations are failed and counted
+ * too.  Only then: json_set_alloc_funcs is process-global and would
+ * otherwise change the allocator of a program that uses jansson itself.
+ * topo__free is free(), so what jansson allocated before the switch is
+ * freed right. */
+static void route_jansson(void)
+{
+	if (topo__alloc_env_hooked())
+		json_set_alloc_funcs(jansson_malloc, topo__free);
+}
+
 int topo__json_parse(const char *buf, size_t len, const char *source,
 		     json_t **out, topo_error *err)
 {
@@ -285,6 +315,7 @@ int topo__json_parse(const char *buf, size_t len, const char *source,
 	size_t i;
 
 	*out = NULL;
+	pthread_once(&jansson_once, route_jansson);
 	/* RFC 8259 lets a parser ignore a byte order mark, and editors on
 	 * some systems write one. */
 	if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0) {
@@ -305,9 +336,26 @@ int topo__json_parse(const char *buf, size_t len, const char *source,
 	 * would the user have meant?  Any value is accepted at the top, so
 	 * that "[1, 2]" is told it is not an object rather than a syntax
 	 * error. */
+	jansson_failed = false;
+	je.text[0] = '\0';
 	*out =
 	    json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
-	if (*out == NULL)
+	/* jansson's lexer ignores a failure to grow the buffer of the token
+	 * it is reading and goes on without that byte, so a parse that
+	 * "succeeded" may hold a truncated key or string: it is refused. */
+	if (jansson_failed) {
+		json_decref(*out);
+		*out = NULL;
+		return topo__err(err, TOPO_ENOMEM, source, NULL,
+				 "out of memory parsing JSON");
+	}
+	if (*out == NULL) {
+		/* jansson leaves the text empty when it ran out of memory
+		 * building a value (it sets no error then). */
+		if (je.text[0] == '\0')
+			return topo__err(err, TOPO_ENOMEM, source, NULL,
+					 "out of memory parsing JSON");
 		return syntax_error(buf, len, &je, source, err);
+	}
 	return 0;
 }

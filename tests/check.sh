@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/check.sh BUILD [unit|cli|schemas|man ...] - runs the test suites and
+# tests/check.sh BUILD [unit|cli|schemas|man|install|tsan|fault|valgrind ...] - runs the test suites and
 # prints one closing line "N passed, N failed" summed over all of them.
 # Exit status 0 only when every suite passed.
 B=${1:?usage: tests/check.sh BUILD [suite...]}
@@ -33,6 +33,8 @@ for suite in "$@"; do
 	man) run "man" sh "$here/man/lint.sh" ;;
 	install) run "install" sh "$here/install/run.sh" ;;
 	tsan) run "tsan" sh "$here/tsan/run.sh" "$top/build-thread" ;;
+	fault) run "fault" sh "$here/fault/run.sh" "$top/build-address-undefined" "$top/build-thread" ;;
+	valgrind) run "valgrind" sh "$here/valgrind/run.sh" "$B" ;;
 	*) echo "check.sh: unknown suite $suite"; exit 2 ;;
 	esac
 done

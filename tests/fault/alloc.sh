@@ -1,0 +1,172 @@
+#!/bin/sh
+# tests/fault/alloc.sh BUILD - allocation failure at every allocation site
+# the programs reach.
+#
+# The test-only hook TOPO_FAIL_ALLOC=N (libtopo/alloc.c) makes the N-th
+# allocation of the process (0-based; jansson's included) fail.  For each
+# command below, N = 0, 1, 2, ... until the command succeeds; every failing
+# run must
+#   - exit 1 (not 2, not a signal) with stderr exactly one line
+#     "PROG: ...out of memory..." (so no sanitizer report, no second line),
+#   - print nothing on standard output,
+#   - leave its scratch directory as it found it (no output file, no
+#     .NAME.XXXXXX temporary),
+# and every run that succeeds must give the same output as a run without
+# the hook (collrun's timing lines aside).  The sweep ends after STREAK
+# (default 10) successes in a row: an allocation whose failure is
+# tolerated (a fallback that loses nothing) succeeds in the middle of the
+# sweep without ending it.  Prints, per command, how many allocation sites
+# were failed and how many tolerated, then "alloc: N passed, N failed"
+# (one check per command and N).
+#
+# MAX_SITES (default 20000) bounds the search: reaching it fails the test.
+# JOBS (default: online processors) sweeps run at once.
+B=$(cd "${1:?usage: alloc.sh BUILD}" && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
+EX=$top/examples
+MAX_SITES=${MAX_SITES:-20000}
+STREAK=${STREAK:-10}
+JOBS=${JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+m=$EX/uneven.json
+
+# The compile output the replays and `collc dot` read: one tree per group
+# keeps the sweeps of its loader (an allocation per JSON value) short.
+"$B/collc" compile "$EX/tiny.json" -t physical -o "$work/routes.json" || {
+	echo "FAIL: cannot compile $EX/tiny.json without the hook"
+	echo "alloc: 0 passed, 1 failed"
+	exit 1
+}
+
+# Timing varies from run to run; everything else must match.
+normalise() {
+	grep -Ev '^seconds:|^ *"(min|median|max)": ' "$1"
+}
+
+# sweep ID NAME PROG OUTFILE ARGS...: PROG is collc or collrun; OUTFILE
+# the file the command writes in its directory ("-": standard output only).
+# Writes its report to $work/ID.log and "PASS FAIL" to $work/ID.counts.
+sweep() {
+	id=$1
+	sweep_one "$@" >"$work/$id.log" 2>&1
+	echo "$pass $fail" >"$work/$id.counts"
+}
+
+sweep_one() {
+	id=$1 name=$2 prog=$3 outfile=$4
+	shift 4
+	pass=0 fail=0
+	ref=$work/$id.ref
+	norm=$work/$id.norm
+	rm -rf "$ref"
+	mkdir "$ref"
+	cp "$work/routes.json" "$ref/"
+	(cd "$ref" && "$B/$prog" "$@" >.stdout 2>.stderr)
+	st=$?
+	if [ $st != 0 ]; then
+		echo "FAIL $name: exits $st without the hook:"
+		cat "$ref/.stderr"
+		fail=$((fail + 1))
+		return
+	fi
+	normalise "$ref/.stdout" >"$norm"
+	n=0 failed=0 streak=0 tolerated=0
+	while [ $n -lt "$MAX_SITES" ]; do
+		d=$work/$id.run
+		rm -rf "$d"
+		mkdir "$d"
+		cp "$work/routes.json" "$d/"
+		(cd "$d" && TOPO_FAIL_ALLOC=$n "$B/$prog" "$@" >.stdout 2>.stderr)
+		st=$?
+		n=$((n + 1))
+		if [ $st = 0 ]; then
+			# A success must be the unhooked run's result, whether the
+			# N-th allocation was never reached or its failure was
+			# tolerated (a fallback that loses nothing).
+			why=
+			if [ "$outfile" != - ] && ! cmp -s "$ref/$outfile" "$d/$outfile"; then
+				why="$outfile differs from the unhooked run"
+			elif ! normalise "$d/.stdout" | cmp -s "$norm" -; then
+				why="standard output differs from the unhooked run"
+			elif ! cmp -s "$ref/.stderr" "$d/.stderr"; then
+				why="standard error differs from the unhooked run"
+			fi
+			if [ -n "$why" ]; then
+				echo "FAIL $name: N=$((n - 1)): exit 0 but $why:"
+				normalise "$d/.stdout" | diff "$norm" - | head -10
+				head -5 "$d/.stderr"
+				fail=$((fail + 1))
+			else
+				pass=$((pass + 1))
+			fi
+			streak=$((streak + 1))
+			[ $streak -ge "$STREAK" ] && break
+			continue
+		fi
+		# Successes followed by a failure were tolerated sites.
+		tolerated=$((tolerated + streak))
+		streak=0
+		failed=$((failed + 1))
+		why=
+		lines=$(wc -l <"$d/.stderr")
+		if [ $st != 1 ]; then
+			why="exit status $st, want 1"
+		elif [ "$lines" != 1 ]; then
+			why="$lines lines on standard error, want 1"
+		elif ! grep -q "^$prog: .*out of memory" "$d/.stderr"; then
+			why="the message does not say out of memory"
+		elif [ -s "$d/.stdout" ]; then
+			why="it printed on standard output"
+		elif [ "$(ls -A "$d" | tr '\n' ' ')" != ".stderr .stdout routes.json " ]; then
+			why="it left files behind: $(ls -A "$d" | tr '\n' ' ')"
+		fi
+		if [ -n "$why" ]; then
+			echo "FAIL $name: N=$((n - 1)): $why:"
+			head -20 "$d/.stderr"
+			fail=$((fail + 1))
+		else
+			pass=$((pass + 1))
+		fi
+	done
+	if [ $streak -lt "$STREAK" ]; then
+		echo "FAIL $name: still failing at N=$MAX_SITES (MAX_SITES)"
+		fail=$((fail + 1))
+	fi
+	echo "$name: $failed allocation sites failed, $tolerated tolerated"
+}
+
+# The sweeps, JOBS at a time; their reports in this order.
+i=0
+set -- \
+	"collc compile|collc|out.json|compile|$m|--routes|full|-g|odd=cols 1::2|-o|out.json" \
+	"collc group|collc|-|group|$m|cols 0::2 - node 2" \
+	"collc dot|collc|out.dot|dot|$m|-t|binomial|-o|out.dot" \
+	"collc dot routes|collc|-|dot|routes.json|-g|even-tasks" \
+	"collrun bcast|collrun|-|bcast|--threads|2|--bytes|64|$m" \
+	"collrun scatter|collrun|-|scatter|--threads|2|--bytes|64|$m" \
+	"collrun gather|collrun|-|gather|--threads|2|--bytes|64|$m" \
+	"collrun reduce|collrun|-|reduce|--threads|2|--bytes|64|$m" \
+	"collrun bcast routes|collrun|-|bcast|--threads|2|--root|5|routes.json" \
+	"collrun gather routes json|collrun|-|gather|--threads|2|--json|routes.json"
+for spec in "$@"; do
+	i=$((i + 1))
+	(
+		IFS='|'
+		# shellcheck disable=SC2086
+		set -f -- $spec
+		sweep "$i" "$@"
+	) &
+	if [ $((i % JOBS)) = 0 ]; then wait; fi
+done
+wait
+pass=0 fail=0
+j=0
+while [ $j -lt $i ]; do
+	j=$((j + 1))
+	cat "$work/$j.log"
+	read -r p f <"$work/$j.counts" || { p=0 f=1; }
+	pass=$((pass + p)) fail=$((fail + f))
+done
+echo "alloc: $pass passed, $fail failed"
+[ $fail = 0 ]

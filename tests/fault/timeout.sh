@@ -1,0 +1,78 @@
+#!/bin/sh
+# tests/fault/timeout.sh BUILD - a replay past --timeout stops and reports.
+#
+# collrun bcast over 65,536 members (4,096 nodes x 16 tasks), 1 KiB each,
+# for a million iterations would take hours; with --timeout 1 it must end
+# within 2 s of the timeout (wall clock, loading and planning included),
+# exit 1, and report one error of kind "timeout" for the run as a whole,
+# in text and in JSON, with fewer iterations than asked for.  The stop in
+# the middle of an iteration, the workers joined and a failed delivery are
+# tests/unit/test_fault.c's (a transport of its own can stall and fail).
+# Prints "timeout: N passed, N failed".
+B=$(cd "${1:?usage: timeout.sh BUILD}" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+
+cat >"$work/mid.json" <<'EOF'
+{
+  "name": "mid",
+  "nodes": 4096,
+  "tasks_per_node": 16,
+  "network": { "type": "torus", "dims": [16, 16, 16] }
+}
+EOF
+
+now() { date +%s.%N; }
+
+for threads in 2 8; do
+	for fmt in text json; do
+		name="bcast --threads $threads ($fmt)"
+		opt=
+		[ $fmt = json ] && opt=--json
+		t0=$(now)
+		"$B/collrun" bcast --bytes 1K --iterations 1000000 --timeout 1 \
+		    --threads $threads $opt "$work/mid.json" >"$work/out" 2>"$work/err"
+		st=$?
+		t1=$(now)
+		took=$(echo "$t1 $t0" | awk '{printf "%.2f", $1 - $2}')
+		echo "$name: exit $st after $took s"
+		if [ $st != 1 ]; then
+			bad "$name: exit status $st, want 1"; head -5 "$work/err"
+		else
+			ok
+		fi
+		if awk -v t="$took" 'BEGIN { exit !(t >= 1 && t <= 3) }'; then ok; else
+			bad "$name: took $took s, want 1 to 3 s (timeout 1 s + 2 s)"
+		fi
+		if [ -s "$work/err" ]; then
+			bad "$name: standard error:"; head -5 "$work/err"
+		else
+			ok
+		fi
+		if [ $fmt = text ]; then
+			if grep -q '^verified:    no, 1 error$' "$work/out" &&
+			    grep -q '^  timeout: the run did not finish within 1 s (' "$work/out" &&
+			    [ "$(grep -c '^  ' "$work/out")" = 1 ]; then ok; else
+				bad "$name: report:"; cat "$work/out"
+			fi
+		else
+			python3 - "$work/out" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+e = d["errors"]
+ok = (d["verified"] is False and d["errors_total"] == 1 and len(e) == 1
+      and e[0]["kind"] == "timeout" and e[0]["endpoint"] is None
+      and e[0]["detail"].startswith("the run did not finish within 1 s (")
+      and 0 <= d["iterations"] < 1000000 and d["timeout"] == 1)
+sys.exit(0 if ok else 1)
+EOF
+			if [ $? = 0 ]; then ok; else bad "$name: report:"; cat "$work/out"; fi
+		fi
+	done
+done
+
+echo "timeout: $pass passed, $fail failed"
+[ $fail = 0 ]

@@ -3,7 +3,7 @@
 #   make              build libtopo (static and shared) and the programs
 #   make check        build and run every test (unit, CLI, schema, man lint)
 #   make demo         compile the shipped examples and show a result
-#   make bench        compile-scaling benchmark (not part of check)
+#   make bench        benchmarks: compile, replay, data movement vs Open MPI
 #   make install      PREFIX=/usr/local DESTDIR= ; make uninstall
 #   make deps         install the Debian packages the build and tests need
 #   make SANITIZE=address,undefined   or   make SANITIZE=thread
@@ -46,7 +46,7 @@ UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 MAN_PAGES := $(sort $(wildcard man/*.[1357]))
 
-.PHONY: FORCE all check check-unit check-cli check-schemas check-man check-install tsan-build demo bench bench-deps \
+.PHONY: FORCE all check check-unit check-cli check-schemas check-man check-install tsan-build demo bench bench-quick bench-deps \
 	install uninstall deps clean format
 
 all: $(B)/libtopo.a $(B)/libtopo.so $(PROGS) $(B)/libtopo.pc
@@ -118,12 +118,15 @@ demo:
 	@$(MAKE) all
 	@sh examples/demo.sh $(B)
 
-# Compile scaling, then the replay comparison with Open MPI (needs
-# openmpi-bin and libopenmpi-dev: make bench-deps).  REPLAY_ARGS=--quick
-# for a smoke run.
+# The benchmarks (tests/bench/bench.py): compile scaling, replay scaling,
+# and data movement beside Open MPI and the memory-copy limit; results,
+# CSVs and plots in bench-results/.  Needs Open MPI and gnuplot: make
+# bench-deps.  bench-quick is a short smoke run.
 bench: all
-	@sh tests/bench/compile.sh $(B)
-	@python3 tests/bench/replay.py $(B) $(REPLAY_ARGS)
+	@python3 tests/bench/bench.py $(B) $(BENCH_ARGS)
+
+bench-quick: all
+	@python3 tests/bench/bench.py $(B) --quick $(BENCH_ARGS)
 
 bench-deps:
 	@$(MAKE) -s deps DEB_PKGS="$(DEB_PKGS) openmpi-bin libopenmpi-dev gnuplot-nox hyperfine"
@@ -152,7 +155,7 @@ uninstall:
 	    rm -f $(DESTDIR)$(MANDIR)/man$$s/$$(basename $$p); done
 
 # ---------------------------------------------------------------- misc
-DEB_PKGS := build-essential libjansson-dev pkg-config python3 python3-jsonschema mandoc graphviz
+DEB_PKGS := build-essential libjansson-dev pkg-config python3 python3-jsonschema mandoc graphviz valgrind
 deps:
 	@command -v dpkg-query >/dev/null || { echo "make deps: not a Debian system; install: $(DEB_PKGS)"; exit 0; }; \
 	missing=""; for p in $(DEB_PKGS); do \

@@ -1,0 +1,548 @@
+#!/usr/bin/env python3
+"""The whole benchmark (`make bench`, `make bench-quick`): writes OUT/ (default
+bench-results/) with results.md (every table), one CSV per experiment, PNG
+plots drawn by gnuplot, and prints a summary of every target, met or missed.
+
+1. compile - `collc compile` on torus machines of 16 tasks per node, 4,096 to
+   8,388,608 endpoints: median wall seconds of --runs runs (each started
+   without the previous output and after an untimed sync: compile.py's
+   method), peak RSS (GNU time), output size.  `--routes none` at every size,
+   `--routes full` up to 1,048,576 only: a full table holds about
+   sum(degree^2) targets, and the hierarchical tree's alone would be ~150 GB
+   at 8,388,608 endpoints.
+2. replay - bcast of 8 bytes over 1,024 .. 8,388,608 members (torus machines,
+   16 tasks per node, compiled in memory by collrun, --json --iterations 5):
+   median over --runs runs of the collective's median seconds, and deliveries
+   per second (members - 1) / seconds.
+3. data - bcast, scatter, gather, reduce (int32 sum) with 2, 4, 8, 16 members
+   (1 node x N tasks), 8 B .. 16 MiB per member, reused and fresh buffers:
+   collrun beside Open MPI (mpi_coll under mpirun --oversubscribe -np N --mca
+   btl self,vader; the two alternate, and which goes first alternates) and
+   beside the memory-copy limit: the bytes the operation must copy divided by
+   memcpy_rate's single-thread rate for a buffer of that size, fresh or reused
+   as the run.  Bytes to copy: bcast (N-1)*B (every member but the root gets
+   B), scatter (N-1)*B (the root's blocks for the others), gather (N-1)*B (the
+   others' blocks into the root's buffer), reduce (N-1)*B read and combined
+   into the root's result (counted as copies, though combining also adds).
+   Ratios (collrun / MPI) are per round, then the median over rounds.
+
+Any collrun run that does not verify, and any MPI run whose check fails,
+stops the benchmark (replay.run_json).
+
+usage: bench.py BUILD [--quick] [--out DIR] [--runs N] [--rounds N]
+                [--only compile,replay,data,plots] [--no-mpi]
+"""
+import argparse, csv, datetime, json, os, shutil, statistics, subprocess
+import sys, tempfile, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import compile as cbench  # noqa: E402  (compile.py: machine(), run())
+import replay as rbench  # noqa: E402  (replay.py: run_json(), build_mpi_coll())
+
+OPS = ["bcast", "scatter", "gather", "reduce"]
+KIB, MIB = 1 << 10, 1 << 20
+
+# torus dims per endpoint count (16 tasks per node)
+SHAPES = {1 << 10: [4, 4, 4], 1 << 12: [4, 4, 4, 4], 1 << 14: [8, 8, 4, 4],
+          1 << 16: [8, 8, 8, 8], 1 << 18: [16, 16, 8, 8],
+          1 << 19: [16, 16, 16, 8], 1 << 20: [16, 16, 16, 16],
+          1 << 21: [32, 16, 16, 16], 1 << 22: [32, 32, 16, 16],
+          1 << 23: [32, 32, 32, 16]}
+
+
+def note(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def human(n):
+    for unit, size in (("MiB", MIB), ("KiB", KIB)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n} B"
+
+
+def write_csv(path, header, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+
+
+def verdict(ok):
+    return "met" if ok else "**MISSED**"
+
+
+# ------------------------------------------------------------------ compile
+def bench_compile(a, out, md, summary):
+    collc = os.path.join(a.build, "collc")
+    sizes = [s for s in sorted(SHAPES) if s >= 1 << 12]
+    if a.quick:
+        sizes = [1 << 12, 1 << 16, 1 << 20]
+    rows = []
+    with tempfile.TemporaryDirectory(dir=os.path.join(a.build)) as tmp:
+        for eps in sizes:
+            dims = SHAPES[eps]
+            m = cbench.machine(dims, 16)
+            mpath = os.path.join(tmp, "m.json")
+            opath = os.path.join(tmp, "routes.json")
+            with open(mpath, "w") as f:
+                json.dump(m, f)
+            for mode in ("none", "full"):
+                if mode == "full" and eps > (1 << 20):
+                    continue
+                walls, rss = [], 0
+                for _ in range(a.runs):
+                    if os.path.exists(opath):
+                        os.unlink(opath)
+                    os.sync()
+                    w, r = cbench.run([collc, "compile", mpath, "-o", opath,
+                                       "--routes", mode])
+                    walls.append(w)
+                    rss = max(rss, r)
+                size = os.path.getsize(opath)
+                os.unlink(opath)
+                med = statistics.median(walls)
+                rows.append([eps, m["nodes"], "x".join(map(str, dims)), mode,
+                             len(walls), f"{med:.4f}", f"{min(walls):.4f}",
+                             f"{max(walls):.4f}", rss, size])
+                note(f"compile {eps:>9} routes {mode}: median {med:.3f} s, "
+                     f"peak {rss / MIB:.0f} MiB, output {size / MIB:.1f} MiB")
+    write_csv(os.path.join(out, "compile.csv"),
+              ["endpoints", "nodes", "torus", "routes", "runs", "median_s",
+               "min_s", "max_s", "peak_rss_bytes", "output_bytes"], rows)
+    md += ["## Compile scaling", "",
+           f"`collc compile` (default trees: physical, hierarchical, binomial; "
+           f"written to a file), torus machines of 16 tasks per node; median "
+           f"of {a.runs} runs, each started without the previous output and "
+           "after an untimed `sync`; peak RSS by GNU time (largest of the "
+           "runs). `--routes full` stops at 1,048,576 endpoints: the full "
+           "table holds about sum(degree^2) targets, so the hierarchical "
+           "tree's table alone (a node's members are children of its "
+           "identified member) would be ~150 GB at 8,388,608 endpoints.", "",
+           "| endpoints | torus | routes | median s | min..max s | peak MiB "
+           "| output MiB | ns/endpoint | peak B/endpoint |",
+           "|---:|---|---|---:|---|---:|---:|---:|---:|"]
+    for eps, nodes, dims, mode, n, med, lo, hi, rss, size in rows:
+        md.append(f"| {eps:,} | {dims} | {mode} | {float(med):.3f} | "
+                  f"{float(lo):.3f}..{float(hi):.3f} | {rss / MIB:.0f} | "
+                  f"{size / MIB:.1f} | {float(med) / eps * 1e9:.0f} | "
+                  f"{rss / eps:.0f} |")
+    md.append("")
+    for eps, _, _, mode, _, med, _, _, rss, _ in rows:
+        med = float(med)
+        if eps == 1 << 20:
+            ok = med <= 2 and rss <= 1 << 30
+            summary.append(f"compile 1,048,576 endpoints, routes {mode}: "
+                           f"{med:.2f} s, {rss / MIB:.0f} MiB (target <= 2 s,"
+                           f" <= 1 GiB): {verdict(ok)}")
+        if eps == 1 << 23:
+            summary.append(f"compile 8,388,608 endpoints, routes {mode}: "
+                           f"{med:.2f} s, {rss / MIB:.0f} MiB (target <= 16 "
+                           f"s): {verdict(med <= 16)}")
+    return rows
+
+
+# ------------------------------------------------------------------ replay
+def bench_replay(a, out, md, summary, bdir):
+    collrun = os.path.join(a.build, "collrun")
+    sizes = sorted(SHAPES)
+    if a.quick:
+        sizes = [1 << 10, 1 << 16, 1 << 20]
+    threads = len(os.sched_getaffinity(0))
+    rows = []
+    for eps in sizes:
+        dims = SHAPES[eps]
+        nodes = eps // 16
+        mpath = rbench.write_machine(
+            os.path.join(bdir, f"replay-{eps}.json"), nodes, 16,
+            {"type": "torus", "dims": dims})
+        meds = []
+        for _ in range(a.runs):
+            res = rbench.run_json(
+                [collrun, "bcast", "--bytes", "8", "--iterations", "5",
+                 "--threads", str(threads), "--json", mpath], what="collrun")
+            if res.get("members") != eps:
+                rbench.die(f"collrun ran {res.get('members')} members, "
+                           f"not {eps}")
+            meds.append(res["seconds"]["median"])
+        med = statistics.median(meds)
+        rate = (eps - 1) / med
+        rows.append([eps, "x".join(map(str, dims)), len(meds), f"{med:.6f}",
+                     f"{min(meds):.6f}", f"{max(meds):.6f}", f"{rate:.0f}"])
+        note(f"replay bcast 8 B x {eps:>9}: median {med:.4f} s, "
+             f"{rate / 1e6:.2f} M deliveries/s")
+    write_csv(os.path.join(out, "replay.csv"),
+              ["members", "torus", "runs", "median_s", "min_s", "max_s",
+               "deliveries_per_s"], rows)
+    md += ["## Replay scaling: bcast of 8 bytes", "",
+           f"`collrun bcast --bytes 8 --iterations 5 --threads {threads} "
+           "--json MACHINE.json` on torus machines of 16 tasks per node "
+           "(compiled in memory); seconds of the collective alone, median "
+           f"over {a.runs} runs of each run's median. Deliveries: the members "
+           "other than the root, each receiving once.", "",
+           "| members | torus | median s | min..max s | deliveries/s |",
+           "|---:|---|---:|---|---:|"]
+    for eps, dims, n, med, lo, hi, rate in rows:
+        md.append(f"| {eps:,} | {dims} | {float(med):.6f} | "
+                  f"{float(lo):.6f}..{float(hi):.6f} | "
+                  f"{float(rate) / 1e6:.1f} M |")
+    md.append("")
+    for eps, _, _, med, _, _, rate in rows:
+        if eps == 1 << 20:
+            med = float(med)
+            summary.append(f"bcast 8 B over 1,048,576 members: {med:.4f} s, "
+                           f"{float(rate) / 1e6:.1f} M deliveries/s (target "
+                           f"<= 0.5 s): {verdict(med <= 0.5)}")
+    return rows
+
+
+# ------------------------------------------------------------------ data
+def bench_data(a, out, md, summary, bdir):
+    collrun = os.path.join(a.build, "collrun")
+    threads = len(os.sched_getaffinity(0))
+    if a.quick:
+        members, sizes = [2, 16], [8, 64 * KIB, MIB]
+    else:
+        members = [2, 4, 8, 16]
+        sizes = [8, 512, 4 * KIB, 64 * KIB, 256 * KIB, MIB, 4 * MIB,
+                 16 * MIB]
+    # memcpy rates, measured now, in this run
+    mexe = os.path.join(bdir, "memcpy_rate")
+    src = os.path.join(HERE, "memcpy_rate.c")
+    if (not os.path.exists(mexe)
+            or os.path.getmtime(mexe) < os.path.getmtime(src)):
+        if subprocess.run(["cc", "-std=c11", "-O2", "-o", mexe, src]).returncode:
+            rbench.die("cc memcpy_rate.c failed")
+    # per-member buffer sizes, and the working sets N x B of the runs
+    msizes = sorted(set(sizes) | {n * b for n in members for b in sizes})
+    p = subprocess.run([mexe] + [str(s) for s in msizes], capture_output=True,
+                       text=True, check=True)
+    rate = {}
+    for line in p.stdout.splitlines():
+        o = json.loads(line)
+        rate[(o["bytes"], False)] = o["reused_gbs"] * 1e9
+        rate[(o["bytes"], True)] = o["fresh_gbs"] * 1e9
+    write_csv(os.path.join(out, "memcpy.csv"),
+              ["bytes", "reused_GBps", "fresh_GBps"],
+              [[s, f"{rate[(s, False)] / 1e9:.3f}",
+                f"{rate[(s, True)] / 1e9:.3f}"] for s in msizes])
+
+    use_mpi = not a.no_mpi
+    if use_mpi:
+        mpi_coll = rbench.build_mpi_coll(bdir)
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+                   OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    machines = {n: rbench.write_machine(
+        os.path.join(bdir, f"data-1x{n}.json"), 1, n,
+        {"type": "kary", "fanout": 2}) for n in members}
+
+    def iters_for(nbytes, n):
+        # enough iterations for a median, few where one is long
+        total = nbytes * n
+        return 21 if total <= MIB else 9 if total <= 16 * MIB else 5
+
+    rows = []
+    for n in members:
+        rounds = a.rounds if n == 16 else max(1, a.rounds // 2)
+        for op in OPS:
+            for fresh in (False, True):
+                for nbytes in sizes:
+                    it = iters_for(nbytes, n)
+                    c_s, m_s = [], []
+                    for r in range(rounds):
+                        sides = ["collrun", "mpi"] if use_mpi else ["collrun"]
+                        if r % 2:
+                            sides.reverse()
+                        for side in sides:
+                            if side == "collrun":
+                                cmd = [collrun, op, "--bytes", str(nbytes),
+                                       "--iterations", str(it), "--threads",
+                                       str(threads), "--json"]
+                                if op == "reduce":
+                                    cmd += ["--type", "int32", "--op", "sum"]
+                                if fresh:
+                                    cmd.append("--fresh")
+                                res = rbench.run_json(cmd + [machines[n]],
+                                                      what="collrun")
+                                c_s.append(res["seconds"]["median"])
+                            else:
+                                cmd = ["mpirun", "--oversubscribe",
+                                       "--allow-run-as-root", "-np", str(n),
+                                       "--mca", "btl", "self,vader",
+                                       mpi_coll, op, str(nbytes), str(it)]
+                                if fresh:
+                                    cmd.append("--fresh")
+                                res = rbench.run_json(cmd, env=env,
+                                                      what="mpirun")
+                                m_s.append(res["seconds"]["median"])
+                    c = statistics.median(c_s)
+                    m = statistics.median(m_s) if m_s else float("nan")
+                    ratio = (statistics.median(x / y for x, y in
+                                               zip(c_s, m_s))
+                             if m_s else float("nan"))
+                    copy_bytes = (n - 1) * nbytes
+                    limit = copy_bytes / rate[(nbytes, fresh)]
+                    wlimit = copy_bytes / rate[(n * nbytes, fresh)]
+                    rows.append([op, n, nbytes, "fresh" if fresh else
+                                 "reused", rounds, it, f"{c:.7f}",
+                                 f"{m:.7f}", f"{ratio:.4f}", copy_bytes,
+                                 f"{limit:.7f}", f"{limit / c:.4f}",
+                                 f"{wlimit:.7f}", f"{wlimit / c:.4f}"])
+                    note(f"data {op:7} N={n:2} {human(nbytes):>7} "
+                         f"{'fresh ' if fresh else 'reused'}: collrun "
+                         f"{c * 1e3:.3f} ms, MPI {m * 1e3:.3f} ms, ratio "
+                         f"{ratio:.2f}, copy limit {limit * 1e3:.3f} ms")
+    write_csv(os.path.join(out, "data.csv"),
+              ["op", "members", "bytes", "buffers", "rounds", "iterations",
+               "collrun_s", "mpi_s", "ratio_collrun_mpi", "copy_bytes",
+               "copy_limit_s", "fraction_of_limit", "ws_copy_limit_s",
+               "fraction_of_ws_limit"], rows)
+
+    md += ["## Data movement: collrun, Open MPI and the memory-copy limit",
+           "",
+           "1 node x N tasks (collrun: machine with 1 node of N tasks, all "
+           "shared memory; Open MPI: `mpirun --oversubscribe -np N --mca btl "
+           "self,vader mpi_coll OP BYTES ITER [--fresh]`). BYTES per member "
+           "as collrun's `--bytes`. Both time the collective alone and check "
+           "every result; collrun and MPI alternate, the first alternating "
+           "too. Columns: medians over rounds (16 members: "
+           f"{a.rounds} rounds; fewer members: {max(1, a.rounds // 2)}); "
+           "ratio = median per-round collrun/MPI (target <= 0.5 at 16 "
+           "members, 64 KiB..16 MiB); copy limit = (N-1) x BYTES at this "
+           "machine's single-thread memcpy rate for a buffer of BYTES "
+           "(memcpy_rate, same run), fresh or reused as the row; "
+           "'of limit' = limit / collrun time (1 = as fast as memcpy; can "
+           "exceed 1 with 2 threads). The per-buffer rate flatters the limit "
+           "where one buffer fits a cache level but the N buffers of the run "
+           "do not, so a second limit uses the memcpy rate for a buffer of "
+           "the run's working set, N x BYTES ('ws limit').", "",
+           "| op | N | bytes | buffers | collrun us | MPI us | ratio | copy "
+           "limit us | of limit | ws limit us | of ws limit |",
+           "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for (op, n, nbytes, buf, rounds, it, c, m, ratio, cb, lim,
+         frac, wlim, wfrac) in rows:
+        md.append(f"| {op} | {n} | {human(nbytes)} | {buf} | "
+                  f"{float(c) * 1e6:.1f} | {float(m) * 1e6:.1f} | "
+                  f"{float(ratio):.2f} | {float(lim) * 1e6:.2f} | "
+                  f"{float(frac):.2f} | {float(wlim) * 1e6:.2f} | "
+                  f"{float(wfrac):.2f} |")
+    md.append("")
+    met = missed = 0
+    worst = []
+    for (op, n, nbytes, buf, rounds, it, c, m, ratio, cb, lim,
+         frac, wlim, wfrac) in rows:
+        if n == 16 and nbytes >= 64 * KIB and use_mpi:
+            if float(ratio) <= 0.5:
+                met += 1
+            else:
+                missed += 1
+                worst.append(f"{op} {human(nbytes)} {buf} {float(ratio):.2f}")
+        if op == "bcast" and n == 16 and nbytes == 16 * MIB:
+            summary.append(f"bcast 16 MiB to 16 members, {buf} buffers: "
+                           f"{float(frac):.2f} of the memory-copy limit "
+                           f"({float(c) * 1e3:.1f} ms vs "
+                           f"{float(lim) * 1e3:.1f} ms; target >= 0.5): "
+                           f"{verdict(float(frac) >= 0.5)}; "
+                           f"{float(wfrac):.2f} of the working-set limit "
+                           f"({float(wlim) * 1e3:.1f} ms)")
+    if use_mpi:
+        summary.append(f"16 members, 64 KiB..16 MiB, collrun <= 0.5x Open "
+                       f"MPI: {met} of {met + missed} cases met"
+                       + (f"; missed: {', '.join(worst)}" if worst else ""))
+    return rows
+
+
+# ------------------------------------------------------------------ plots
+PLOT_HEAD = """set terminal pngcairo size 900,600 noenhanced font ',11'
+set datafile separator ','
+set key top left
+set grid
+"""
+
+
+def gnuplot(script, out):
+    if not shutil.which("gnuplot"):
+        note("gnuplot not found: no plots (make bench-deps)")
+        return False
+    p = subprocess.run(["gnuplot"], input=script, text=True, cwd=out,
+                       capture_output=True)
+    if p.returncode != 0:
+        rbench.die("gnuplot failed:\n" + p.stderr[-3000:])
+    return True
+
+
+def plots(out, md, have):
+    made = []
+    if "compile" in have:
+        # split by routes mode into files gnuplot can read directly
+        rows = list(csv.DictReader(open(os.path.join(out, "compile.csv"))))
+        for mode in ("none", "full"):
+            with open(os.path.join(out, f".compile-{mode}.dat"), "w") as f:
+                for r in rows:
+                    if r["routes"] == mode:
+                        f.write(f"{r['endpoints']},{r['median_s']},"
+                                f"{int(r['peak_rss_bytes']) / MIB},"
+                                f"{int(r['output_bytes']) / MIB}\n")
+        s = PLOT_HEAD + """set output 'compile.png'
+set multiplot layout 1,2 title 'collc compile, torus, 16 tasks/node (median)'
+set key bottom right font ',9'
+set logscale xy
+set xlabel 'endpoints'
+set ylabel 'seconds'
+set format x '%.0s%c'
+plot '.compile-none.dat' u 1:2 w lp pt 7 t 'routes none', \
+     '.compile-full.dat' u 1:2 w lp pt 5 t 'routes full', \
+     x*1.3e-7 dt 2 lc rgb 'gray' t 'linear: 130 ns/endpoint', \
+     2 dt 3 lc rgb 'red' t '2 s'
+set ylabel 'MiB'
+plot '.compile-none.dat' u 1:3 w lp pt 7 t 'peak RSS, routes none', \
+     '.compile-full.dat' u 1:3 w lp pt 5 t 'peak RSS, routes full', \
+     '.compile-full.dat' u 1:4 w lp pt 4 t 'output, routes full', \
+     '.compile-none.dat' u 1:4 w lp pt 6 t 'output, routes none', \
+     x*54/1048576 dt 2 lc rgb 'gray' t 'linear: 54 B/endpoint', \
+     1024 dt 3 lc rgb 'red' t '1 GiB'
+unset multiplot
+"""
+        if gnuplot(s, out):
+            made.append("compile.png")
+    if "replay" in have:
+        s = PLOT_HEAD + """set output 'replay.png'
+set logscale xy
+set xlabel 'members'
+set ylabel 'seconds (median, log)'
+set y2label 'deliveries per second (linear)'
+set y2tics
+set y2range [0:*]
+set format x '%.0s%c'
+set format y '%.0s%cs'
+set format y2 '%.0s%c'
+set key bottom right
+set title 'collrun bcast of 8 bytes, torus, 16 tasks/node'
+plot 'replay.csv' every ::1 u 1:4 w lp pt 7 t 'seconds', \
+     'replay.csv' every ::1 u 1:7 axes x1y2 w lp pt 5 t 'deliveries/s', \
+     0.5 dt 3 lc rgb 'red' t '0.5 s'
+"""
+        if gnuplot(s, out):
+            made.append("replay.png")
+    if "data" in have:
+        rows = list(csv.DictReader(open(os.path.join(out, "data.csv"))))
+        ns = sorted({int(r["members"]) for r in rows})
+        nmax = ns[-1]
+        for op in OPS:
+            for buf in ("reused", "fresh"):
+                with open(os.path.join(out, f".data-{op}-{buf}.dat"), "w") as f:
+                    for r in rows:
+                        if (r["op"] == op and r["buffers"] == buf
+                                and int(r["members"]) == nmax):
+                            f.write(f"{r['bytes']},{r['collrun_s']},"
+                                    f"{r['mpi_s']},{r['copy_limit_s']},"
+                                    f"{r.get('ws_copy_limit_s') or r['copy_limit_s']}\n")
+        s = PLOT_HEAD.replace('900,600', '1400,800') + f"""set output 'data.png'
+set multiplot layout 2,4 title 'time vs bytes per member, {nmax} members, 1 node (median)'
+set logscale xy
+set xtics ('8' 8, '512' 512, '4K' 4096, '64K' 65536, '1M' 1048576, '16M' 16777216)
+set format y '%.0s%cs'
+set key top left font ',8'
+"""
+        for buf in ("reused", "fresh"):
+            for op in OPS:
+                s += (f"set title '{op}, {buf} buffers'\n"
+                      f"plot '.data-{op}-{buf}.dat' u 1:2 w lp pt 7 t "
+                      f"'collrun', '' u 1:3 w lp pt 5 t 'Open MPI', "
+                      f"'' u 1:4 w l dt 2 lc rgb 'gray' t 'copy limit', "
+                      f"'' u 1:5 w l dt 3 lc rgb 'black' t 'ws copy limit'\n")
+        s += "unset multiplot\n"
+        if gnuplot(s, out):
+            made.append("data.png")
+    for name in os.listdir(out):
+        if name.startswith("."):
+            os.unlink(os.path.join(out, name))
+    if made:
+        md += ["## Plots", ""] + [f"![{m}]({m})" for m in made] + [""]
+    return made
+
+
+def save_part(out, name, md, summary):
+    """Keeps a stage's Markdown and summary lines in OUT/parts/, so that a
+    later --only run of another stage still finds them for results.md."""
+    d = os.path.join(out, "parts")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name + ".json"), "w") as f:
+        json.dump({"md": md, "summary": summary}, f)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("build")
+    ap.add_argument("--quick", action="store_true",
+                    help="smoke run: few sizes, 1 run/round")
+    ap.add_argument("--out", default=os.path.join(REPO, "bench-results"))
+    ap.add_argument("--runs", type=int, help="runs per compile/replay "
+                    "point (default 5; quick 1)")
+    ap.add_argument("--rounds", type=int, help="rounds per data point at 16 "
+                    "members (default 3, half that below; quick 1)")
+    ap.add_argument("--only", default="compile,replay,data,plots")
+    ap.add_argument("--no-mpi", action="store_true")
+    a = ap.parse_args()
+    a.runs = a.runs or (1 if a.quick else 5)
+    a.rounds = a.rounds or (1 if a.quick else 3)
+    only = set(a.only.split(","))
+    for tool in ("collc", "collrun"):
+        if not os.access(os.path.join(a.build, tool), os.X_OK):
+            rbench.die(f"{a.build}/{tool} not found: build it first (make)", 2)
+    if "data" in only and not a.no_mpi:
+        missing = [t for t in ("mpicc", "mpirun") if not shutil.which(t)]
+        if missing:
+            rbench.die(f"Open MPI not found ({', '.join(missing)}): make "
+                       "bench-deps, or --no-mpi", 2)
+    out = a.out
+    os.makedirs(out, exist_ok=True)
+    bdir = os.path.join(a.build, "bench")
+    os.makedirs(bdir, exist_ok=True)
+    t0 = time.time()
+    now = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    md = [f"# collc benchmarks ({now}{', --quick smoke run' if a.quick else ''})",
+          "", f"Host: {rbench.cpu_model()}, {os.cpu_count()} CPUs; "
+          f"{rbench.first_line(['mpirun', '--version']) if shutil.which('mpirun') else 'no Open MPI'}.",
+          ""]
+    have = set()
+    for name, fn, args in (("compile", bench_compile, ()),
+                           ("replay", bench_replay, (bdir,)),
+                           ("data", bench_data, (bdir,))):
+        if name in only:
+            t1 = time.time()
+            pmd, psum = [], []
+            fn(a, out, pmd, psum, *args)
+            psum.append(f"{name} stage took {(time.time() - t1) / 60:.1f} "
+                        "min")
+            save_part(out, name, pmd, psum)
+            have.add(name)
+    if "plots" in only:
+        have |= {k for k, f in (("compile", "compile.csv"),
+                                ("replay", "replay.csv"),
+                                ("data", "data.csv"))
+                 if os.path.exists(os.path.join(out, f))}
+        pmd = []
+        plots(out, pmd, have)
+        save_part(out, "plots", pmd, [])
+    summary = []
+    for name in ("compile", "replay", "data", "plots"):
+        f = os.path.join(out, "parts", name + ".json")
+        if os.path.exists(f):
+            part = json.load(open(f))
+            md += part["md"]
+            summary += part["summary"]
+    took = time.time() - t0
+    md[2:2] = ["## Summary", ""] + [f"- {s}" for s in summary] + [
+        "", f"This invocation ({a.only}) took {took / 60:.1f} min.", ""]
+    with open(os.path.join(out, "results.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    print("\n".join(["", "Summary (" + os.path.join(out, "results.md") + "):"]
+                    + [f"  {s}" for s in summary]
+                    + [f"  took {took / 60:.1f} min"]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,121 @@
+/*
+ * memcpy_rate.c - this machine's memcpy rate, the yardstick of the
+ * memory-copy limit in the data-movement benchmark (tests/bench/bench.py).
+ *
+ *   memcpy_rate BYTES...
+ *
+ * For each size, one JSON line:
+ *   {"bytes": B, "reps": R, "reused_gbs": X, "fresh_gbs": Y}
+ * the median over R copies of B bytes, in GB/s (1e9 bytes per second), of
+ * one thread's memcpy:
+ *   reused - the same source and destination every time, touched before
+ *            (warm caches and TLB, as a program reusing its buffers);
+ *   fresh  - a newly mapped source and destination every time, both
+ *            written before the clock starts (their page faults untimed),
+ *            as collrun --fresh and mpi_coll --fresh prepare theirs: what
+ *            is left is the cost of memory not yet in the TLB and, beyond
+ *            the caches, not in them.
+ * R shrinks with the size so that one size takes about a quarter second.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static unsigned char *map(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		perror("memcpy_rate: mmap");
+		exit(1);
+	}
+	return p;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: memcpy_rate BYTES...\n");
+		return 2;
+	}
+	for (int a = 1; a < argc; a++) {
+		size_t len = strtoull(argv[a], NULL, 10);
+		long reps = len ? (long)((256u << 20) / len) : 0;
+		double *t, t0;
+		unsigned char *src, *dst;
+		volatile unsigned char sink = 0;
+
+		if (len == 0) {
+			fprintf(stderr, "memcpy_rate: bad size %s\n", argv[a]);
+			return 2;
+		}
+		if (reps < 7)
+			reps = 7;
+		if (reps > 2001)
+			reps = 2001;
+		t = malloc((size_t)reps * sizeof(double));
+		if (t == NULL)
+			return 1;
+
+		src = map(len);
+		dst = map(len);
+		memset(src, 0x5a, len);
+		memset(dst, 0, len);
+		memcpy(dst, src, len); /* warm-up */
+		for (long i = 0; i < reps; i++) {
+			t0 = now();
+			memcpy(dst, src, len);
+			t[i] = now() - t0;
+			sink ^= dst[i % len];
+		}
+		double reused = (double)len / median(t, (int)reps) / 1e9;
+		munmap(src, len);
+		munmap(dst, len);
+
+		for (long i = 0; i < reps; i++) {
+			src = map(len);
+			dst = map(len);
+			memset(src, (int)(i & 0xff) | 1, len);
+			memset(dst, 0, len);
+			t0 = now();
+			memcpy(dst, src, len);
+			t[i] = now() - t0;
+			sink ^= dst[len - 1];
+			munmap(src, len);
+			munmap(dst, len);
+		}
+		double fresh = (double)len / median(t, (int)reps) / 1e9;
+		printf("{\"bytes\": %zu, \"reps\": %ld, \"reused_gbs\": %.4f, "
+		       "\"fresh_gbs\": %.4f}\n",
+		       len, reps, reused, fresh);
+		fflush(stdout);
+		free(t);
+		(void)sink;
+	}
+	return 0;
+}

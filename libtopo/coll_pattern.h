@@ -48,4 +48,18 @@ int32_t topo__pattern_run_end(const int32_t *order, int32_t i, int32_t end);
 /* Number of such runs in order[lo .. hi - 1]. */
 int32_t topo__pattern_runs(const int32_t *order, int32_t lo, int32_t hi);
 
+/* The packed layout of scatter and gather "tree" (coll_layout.c, which
+ * allocates): t re-rooted at root, its children in CSR form, its preorder
+ * (order, pre, size as topo__pattern_preorder), and whether the root must
+ * pack because some child's subtree is not one run of ranks. */
+struct topo__layout {
+	int32_t *par, *coff, *ch, *order, *pre, *size;
+	int packs;
+};
+
+/* Returns 0 or TOPO_ENOMEM (nothing left allocated). */
+int topo__layout_new(struct topo__layout *l, const topo_tree *t, int32_t n,
+		     int32_t root);
+void topo__layout_free(struct topo__layout *l);
+
 #endif /* TOPO_COLL_PATTERN_H */

@@ -34,34 +34,29 @@
 int topo__plan_gather_tree(struct topo_plan *p, topo_error *err)
 {
 	int32_t n = p->n, root = p->root;
-	int32_t *par = NULL, *coff = NULL, *ch = NULL, *order = NULL,
-		*pre = NULL, *size = NULL;
+	struct topo__layout lay;
+	int32_t *par, *coff, *ch, *order, *pre, *size;
 	int64_t *up = NULL, B = (int64_t)p->params.bytes, slot0 = -1;
 	struct topo__msg m;
-	int packs = 0, rc = TOPO_ENOMEM;
+	int packs, rc = TOPO_ENOMEM;
 
 	if (p->params.bytes > (size_t)INT64_MAX / (size_t)n)
 		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
 				 "gather: %d blocks of %zu bytes do not fit "
 				 "in a 64-bit size",
 				 (int)n, p->params.bytes);
-	par = topo__mallocarray((size_t)n, sizeof(int32_t));
-	coff = topo__mallocarray((size_t)n + 1, sizeof(int32_t));
-	ch = topo__mallocarray((size_t)n, sizeof(int32_t));
-	order = topo__mallocarray((size_t)n, sizeof(int32_t));
-	pre = topo__mallocarray((size_t)n, sizeof(int32_t));
-	size = topo__mallocarray((size_t)n, sizeof(int32_t));
-	up = topo__mallocarray((size_t)n, sizeof(int64_t));
-	if (par == NULL || coff == NULL || ch == NULL || order == NULL ||
-	    pre == NULL || size == NULL || up == NULL)
+	if (topo__layout_new(&lay, p->t, n, root) != 0)
 		goto nomem;
-	topo__pattern_reroot(p->t, root, par);
-	topo__pattern_children(par, n, coff, ch);
-	topo__pattern_preorder(n, root, coff, ch, order, pre, size);
-	for (int32_t i = coff[root]; i < coff[root + 1]; i++)
-		if (topo__pattern_runs(order, pre[ch[i]],
-				       pre[ch[i]] + size[ch[i]]) > 1)
-			packs = 1;
+	par = lay.par;
+	coff = lay.coff;
+	ch = lay.ch;
+	order = lay.order;
+	pre = lay.pre;
+	size = lay.size;
+	packs = lay.packs;
+	up = topo__mallocarray((size_t)n, sizeof(int64_t));
+	if (up == NULL)
+		goto nomem;
 
 	rc = topo__plan_bufsize(p, TOPO__RECV, root, (int64_t)n * B, err);
 	if (rc == 0 && packs)
@@ -162,12 +157,7 @@ nomem:
 		       "out of memory planning gather tree over %d members",
 		       (int)n);
 done:
-	topo__free(par);
-	topo__free(coff);
-	topo__free(ch);
-	topo__free(order);
-	topo__free(pre);
-	topo__free(size);
+	topo__layout_free(&lay);
 	topo__free(up);
 	return rc;
 }

@@ -58,21 +58,6 @@ static const char help_text[] =
 	"2 usage or input error\n"
 	"See collc(1), collc(5), collc(7).\n";
 
-static int usage_error(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "collc: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n%s", usage_text);
-	return EXIT_USAGE;
-}
-
 static const struct option long_opts[] = {
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -133,14 +118,14 @@ static int parse(struct args *a, int argc, char **argv, int compile)
 			break;
 		case 'R':
 			if (!compile)
-				return usage_error("--routes goes with "
+				return cli_usage_error(usage_text, "--routes goes with "
 						   "compile");
 			if (strcmp(optarg, "full") == 0)
 				a->write_flags = 0;
 			else if (strcmp(optarg, "none") == 0)
 				a->write_flags = TOPO_WRITE_NO_ROUTES;
 			else
-				return usage_error("--routes: expected full "
+				return cli_usage_error(usage_text, "--routes: expected full "
 						   "or none (got \"%s\")",
 						   optarg);
 			break;
@@ -154,7 +139,7 @@ static int parse(struct args *a, int argc, char **argv, int compile)
 				const char **nn, **ns;
 
 				if (eq == NULL || eq == optarg || eq[1] == '\0')
-					return usage_error("-g: expected "
+					return cli_usage_error(usage_text, "-g: expected "
 							   "NAME=SPEC (got \"%s\")",
 							   optarg);
 				if (eq - optarg == 5 &&
@@ -184,13 +169,13 @@ static int parse(struct args *a, int argc, char **argv, int compile)
 			}
 			break;
 		case ':':
-			return usage_error("option -%c needs an argument",
+			return cli_usage_error(usage_text, "option -%c needs an argument",
 					   optopt);
 		default:
 			if (optopt != 0)
-				return usage_error("unknown option -%c",
+				return cli_usage_error(usage_text, "unknown option -%c",
 						   optopt);
-			return usage_error("unknown option %s",
+			return cli_usage_error(usage_text, "unknown option %s",
 					   argv[optind - 1]);
 		}
 	}
@@ -211,7 +196,7 @@ static int parse_trees(const char *list, char *buf, size_t bufsize,
 	if (list == NULL)
 		return -1;
 	if (strlen(list) >= bufsize)
-		return usage_error("-t: list too long");
+		return cli_usage_error(usage_text, "-t: list too long");
 	strcpy(buf, list);
 	for (tok = strtok_r(buf, ",", &save); tok != NULL;
 	     tok = strtok_r(NULL, ",", &save)) {
@@ -226,12 +211,12 @@ static int parse_trees(const char *list, char *buf, size_t bufsize,
 				return EXIT_USAGE;
 			}
 		if (*nshapes == max)
-			return usage_error("-t: too many trees (at most %zu)",
+			return cli_usage_error(usage_text, "-t: too many trees (at most %zu)",
 					   max);
 		shapes[(*nshapes)++] = tok;
 	}
 	if (*nshapes == 0)
-		return usage_error("-t: no tree named");
+		return cli_usage_error(usage_text, "-t: no tree named");
 	return -1;
 }
 
@@ -251,7 +236,7 @@ static int cmd_compile(int argc, char **argv)
 	if (rc >= 0)
 		goto done;
 	if (a.npos != 1) {
-		rc = usage_error(a.npos == 0 ? "compile: no machine file given"
+		rc = cli_usage_error(usage_text, a.npos == 0 ? "compile: no machine file given"
 					     : "compile: too many arguments");
 		goto done;
 	}
@@ -320,11 +305,11 @@ static int cmd_group(int argc, char **argv)
 	if (rc >= 0)
 		goto done;
 	if (a.output != NULL || a.trees != NULL || a.group != NULL) {
-		rc = usage_error("group: takes no options");
+		rc = cli_usage_error(usage_text, "group: takes no options");
 		goto done;
 	}
 	if (a.npos != 2) {
-		rc = usage_error("group: expected MACHINE.json and SPEC");
+		rc = cli_usage_error(usage_text, "group: expected MACHINE.json and SPEC");
 		goto done;
 	}
 	topo_error_clear(&err);
@@ -373,7 +358,7 @@ static int cmd_dot(int argc, char **argv)
 	if (rc >= 0)
 		goto done;
 	if (a.npos != 1) {
-		rc = usage_error("dot: expected one ROUTES.json or "
+		rc = cli_usage_error(usage_text, "dot: expected one ROUTES.json or "
 				 "MACHINE.json");
 		goto done;
 	}

@@ -80,21 +80,6 @@ static const char help_text[] =
  * kept. */
 #define TEXT_ERRORS 20
 
-static int usage_error(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "collrun: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n%s", usage_text);
-	return EXIT_USAGE;
-}
-
 enum {
 	OPT_ROOT = 256,
 	OPT_BYTES,
@@ -232,7 +217,7 @@ static int parse(struct args *a, int argc, char **argv)
 			break;
 		case OPT_ROOT:
 			if (parse_long(optarg, 0, INT32_MAX, &v) != 0)
-				return usage_error("--root: expected an "
+				return cli_usage_error(usage_text, "--root: expected an "
 						   "endpoint id, an integer "
 						   ">= 0 (got \"%s\")",
 						   optarg);
@@ -240,10 +225,10 @@ static int parse(struct args *a, int argc, char **argv)
 			break;
 		case OPT_BYTES:
 			if (parse_size(optarg, &size) == -2)
-				return usage_error("--bytes: %s is too large",
+				return cli_usage_error(usage_text, "--bytes: %s is too large",
 						   optarg);
 			if (parse_size(optarg, &size) != 0 || size == 0)
-				return usage_error("--bytes: expected a size "
+				return cli_usage_error(usage_text, "--bytes: expected a size "
 						   "of at least 1, such as 8, "
 						   "4K or 1M (got \"%s\")",
 						   optarg);
@@ -252,12 +237,12 @@ static int parse(struct args *a, int argc, char **argv)
 		case OPT_SEGMENT:
 		case OPT_CHUNK:
 			if (parse_size(optarg, &size) == -2)
-				return usage_error("--%s: %s is too large",
+				return cli_usage_error(usage_text, "--%s: %s is too large",
 						   c == OPT_SEGMENT ? "segment"
 								    : "chunk",
 						   optarg);
 			if (parse_size(optarg, &size) != 0)
-				return usage_error("--%s: expected a size such "
+				return cli_usage_error(usage_text, "--%s: expected a size such "
 						   "as 0, 4096 or 64K (got "
 						   "\"%s\")",
 						   c == OPT_SEGMENT ? "segment"
@@ -293,14 +278,14 @@ static int parse(struct args *a, int argc, char **argv)
 			break;
 		case OPT_THREADS:
 			if (parse_long(optarg, 1, 4096, &v) != 0)
-				return usage_error("--threads: expected 1 to "
+				return cli_usage_error(usage_text, "--threads: expected 1 to "
 						   "4096 (got \"%s\")",
 						   optarg);
 			a->run.threads = (int)v;
 			break;
 		case OPT_ITERATIONS:
 			if (parse_long(optarg, 1, INT_MAX, &v) != 0)
-				return usage_error("--iterations: expected an "
+				return cli_usage_error(usage_text, "--iterations: expected an "
 						   "integer of at least 1 (got "
 						   "\"%s\")",
 						   optarg);
@@ -314,7 +299,7 @@ static int parse(struct args *a, int argc, char **argv)
 			s = strtod(optarg, &end);
 			if (errno != 0 || end == optarg || *end != '\0' ||
 			    !isfinite(s) || s <= 0 || s > 1e9)
-				return usage_error("--timeout: expected "
+				return cli_usage_error(usage_text, "--timeout: expected "
 						   "seconds greater than 0, "
 						   "such as 60 or 0.5 (got "
 						   "\"%s\")",
@@ -330,30 +315,30 @@ static int parse(struct args *a, int argc, char **argv)
 			break;
 		case ':':
 			if (optopt >= OPT_ROOT || optopt == 0)
-				return usage_error("option %s needs an "
+				return cli_usage_error(usage_text, "option %s needs an "
 						   "argument",
 						   argv[optind - 1]);
-			return usage_error("option -%c needs an argument",
+			return cli_usage_error(usage_text, "option -%c needs an argument",
 					   optopt);
 		default:
 			if (optopt > 0 && optopt < OPT_ROOT)
-				return usage_error("unknown option -%c",
+				return cli_usage_error(usage_text, "unknown option -%c",
 						   optopt);
-			return usage_error("unknown option %s",
+			return cli_usage_error(usage_text, "unknown option %s",
 					   argv[optind - 1]);
 		}
 	}
 	npos = argc - optind;
 	if (npos == 0)
-		return usage_error("no operation given");
+		return cli_usage_error(usage_text, "no operation given");
 	topo_error_clear(&err);
 	if (topo_op_parse(&a->op, argv[optind], &err) != 0)
-		return usage_error("%s", err.text);
+		return cli_usage_error(usage_text, "%s", err.text);
 	if (npos == 1)
-		return usage_error("%s: no ROUTES.json or MACHINE.json given",
+		return cli_usage_error(usage_text, "%s: no ROUTES.json or MACHINE.json given",
 				   argv[optind]);
 	if (npos > 2)
-		return usage_error("too many arguments (\"%s\")",
+		return cli_usage_error(usage_text, "too many arguments (\"%s\")",
 				   argv[optind + 2]);
 	a->file = argv[optind + 1];
 	a->plan.op = a->op;

@@ -33,6 +33,18 @@ void cli_msg(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+int cli_usage_error(const char *usage, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", cli_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n%s", usage);
+	return EXIT_USAGE;
+}
+
 int cli_error(const topo_error *err, int code)
 {
 	char line[2048];

@@ -19,6 +19,11 @@ extern const char *cli_prog;
 /* Prints "PROG: " and the formatted message on stderr, one line. */
 void cli_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Prints "PROG: " and the message, then the usage text, on stderr;
+ * returns EXIT_USAGE. */
+int cli_usage_error(const char *usage, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* Prints a library error as "PROG: " + topo_error_format() and returns the
  * exit status it implies: 1 for out of memory, 2 for everything the user
  * can fix in the input (including an input file that cannot be read). */

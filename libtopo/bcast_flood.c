@@ -352,19 +352,12 @@ int topo__plan_bcast_flood(struct topo_plan *p, topo_error *err)
 			rc = topo__plan_bufsize(p, TOPO__WORK, v, bytes, err);
 	}
 	for (int64_t k = 0; rc == 0 && k < nseg; k++) {
-		int64_t slot0 = -1, s, off = k * (int64_t)seg;
+		int64_t slot0 = -1, off = k * (int64_t)seg;
 
-		for (int32_t v = 0; rc == 0 && v < p->n; v++) {
-			rc = topo__plan_slot(p, v, v == p->root ? 0 : 1, &s,
-					     err);
-			if (v == 0)
-				slot0 = s;
-			else if (rc == 0 && s != slot0 + v)
-				/* emit_segment names slots slot0 + member. */
-				rc = topo__err(err, TOPO_EINVAL, NULL, NULL,
-					       "internal error: receipt slots "
-					       "are not numbered in order");
-		}
+		/* emit_segment names slots slot0 + member. */
+		rc = topo__plan_slots(p, p->n, -1, &slot0, err);
+		for (int32_t v = 0; rc == 0 && v < p->n; v++)
+			p->slot_expect[slot0 + v] = v == p->root ? 0 : 1;
 		if (rc == 0)
 			rc = emit_segment(p, &f, dd, nd, off,
 					  bytes - off < (int64_t)seg

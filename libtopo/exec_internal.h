@@ -80,6 +80,13 @@ int topo__plan_dep(struct topo_plan *p, int64_t before, int64_t after,
 /* A new receipt counter for member expecting `expect` deliveries. */
 int topo__plan_slot(struct topo_plan *p, int32_t member, int32_t expect,
 		    int64_t *slot, topo_error *err);
+/* A block of count consecutive receipt counters, expecting 0 deliveries
+ * until the caller sets slot_expect[*first + i]: counter i belongs to
+ * member i when member < 0 (count must then be p->n), else all to member.
+ * Algorithms name a member's counter *first + rank, which this makes
+ * true by construction. */
+int topo__plan_slots(struct topo_plan *p, int64_t count, int32_t member,
+		     int64_t *first, topo_error *err);
 /* Builds succ/succ_off and nwait from the dependencies; counts
  * ntransport. */
 int topo__plan_finish(struct topo_plan *p, topo_error *err);

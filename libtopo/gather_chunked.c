@@ -90,20 +90,13 @@ int topo__plan_gather_chunked(struct topo_plan *p, topo_error *err)
 				 (long long)GATHER_MAX_MESSAGES);
 
 	rc = topo__plan_bufsize(p, TOPO__RECV, root, (int64_t)n * B, err);
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		int64_t s;
-
+	for (int32_t r = 0; rc == 0 && r < n; r++)
 		rc = topo__plan_bufsize(p, TOPO__SEND, r, B, err);
-		if (rc == 0)
-			rc = topo__plan_slot(
-			    p, root, r == root ? 0 : (int32_t)k, &s, err);
-		if (rc == 0 && r == 0)
-			slot0 = s;
-		else if (rc == 0 && s != slot0 + r)
-			rc = topo__err(err, TOPO_EINVAL, NULL, NULL,
-				       "internal error: receipt slots are not "
-				       "numbered in order");
-	}
+	/* The root's counter slot0 + r counts rank r's chunks. */
+	if (rc == 0)
+		rc = topo__plan_slots(p, n, root, &slot0, err);
+	for (int32_t r = 0; rc == 0 && r < n; r++)
+		p->slot_expect[slot0 + r] = r == root ? 0 : (int32_t)k;
 
 	memset(&m, 0, sizeof(m));
 	m.kind = TOPO__COPY;

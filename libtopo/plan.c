@@ -185,6 +185,24 @@ int topo__plan_dep(struct topo_plan *p, int64_t before, int64_t after,
 	return 0;
 }
 
+int topo__plan_slots(struct topo_plan *p, int64_t count, int32_t member,
+		     int64_t *first, topo_error *err)
+{
+	int rc = 0;
+
+	*first = p->nslots;
+	if (member < 0 && count != p->n)
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "plan: a block of one counter per member needs "
+				 "%d counters, not %lld",
+				 p->n, (long long)count);
+	/* topo__plan_slot appends, so the block is consecutive. */
+	for (int64_t i = 0; rc == 0 && i < count; i++)
+		rc = topo__plan_slot(p, member < 0 ? (int32_t)i : member, 0,
+				     NULL, err);
+	return rc;
+}
+
 int topo__plan_slot(struct topo_plan *p, int32_t member, int32_t expect,
 		    int64_t *slot, topo_error *err)
 {

@@ -209,21 +209,14 @@ static int reduce_over_tree(struct topo_plan *p, const char *name,
 		goto done;
 	}
 	for (int64_t k = 0; rc == 0 && k < nseg; k++) {
-		int64_t slot0 = -1, s, off = k * (int64_t)seg;
+		int64_t slot0 = -1, off = k * (int64_t)seg;
 
-		for (int32_t v = 0; rc == 0 && v < n; v++) {
-			int32_t nc = t->child_off[v + 1] - t->child_off[v];
-
-			rc = topo__plan_slot(p, v, nc + (v == L && L != R), &s,
-					     err);
-			if (rc == 0 && v == 0)
-				slot0 = s;
-			else if (rc == 0 && s != slot0 + v)
-				/* emit_segment names slots slot0 + rank. */
-				rc = topo__err(err, TOPO_EINVAL, NULL, NULL,
-					       "internal error: receipt slots "
-					       "are not numbered in order");
-		}
+		/* emit_segment names slots slot0 + rank. */
+		rc = topo__plan_slots(p, n, -1, &slot0, err);
+		for (int32_t v = 0; rc == 0 && v < n; v++)
+			p->slot_expect[slot0 + v] = t->child_off[v + 1] -
+						    t->child_off[v] +
+						    (v == L && L != R);
 		if (rc == 0)
 			rc = emit_segment(p, &ids, off,
 					  B - off < (int64_t)seg ? B - off

@@ -66,21 +66,15 @@ int topo__plan_scatter_tree(struct topo_plan *p, topo_error *err)
 		rc = topo__plan_bufsize(p, TOPO__WORK, root,
 					(int64_t)(n - 1) * B, err);
 	for (int32_t v = 0; rc == 0 && v < n; v++) {
-		int64_t s;
-
 		rc = topo__plan_bufsize(p, TOPO__RECV, v, B, err);
 		if (rc == 0 && v != root && size[v] > 1)
 			rc = topo__plan_bufsize(p, TOPO__WORK, v,
 						(int64_t)size[v] * B, err);
-		if (rc == 0)
-			rc = topo__plan_slot(p, v, v == root ? 0 : 1, &s, err);
-		if (rc == 0 && v == 0)
-			slot0 = s;
-		else if (rc == 0 && s != slot0 + v)
-			rc = topo__err(err, TOPO_EINVAL, NULL, NULL,
-				       "internal error: receipt slots are not "
-				       "numbered in order");
 	}
+	if (rc == 0)
+		rc = topo__plan_slots(p, n, -1, &slot0, err);
+	for (int32_t v = 0; rc == 0 && v < n; v++)
+		p->slot_expect[slot0 + v] = v == root ? 0 : 1;
 
 	memset(&m, 0, sizeof(m));
 	m.kind = TOPO__COPY;

@@ -636,6 +636,28 @@ static void test_builder(void)
 	CHECK_INT(topo__plan_slot(p, -1, 1, NULL, &err), TOPO_EARG);
 	CHECK_STR(err.text, "plan: member -1 cannot expect 1 deliveries "
 			    "(members: 0..11)");
+	/* A block of counters: consecutive, owned per member or by one
+	 * member, expecting nothing until set. */
+	{
+		int64_t first = -1, before = p->nslots;
+
+		topo_error_clear(&err);
+		CHECK_INT(topo__plan_slots(p, 12, -1, &first, &err), 0);
+		CHECK_INT(first, before);
+		CHECK_INT(p->nslots, before + 12);
+		for (int32_t i = 0; i < 12; i++) {
+			CHECK_INT(p->slot_member[first + i], i);
+			CHECK_INT(p->slot_expect[first + i], 0);
+		}
+		CHECK_INT(topo__plan_slots(p, 5, 7, &first, &err), 0);
+		CHECK_INT(first, before + 12);
+		for (int32_t i = 0; i < 5; i++)
+			CHECK_INT(p->slot_member[first + i], 7);
+		CHECK_INT(topo__plan_slots(p, 5, -1, &first, &err), TOPO_EARG);
+		CHECK_STR(err.text, "plan: a block of one counter per member "
+				    "needs 12 counters, not 5");
+		CHECK_INT(p->nslots, before + 17);
+	}
 	topo_plan_free(p);
 
 	/* What topo__plan_finish refuses. */

@@ -127,49 +127,18 @@ struct args {
 	int fresh; /* --fresh: one run per iteration, buffers anew */
 };
 
-/* A size: decimal digits with an optional binary suffix K, M or G (also
- * KiB, MiB, GiB).  Returns 0, -1 when s is not one, -2 when it does not
- * fit in a size_t. */
+/* A size that fits a size_t (cli_parse_size).  Returns 0, -1 when s is
+ * not a size, -2 when it is too large. */
 static int parse_size(const char *s, size_t *out)
 {
-	unsigned long long v;
-	unsigned shift = 0;
-	char *end;
+	uint64_t v;
+	int rc = cli_parse_size(s, &v);
 
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0)
-		return -1;
-	switch (*end) {
-	case '\0':
-		break;
-	case 'K':
-	case 'k':
-		shift = 10;
-		break;
-	case 'M':
-	case 'm':
-		shift = 20;
-		break;
-	case 'G':
-	case 'g':
-		shift = 30;
-		break;
-	default:
-		return -1;
-	}
-	if (shift != 0) {
-		end++;
-		if (strcmp(end, "iB") == 0)
-			end += 2;
-	}
-	if (*end != '\0')
-		return -1;
-	if (v > (SIZE_MAX >> shift))
+	if (rc != 0)
+		return rc;
+	if (v > SIZE_MAX)
 		return -2;
-	*out = (size_t)(v << shift);
+	*out = (size_t)v;
 	return 0;
 }
 

@@ -53,7 +53,7 @@ struct cli_out {
 /* Opens path (NULL or "-": stdout).  Returns 0, or prints why (naming the
  * directory when that is what refuses) and returns EXIT_FAILED. */
 int cli_out_open(struct cli_out *out, const char *path);
-/* Flushes, syncs and renames into place; from then on SIGINT, SIGTERM and
+/* Flushes and renames into place; from then on SIGINT, SIGTERM and
  * SIGHUP are held until the process ends.  Returns 0, or prints why,
  * removes the temporary file and returns EXIT_FAILED. */
 int cli_out_commit(struct cli_out *out);

@@ -183,12 +183,17 @@ int topo__tree_from_parent(topo_tree **out, const topo_group *g,
 		t->child_off[r] = t->child_off[r - 1];
 	t->child_off[0] = 0;
 
-	/* Edge labels: shm when both ends share a node. */
+	/* Edge labels: shm when both ends share a node.  Endpoints are
+	 * tasks when each task has one (the usual case), which spares two
+	 * divisions per member. */
 	for (int32_t r = 0; r < n; r++) {
 		if (parent[r] < 0) {
 			t->edge[r] = TOPO_EDGE_ROOT;
-		} else if (member_node(m, mem[r]) ==
-			   member_node(m, mem[parent[r]])) {
+		} else if (m->eps_per_task == 1
+			       ? m->task_node[mem[r]] ==
+				     m->task_node[mem[parent[r]]]
+			       : member_node(m, mem[r]) ==
+				     member_node(m, mem[parent[r]])) {
 			t->edge[r] = TOPO_EDGE_SHM;
 			t->shm++;
 		} else {

@@ -1495,7 +1495,8 @@ static void test_hierarchical_refusal(const topo_machine *m)
 	snprintf(want, sizeof(want),
 		 "algorithm hierarchical needs the hierarchical tree (-t "
 		 "hierarchical); tree \"binomial\" differs from it at "
-		 "endpoint %d (parent %d, hierarchical: %d)",
+		 "endpoint %d (parent %d, hierarchical: %d); algorithm tree "
+		 "(--algorithm tree) reduces over any tree",
 		 (int)g->members[bad],
 		 b->parent[bad] < 0 ? -1 : (int)g->members[b->parent[bad]],
 		 h->parent[bad] < 0 ? -1 : (int)g->members[h->parent[bad]]);

@@ -3,8 +3,6 @@
  */
 #include "util.h"
 
-#include <jansson.h>
-
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -500,42 +498,91 @@ int cli_load_text(const char *path, char **text, size_t *len)
 	return EXIT_USAGE;
 }
 
-/* Is text, after a byte order mark and white space, an object whose
- * first key is key? */
-static int first_key_is(const char *text, size_t len, const char *key)
+static size_t skip_space(const char *t, size_t i, size_t len)
 {
-	size_t i = 0, k = strlen(key);
+	while (i < len && strchr(" \t\r\n", t[i]) != NULL && t[i] != '\0')
+		i++;
+	return i;
+}
 
-	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
-		i = 3;
-	while (i < len && strchr(" \t\r\n", text[i]) != NULL)
-		i++;
-	if (i >= len || text[i] != '{')
-		return 0;
-	i++;
-	while (i < len && strchr(" \t\r\n", text[i]) != NULL)
-		i++;
-	return len - i >= k + 2 && text[i] == '"' &&
-	       memcmp(text + i + 1, key, k) == 0 && text[i + 1 + k] == '"';
+/* The end of the string starting at t[i] (a quote): the index past its
+ * closing quote, or len when it has none. */
+static size_t skip_string(const char *t, size_t i, size_t len)
+{
+	for (i++; i < len && t[i] != '"'; i++)
+		if (t[i] == '\\')
+			i++;
+	return i < len ? i + 1 : len;
+}
+
+/* The end of the value starting at t[i]: strings whole, arrays and
+ * objects by counting brackets (strings inside skipped), anything else up
+ * to the next comma or closing bracket.  Malformed text ends it early;
+ * nothing here reports errors, the loaders do. */
+static size_t skip_value(const char *t, size_t i, size_t len)
+{
+	size_t depth = 0;
+
+	while (i < len) {
+		char c = t[i];
+
+		if (c == '"') {
+			i = skip_string(t, i, len);
+		} else if (c == '{' || c == '[') {
+			depth++;
+			i++;
+		} else if (c == '}' || c == ']') {
+			if (depth == 0)
+				return i;
+			depth--;
+			i++;
+		} else if (c == ',' && depth == 0) {
+			return i;
+		} else {
+			i++;
+		}
+		if (depth == 0 && i < len &&
+		    (t[i - 1] == '"' || t[i - 1] == '}' || t[i - 1] == ']'))
+			return i;
+	}
+	return i;
 }
 
 int cli_is_compiled(const char *text, size_t len)
 {
-	json_t *root;
-	int yes;
+	size_t i = 0;
 
-	/* Fast path: collc writes "format" first, and a compile output can
-	 * be hundreds of megabytes that need not be parsed twice. */
-	if (first_key_is(text, len, "format"))
-		return 1;
-	/* A compile output is recognised by "format", or by "machine" (a
-	 * key no machine description has) when "format" was lost. */
-	root = json_loadb(text, len, 0, NULL);
-	yes = json_is_object(root) &&
-	      (json_object_get(root, "format") != NULL ||
-	       json_object_get(root, "machine") != NULL);
-	json_decref(root);
-	return yes;
+	/* The top-level object's keys, read without building a document: a
+	 * compile output can be gigabytes, and a parse here would also be a
+	 * second place for the JSON reader to run out of memory.  collc
+	 * writes "format" first, so that is usually the first key looked
+	 * at.  A compile output is recognised by "format", or by "machine"
+	 * (a key no machine description has) when "format" was lost. */
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		i = 3;
+	i = skip_space(text, i, len);
+	if (i >= len || text[i] != '{')
+		return 0;
+	i++;
+	for (;;) {
+		size_t k;
+
+		i = skip_space(text, i, len);
+		if (i >= len || text[i] != '"')
+			return 0;
+		k = skip_string(text, i, len);
+		if ((k - i == 8 && memcmp(text + i, "\"format\"", 8) == 0) ||
+		    (k - i == 9 && memcmp(text + i, "\"machine\"", 9) == 0))
+			return 1;
+		i = skip_space(text, k, len);
+		if (i >= len || text[i] != ':')
+			return 0;
+		i = skip_value(text, skip_space(text, i + 1, len), len);
+		i = skip_space(text, i, len);
+		if (i >= len || text[i] != ',')
+			return 0;
+		i++;
+	}
 }
 
 int cli_not_a_machine(const char *path, const char *cmd)

@@ -11,7 +11,7 @@
  * says what to do.
  */
 #define TOPO_INTERNAL
-#include "alloc_hook.h"
+#include "topo_internal.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -281,31 +281,137 @@ static int syntax_error(const char *buf, size_t len, const json_error_t *je,
 
 static pthread_once_t jansson_once = PTHREAD_ONCE_INIT;
 
-/* Did one of jansson's allocations fail on this thread since the parse
- * began?  jansson reports some of those as syntax errors ("invalid token"
- * when a string's buffer could not grow), so the parse asks this instead
- * of trusting its text. */
-static _Thread_local bool jansson_failed;
+/*
+ * jansson's lexer ignores a failure to grow the buffer of the token it is
+ * reading and goes on without that byte; when the byte it drops is a
+ * string's closing quote, its copy of the string runs off the heap (a
+ * crash, not an error).  So no allocation jansson makes while we parse may
+ * fail where it matters:
+ *
+ *  - every allocation jansson makes goes through parse_malloc, which
+ *    notes a failure (the parse then ends as "out of memory", whatever
+ *    jansson made of it) and serves the request from a reserve set aside
+ *    before the parse began;
+ *  - from the first failure on, the input ends (feed() returns end of
+ *    file), so jansson reads at most the rest of its 1 KiB buffer before
+ *    it stops, and the reserve need only hold that much more;
+ *  - the reserve is sized from the longest token of the text (the lexer's
+ *    buffer never needs more than twice that), found by a scan before the
+ *    parse; a reserve that cannot be had is "out of memory" up front.
+ *
+ * Requests larger than any token buffer (a hash table's or array's
+ * growth) are not served: jansson handles those failures correctly.  The
+ * reserve is a bump allocator whose blocks are never freed one by one;
+ * the DOM of a failed parse is freed before the reserve is.
+ */
+struct parse {
+	char *reserve;
+	size_t size, used;
+	size_t max_request; /* largest request the reserve serves */
+	bool failed;
+	const char *buf; /* the text, fed to jansson by feed() */
+	size_t len, pos;
+};
 
-static void *jansson_malloc(size_t size)
+/* The parse under way on this thread, or NULL. */
+static _Thread_local struct parse *cur_parse;
+
+/* jansson's allocator before ours, which ours forwards to (the program's
+ * own, if it set one before us).  When it is malloc and free, ours is
+ * topo__malloc and topo__free instead (malloc and free, but for the
+ * test-only fault injection of alloc.c), so that jansson's allocations
+ * are counted and failed with the library's. */
+static json_malloc_t prev_malloc = malloc;
+static json_free_t prev_free = free;
+static bool hooked;
+
+static void *parse_malloc(size_t size)
 {
-	void *p = topo__malloc(size);
+	struct parse *j = cur_parse;
+	void *p = hooked ? topo__malloc(size) : prev_malloc(size);
+	size_t need = (size + 15) & ~(size_t)15;
 
-	if (p == NULL)
-		jansson_failed = true;
+	if (p != NULL || j == NULL)
+		return p;
+	j->failed = true;
+	if (size <= j->max_request && need <= j->size - j->used) {
+		p = j->reserve + j->used;
+		j->used += need;
+	}
 	return p;
 }
 
-/* Test-only (alloc.c): with TOPO_FAIL_ALLOC set, jansson allocates through
- * the hooked allocator, so that its allocations are failed and counted
- * too.  Only then: json_set_alloc_funcs is process-global and would
- * otherwise change the allocator of a program that uses jansson itself.
- * topo__free is free(), so what jansson allocated before the switch is
- * freed right. */
+static void parse_free(void *p)
+{
+	struct parse *j = cur_parse;
+
+	if (j != NULL && (char *)p >= j->reserve &&
+	    (char *)p < j->reserve + j->size)
+		return; /* the reserve goes as a whole */
+	if (hooked)
+		topo__free(p);
+	else
+		prev_free(p);
+}
+
+/* Routes jansson's allocations through parse_malloc/parse_free, once per
+ * process.  json_set_alloc_funcs is process-global: outside our parses
+ * they forward to the allocator that was in place, so a program that uses
+ * jansson itself keeps its own.  topo__free is free(), so what jansson
+ * allocated before the switch is freed right. */
 static void route_jansson(void)
 {
-	if (topo__alloc_env_hooked())
-		json_set_alloc_funcs(jansson_malloc, topo__free);
+	json_get_alloc_funcs(&prev_malloc, &prev_free);
+	if (prev_malloc == NULL || prev_free == NULL) {
+		prev_malloc = malloc;
+		prev_free = free;
+	}
+	hooked = prev_malloc == malloc && prev_free == free;
+	json_set_alloc_funcs(parse_malloc, parse_free);
+}
+
+/* jansson's input: the text, until an allocation has failed. */
+static size_t feed(void *buffer, size_t buflen, void *data)
+{
+	struct parse *j = data;
+	size_t n = j->len - j->pos;
+
+	if (j->failed)
+		return 0;
+	if (n > buflen)
+		n = buflen;
+	memcpy(buffer, j->buf + j->pos, n);
+	j->pos += n;
+	return n;
+}
+
+/* The length of the longest run of bytes jansson's lexer may hold in its
+ * token buffer: a string with its quotes, or anything else that is not
+ * structure or white space (numbers, words, junk). */
+static size_t longest_token(const char *s, size_t n)
+{
+	size_t best = 0, i = 0, j;
+
+	while (i < n) {
+		if (s[i] == '"') {
+			for (j = i + 1; j < n && s[j] != '"'; j++)
+				if (s[j] == '\\')
+					j++;
+			j = j < n ? j + 1 : n;
+		} else if (strchr("{}[],: \t\r\n", s[i]) != NULL) {
+			i++;
+			continue;
+		} else {
+			for (j = i; j < n && s[j] != '"' &&
+				    strchr("{}[],: \t\r\n", s[j]) == NULL;
+			     j++)
+				;
+		}
+		if (j - i > best)
+			best = j - i;
+		i = j;
+	}
+	return best;
 }
 
 /*
@@ -366,6 +472,7 @@ static int integral_reals(json_t *v)
 int topo__json_parse(const char *buf, size_t len, const char *source,
 		     json_t **out, topo_error *err)
 {
+	struct parse p = {0};
 	json_error_t je;
 	size_t i;
 
@@ -387,23 +494,58 @@ int topo__json_parse(const char *buf, size_t len, const char *source,
 					    ? "file is empty"
 					    : "file holds only white "
 					      "space (want a JSON object)");
+	/* The reserve: a token of L bytes needs a lexer buffer of at most
+	 * twice the power of two above L; twice that for the at most 1 KiB
+	 * jansson reads on after a failure, and room for the values that
+	 * holds. */
+	{
+		size_t tok = longest_token(buf, len), buffer = 32;
+
+		while (buffer < tok + 2 && buffer < SIZE_MAX / 8)
+			buffer *= 2;
+		p.max_request = 2 * buffer;
+		p.size = 4 * buffer + ((size_t)512 << 10);
+		if (tok >= SIZE_MAX / 16)
+			p.reserve = NULL;
+		else
+			p.reserve = topo__malloc(p.size);
+		/* The token's size says why, when it is what costs. */
+		if (p.reserve == NULL && tok >= ((size_t)1 << 20))
+			return topo__err(err, TOPO_ENOMEM, source, NULL,
+					 "out of memory parsing JSON (its "
+					 "longest token is %zu bytes)",
+					 tok);
+		if (p.reserve == NULL)
+			return topo__err(err, TOPO_ENOMEM, source, NULL,
+					 "out of memory parsing JSON");
+	}
+	p.buf = buf;
+	p.len = len;
 	/* Duplicate keys are refused: of two "parent" arrays, which one
 	 * would the user have meant?  Any value is accepted at the top, so
 	 * that "[1, 2]" is told it is not an object rather than a syntax
 	 * error. */
-	jansson_failed = false;
 	je.text[0] = '\0';
-	*out =
-	    json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
-	/* jansson's lexer ignores a failure to grow the buffer of the token
-	 * it is reading and goes on without that byte, so a parse that
-	 * "succeeded" may hold a truncated key or string: it is refused. */
-	if (jansson_failed) {
+	cur_parse = &p;
+	*out = json_load_callback(feed, &p,
+				  JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
+			   &je);
+	/* Integral reals become integers while the reserve still stands. */
+	if (*out != NULL && !p.failed && integral_reals(*out) != 0)
+		p.failed = true;
+	/* A parse during which an allocation failed is out of memory,
+	 * whatever jansson made of it: a truncated token ("invalid token"),
+	 * the end of input we fed it ("unexpected end of file"), or a value
+	 * that holds bytes of the reserve. */
+	if (p.failed) {
 		json_decref(*out);
 		*out = NULL;
+	}
+	cur_parse = NULL;
+	topo__free(p.reserve);
+	if (p.failed)
 		return topo__err(err, TOPO_ENOMEM, source, NULL,
 				 "out of memory parsing JSON");
-	}
 	if (*out == NULL) {
 		/* jansson leaves the text empty when it ran out of memory
 		 * building a value (it sets no error then). */
@@ -411,12 +553,6 @@ int topo__json_parse(const char *buf, size_t len, const char *source,
 			return topo__err(err, TOPO_ENOMEM, source, NULL,
 					 "out of memory parsing JSON");
 		return syntax_error(buf, len, &je, source, err);
-	}
-	if (integral_reals(*out) != 0 || jansson_failed) {
-		json_decref(*out);
-		*out = NULL;
-		return topo__err(err, TOPO_ENOMEM, source, NULL,
-				 "out of memory parsing JSON");
 	}
 	return 0;
 }

@@ -39,6 +39,28 @@ m=$EX/uneven.json
 	exit 1
 }
 
+# A machine whose first token is a 16-character key, and one with a name of
+# 5000 characters: failures while jansson's lexer grows its token buffer
+# (issue 9: a dropped closing quote ran jansson's copy off the heap).
+printf '{"tasks_per_node": 2, "nodes": 4, "network": {"type": "kary", "fanout": 2}}' \
+    >"$work/key16.json"
+python3 -c '
+import json, sys
+json.dump({"name": "n" * 5000, "nodes": 3, "tasks_per_node": [1, 2, 3],
+           "network": {"type": "tree", "parent": [-1, 0, 0]},
+           "groups": {"g" * 300: "node " + ",".join(["0"] * 400)}},
+          open(sys.argv[1], "w"))' "$work/long.json"
+# A compile output with a hand-edited table in full, for the loader's
+# departures.
+"$B/collc" compile "$EX/tiny.json" -t physical --routes full \
+    -o "$work/full.json" && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = d["groups"][0]["trees"][0]["routes"]
+rows[0][2].append(rows[0][2][0])
+del rows[1]
+json.dump(d, open(sys.argv[1], "w"))' "$work/full.json"
+
 # Timing varies from run to run; everything else must match.
 normalise() {
 	grep -Ev '^seconds:|^ *"(min|median|max)": ' "$1"
@@ -61,7 +83,7 @@ sweep_one() {
 	norm=$work/$id.norm
 	rm -rf "$ref"
 	mkdir "$ref"
-	cp "$work/routes.json" "$ref/"
+	cp "$work/routes.json" "$work/full.json" "$ref/"
 	(cd "$ref" && "$B/$prog" "$@" >.stdout 2>.stderr)
 	st=$?
 	if [ $st != 0 ]; then
@@ -76,7 +98,7 @@ sweep_one() {
 		d=$work/$id.run
 		rm -rf "$d"
 		mkdir "$d"
-		cp "$work/routes.json" "$d/"
+		cp "$work/routes.json" "$work/full.json" "$d/"
 		(cd "$d" && TOPO_FAIL_ALLOC=$n "$B/$prog" "$@" >.stdout 2>.stderr)
 		st=$?
 		n=$((n + 1))
@@ -118,7 +140,7 @@ sweep_one() {
 			why="the message does not say out of memory"
 		elif [ -s "$d/.stdout" ]; then
 			why="it printed on standard output"
-		elif [ "$(ls -A "$d" | tr '\n' ' ')" != ".stderr .stdout routes.json " ]; then
+		elif [ "$(ls -A "$d" | tr '\n' ' ')" != ".stderr .stdout full.json routes.json " ]; then
 			why="it left files behind: $(ls -A "$d" | tr '\n' ' ')"
 		fi
 		if [ -n "$why" ]; then
@@ -140,6 +162,11 @@ sweep_one() {
 i=0
 set -- \
 	"collc compile|collc|out.json|compile|$m|--routes|full|-g|odd=cols 1::2|-o|out.json" \
+	"collc compile rule|collc|out.json|compile|$m|-o|out.json" \
+	"collc compile key16|collc|-|compile|$work/key16.json|-t|chain" \
+	"collc compile long|collc|-|compile|$work/long.json|-t|physical" \
+	"collc routes departures|collc|-|routes|full.json|--departures" \
+	"collc routes rule|collc|-|routes|routes.json|-g|world|--member|3" \
 	"collc group|collc|-|group|$m|cols 0::2 - node 2" \
 	"collc dot|collc|out.dot|dot|$m|-t|binomial|-o|out.dot" \
 	"collc dot routes|collc|-|dot|routes.json|-g|even-tasks" \

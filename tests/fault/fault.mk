@@ -3,7 +3,8 @@
 #
 #   make check-fault     allocation failure at every site the programs reach
 #                        (TOPO_FAIL_ALLOC), full and unwritable outputs,
-#                        signals during a compile, replay timeouts, and the
+#                        signals during a compile, replay timeouts, real
+#                        memory limits (ulimit -v, plain build), and the
 #                        executor's worker failures (test_fault, also under
 #                        ThreadSanitizer); programs built with
 #                        AddressSanitizer + UBSan into build-address-undefined/
@@ -16,13 +17,13 @@ FAULT_B := build-address-undefined
 
 .PHONY: check-fault check-valgrind fault-build
 
-fault-build:
+fault-build: all
 	@$(MAKE) SANITIZE=address,undefined B=$(FAULT_B) $(FAULT_B)/collc \
 	    $(FAULT_B)/collrun $(FAULT_B)/tests/test_fault
 	@$(MAKE) SANITIZE=thread B=$(TSAN_B) $(TSAN_B)/tests/test_fault
 
 check-fault: fault-build
-	@sh tests/fault/run.sh $(FAULT_B) $(TSAN_B)
+	@sh tests/fault/run.sh $(FAULT_B) $(TSAN_B) $(B)
 
 check-valgrind: all $(UNIT_BIN)
 	@sh tests/valgrind/run.sh $(B)

@@ -1,14 +1,16 @@
 #!/bin/sh
-# tests/fault/run.sh ASAN_BUILD TSAN_BUILD - the fault-injection suites
-# (make check-fault): alloc.sh, output.sh, signal.sh and timeout.sh over the
-# programs of ASAN_BUILD (AddressSanitizer + UBSan, so that a memory error
-# or a leak on an error path fails them too), then test_fault from both
-# builds.  Each suite prints its own "NAME: N passed, N failed" line (no
+# tests/fault/run.sh ASAN_BUILD TSAN_BUILD [PLAIN_BUILD] - the
+# fault-injection suites (make check-fault): alloc.sh, output.sh, signal.sh
+# and timeout.sh over the programs of ASAN_BUILD (AddressSanitizer + UBSan,
+# so that a memory error or a leak on an error path fails them too),
+# limits.sh over PLAIN_BUILD (real memory limits, which sanitizers cannot
+# run under; default build/), then test_fault from both sanitized builds.  Each suite prints its own "NAME: N passed, N failed" line (no
 # total here: tests/check.sh sums those lines); the exit status is 0 only
 # when every suite passed.
 A=$(cd "${1:?usage: run.sh ASAN_BUILD TSAN_BUILD}" && pwd)
 T=$(cd "${2:?usage: run.sh ASAN_BUILD TSAN_BUILD}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
+P=$(cd "${3:-$here/../../build}" && pwd)
 status=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -31,6 +33,7 @@ suite alloc sh "$here/alloc.sh" "$A"
 suite output sh "$here/output.sh" "$A"
 suite signal sh "$here/signal.sh" "$A"
 suite timeout sh "$here/timeout.sh" "$A"
+suite limits sh "$here/limits.sh" "$P"
 
 # test_fault prints its own line; a sanitizer report anywhere in its output
 # fails it as well.

@@ -551,8 +551,9 @@ static void in_child(const char *what, const char *value,
 	      WIFEXITED(status) ? WEXITSTATUS(status) : -1, status);
 }
 
-/* The first allocation of the process fails when value is "0"; jansson is
- * routed through the hook exactly when it is set. */
+/* The first allocation of the process fails when value is "0".  jansson
+ * allocates through the library's parse allocator whether the hook is set
+ * or not (so that its failures are noticed in production too). */
 static void child_first(const char *armed)
 {
 	json_malloc_t mf;
@@ -577,11 +578,60 @@ static void child_first(const char *armed)
 		CHECK_INT(rc, 0);
 	} else {
 		CHECK_INT(rc, 0);
-		CHECK(mf == malloc && ff == free,
-		      "jansson routed although the hook is not set");
+		CHECK(mf != malloc && ff != free,
+		      "jansson not routed through the parse allocator");
 		CHECK(!topo__alloc_env_hooked(), "hook armed");
 	}
 	topo_machine_free(m);
+}
+
+/* A program that uses jansson itself and set its own allocator before
+ * libtopo first parsed keeps it: jansson's allocations, ours included,
+ * go to it, and what it allocated is freed by it. */
+static long host_mallocs, host_frees;
+
+static void *host_malloc(size_t size)
+{
+	host_mallocs++;
+	return malloc(size);
+}
+
+static void host_free(void *p)
+{
+	if (p != NULL)
+		host_frees++;
+	free(p);
+}
+
+static void child_host_allocator(const char *unused)
+{
+	topo_machine *m = NULL;
+	topo_error err;
+	json_t *own;
+	long before;
+
+	(void)unused;
+	json_set_alloc_funcs(host_malloc, host_free);
+	own = json_pack("{s:i}", "mine", 1); /* allocated by the host's */
+	topo_error_clear(&err);
+	CHECK_INT(topo_machine_load_string(&m, doc, strlen(doc), "doc", &err),
+		  0);
+	CHECK(host_mallocs > 3, "jansson did not use the host's allocator "
+				"during the parse (%ld)",
+	      host_mallocs);
+	topo_machine_free(m);
+	before = host_frees;
+	json_decref(own); /* the host's object, freed by the host's free */
+	CHECK(host_frees > before, "the host's object was not freed by the "
+				   "host's free");
+	/* After the parse, jansson outside libtopo still reaches the host's
+	 * allocator. */
+	before = host_mallocs;
+	own = json_string("after");
+	CHECK(host_mallocs > before, "jansson after the parse bypasses the "
+				     "host's allocator");
+	json_decref(own);
+	CHECK_INT(host_mallocs, host_frees);
 }
 
 /* With the hook set (far away), every single allocation failure during
@@ -634,6 +684,7 @@ static void test_env_hook(void)
 	in_child("TOPO_FAIL_ALLOC=-1", "-1", child_first, "n");
 	in_child("TOPO_FAIL_ALLOC=5x", "5x", child_first, "n");
 	in_child("TOPO_FAIL_ALLOC sweep", "1000000000", child_sweep, NULL);
+	in_child("host allocator", NULL, child_host_allocator, NULL);
 }
 
 int main(void)

@@ -1442,6 +1442,42 @@ static void test_out_of_memory(void)
 		free(nr);
 	}
 
+	/* jansson's own allocations fail too, its lexer's buffer among them:
+	 * a machine named with 3000 bytes (the buffer doubles eight times),
+	 * each failure "out of memory", none a crash or a syntax error. */
+	{
+		char doc[4096];
+		long k3;
+
+		snprintf(doc, sizeof(doc),
+			 "{\"name\": \"%03000d\", \"nodes\": 2, "
+			 "\"tasks_per_node\": 2, \"network\": {\"type\": "
+			 "\"kary\", \"fanout\": 2}}",
+			 7);
+		fails = 0;
+		for (k3 = 0; k3 < 10000; k3++) {
+			topo_machine *m2 = NULL;
+
+			topo_error_clear(&err);
+			topo__alloc_fail_after(k3);
+			rc = topo_machine_load_string(&m2, doc, strlen(doc),
+						      "n.json", &err);
+			topo__alloc_fail_after(-1);
+			if (rc == 0) {
+				CHECK_INT(strlen(topo_machine_name(m2)), 3000);
+				topo_machine_free(m2);
+				break;
+			}
+			if (rc != TOPO_ENOMEM)
+				fails++;
+			CHECK(m2 == NULL, "no result after a failed "
+					  "allocation");
+		}
+		CHECK(fails == 0, "%ld failed loads did not say TOPO_ENOMEM",
+		      fails);
+		CHECK(k3 > 8 && k3 < 10000, "long name: %ld allocations", k3);
+	}
+
 	topo_error_clear(&err);
 	CHECK_INT(topo_compile(&c, m, NULL, NULL, 0, NULL, 0, &err), 0);
 	for (k = 0; k < 100; k++) {

@@ -1,0 +1,74 @@
+#!/bin/sh
+# tests/fault/limits.sh BUILD - real memory limits (ulimit -v), not the
+# test hook: whatever the limit, a run ends with exit 0, or with exit 1 and
+# one "out of memory" line, or with exit 2 and its input error; never a
+# signal, never a syntax error made up by running out of memory.  BUILD
+# must be a build without sanitizers (AddressSanitizer reserves terabytes
+# of address space and cannot start under ulimit -v).
+# Prints "limits: N passed, N failed".
+B=$(cd "${1:?usage: limits.sh BUILD}" && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
+EX=$top/examples
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+
+# limited KIB NAME WANT CMD...: runs CMD under ulimit -v KIB; WANT is the
+# exit status of an unlimited run, which a limited run may give too.
+limited() {
+	kib=$1 name=$2 want=$3
+	shift 3
+	(ulimit -v "$kib" && exec "$@") >"$work/out" 2>"$work/err"
+	st=$?
+	lines=$(wc -l <"$work/err")
+	if [ $st -gt 2 ]; then
+		bad "$name at $kib KiB: exit status $st (a signal?):"
+		head -3 "$work/err"
+	elif [ $st = 1 ] && ! { [ "$lines" = 1 ] && grep -q 'out of memory' "$work/err"; }; then
+		bad "$name at $kib KiB: exit 1 without one \"out of memory\" line:"
+		head -3 "$work/err"
+	elif [ $st != 1 ] && [ $st != "$want" ]; then
+		bad "$name at $kib KiB: exit status $st, want $want or 1:"
+		head -3 "$work/err"
+	else
+		ok
+	fi
+}
+
+# A machine whose name is a 20 MB string: under 64 MB this crashed
+# (jansson dropped the closing quote and copied past its buffer), under
+# 72 MB it was reported as "invalid token".
+python3 -c '
+import json, sys
+json.dump({"name": "x" * 20000000, "nodes": 2, "tasks_per_node": 2,
+           "network": {"type": "kary", "fanout": 2}}, open(sys.argv[1], "w"))' \
+    "$work/bigname.json"
+for kib in 32000 48000 56000 64000 72000 80000 96000 128000 192000; do
+	limited $kib "collc compile, 20 MB name" 0 \
+	    "$B/collc" compile "$work/bigname.json" -t chain -o "$work/o.json"
+	limited $kib "collc group, 20 MB name" 0 \
+	    "$B/collc" group "$work/bigname.json" all
+done
+# The same string where it is an error: the error, or out of memory.
+python3 -c '
+import json, sys
+json.dump({"nodes": 2, "tasks_per_node": 2, "x": "y" * 20000000},
+          open(sys.argv[1], "w"))' "$work/badkey.json"
+for kib in 48000 64000 72000 128000; do
+	limited $kib "collc compile, 20 MB unknown key" 2 \
+	    "$B/collc" compile "$work/badkey.json"
+done
+# A compile output read by collrun and collc routes, at limits around
+# what it needs.
+"$B/collc" compile "$EX/endpoints.json" --routes full -o "$work/r.json" || exit 1
+for kib in 16000 24000 32000 48000 64000; do
+	limited $kib "collrun bcast, full table" 0 \
+	    "$B/collrun" bcast "$work/r.json" --threads 1
+	limited $kib "collc routes, full table" 0 \
+	    "$B/collc" routes "$work/r.json" --member 5
+done
+
+echo "limits: $pass passed, $fail failed"
+[ $fail = 0 ]

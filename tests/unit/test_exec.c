@@ -21,6 +21,7 @@
 
 #include <float.h>
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1399,8 +1400,9 @@ static void test_run_params(void)
 	struct topo_run_params rp = {-1, 0, 0};
 	topo_report *r = (topo_report *)&r;
 	topo_error err;
+	cpu_set_t mask, one;
 	long k;
-	int rc = 0;
+	int rc = 0, c, streak = 0;
 
 	finish(p);
 	topo_error_clear(&err);
@@ -1414,19 +1416,35 @@ static void test_run_params(void)
 	topo_error_clear(&err);
 	CHECK_INT(topo_plan_run(NULL, &rp, &r, &err), TOPO_EARG);
 	CHECK_INT(topo_plan_run(p, NULL, NULL, &err), TOPO_EARG);
-	/* NULL parameters: all defaults. */
+	/* NULL parameters: all defaults, one worker per CPU of the affinity
+	 * mask. */
+	CHECK_INT(sched_getaffinity(0, sizeof(mask), &mask), 0);
 	topo_error_clear(&err);
 	CHECK_INT(topo_plan_run(p, NULL, &r, &err), 0);
 	expect_verified(r, "defaults");
-	CHECK_INT(topo_report_threads(r), sysconf(_SC_NPROCESSORS_ONLN));
+	CHECK_INT(topo_report_threads(r), CPU_COUNT(&mask));
 	CHECK_INT(topo_report_iterations(r), 1);
+	topo_report_free(r);
+	/* A mask of one CPU, as `taskset -c N` gives: one worker. */
+	for (c = CPU_SETSIZE - 1; c > 0 && !CPU_ISSET(c, &mask); c--)
+		;
+	CPU_ZERO(&one);
+	CPU_SET(c, &one);
+	CHECK_INT(sched_setaffinity(0, sizeof(one), &one), 0);
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_run(p, NULL, &r, &err), 0);
+	CHECK_INT(sched_setaffinity(0, sizeof(mask), &mask), 0);
+	expect_verified(r, "one CPU");
+	CHECK_INT(topo_report_threads(r), 1);
 	topo_report_free(r);
 	/* Accessors accept NULL. */
 	topo_report_free(NULL);
 	CHECK_INT(topo_report_verified(NULL), 0);
 	CHECK_INT(topo_report_error_count(NULL), 0);
 
-	for (k = 0; k < 200; k++) {
+	/* Until 5 runs in a row succeed: a failure the run survives (where
+	 * to pin the workers) is followed by more allocations. */
+	for (k = 0; k < 200 && streak < 5; k++) {
 		rp = (struct topo_run_params){2, 2, 0};
 		r = (topo_report *)&r;
 		topo_error_clear(&err);
@@ -1436,14 +1454,16 @@ static void test_run_params(void)
 		if (rc == 0) {
 			expect_verified(r, "after allocation failures");
 			topo_report_free(r);
-			break;
+			streak++;
+			continue;
 		}
+		streak = 0;
 		CHECK_INT(rc, TOPO_ENOMEM);
 		CHECK(strncmp(err.text, "out of memory", 13) == 0, "%s",
 		      err.text);
 		CHECK(r == NULL, "failed run set *out");
 	}
-	CHECK(rc == 0 && k >= 8, "succeeded after %ld failures", k);
+	CHECK(rc == 0 && streak == 5 && k >= 13, "succeeded after %ld runs", k);
 	topo_plan_free(p);
 	topo_group_free(g);
 	topo_machine_free(m);

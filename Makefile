@@ -16,7 +16,9 @@ MANDIR     ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DESTDIR    ?=
 
-VERSION := 0.1.0
+# The version is topo.h's, so that the shared library's file name cannot
+# drift from what topo_version_string() says.
+VERSION := $(shell sed -n 's/^\#define TOPO_VERSION_STRING "\(.*\)"/\1/p' libtopo/topo.h)
 SOVERSION := 0
 
 CC      ?= cc

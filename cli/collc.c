@@ -105,7 +105,7 @@ static int parse(struct args *a, int argc, char **argv, int compile)
 			printf("%s%s", usage_text, help_text);
 			return EXIT_OK;
 		case 'V':
-			printf("collc %s\n", TOPO_VERSION_STRING);
+			printf("collc %s\n", topo_version_string());
 			return EXIT_OK;
 		case 'v':
 			a->verbose = 1;
@@ -402,7 +402,7 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
-		printf("collc %s\n", TOPO_VERSION_STRING);
+		printf("collc %s\n", topo_version_string());
 		return EXIT_OK;
 	}
 	if (strcmp(cmd, "compile") == 0)

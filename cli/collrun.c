@@ -208,7 +208,7 @@ static int parse(struct args *a, int argc, char **argv)
 			printf("%s%s", usage_text, help_text);
 			return EXIT_OK;
 		case 'V':
-			printf("collrun %s\n", TOPO_VERSION_STRING);
+			printf("collrun %s\n", topo_version_string());
 			return EXIT_OK;
 		case 'g':
 			a->group = optarg;

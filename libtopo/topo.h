@@ -30,10 +30,22 @@
 extern "C" {
 #endif
 
+/* The version of this header.  The library's own, which may differ when
+ * a program runs against another shared library than it was built with,
+ * is topo_version_string() and topo_version_cmp(). */
 #define TOPO_VERSION_MAJOR 0
 #define TOPO_VERSION_MINOR 1
 #define TOPO_VERSION_PATCH 0
 #define TOPO_VERSION_STRING "0.1.0"
+
+/* The version of the library running, "MAJOR.MINOR.PATCH" (static, never
+ * NULL): TOPO_VERSION_STRING as the library was built. */
+const char *topo_version_string(void);
+/* Compares the version of the library running with major.minor.patch:
+ * returns a negative number when the library is older, 0 when it is that
+ * version, a positive number when it is newer.  A program that needs
+ * 0.2.0 or later checks topo_version_cmp(0, 2, 0) >= 0. */
+int topo_version_cmp(int major, int minor, int patch);
 
 /* The compile output format version written and read (collc(5)). */
 #define TOPO_FORMAT_VERSION 1

@@ -34,7 +34,10 @@ int main(void)
 	    topo_group_new(&g, m, NULL, "all", &err) ||
 	    topo_tree_new(&t, g, "physical", &err))
 		return 1;
-	printf("%d %d\n", topo_group_size(g), topo_tree_parent(t)[2]);
+	/* The shared library's own version, and the header's. */
+	printf("%d %d %s %d %s\n", topo_group_size(g), topo_tree_parent(t)[2],
+	       topo_version_string(), topo_version_cmp(TOPO_VERSION_MAJOR,
+	       TOPO_VERSION_MINOR, TOPO_VERSION_PATCH), TOPO_VERSION_STRING);
 	topo_tree_free(t); topo_group_free(g); topo_machine_free(m);
 	return 0;
 }
@@ -45,8 +48,12 @@ ok test $? = 0
 cc -o "$dest/use" "$dest/use.c" $(cat "$dest/flags") -ljansson -lpthread 2>>"$dest/log"
 ok test $? = 0
 out=$(LD_LIBRARY_PATH="$dest/opt/collc/lib" "$dest/use")
-ok test "$out" = "3 1"
-ok test "$("$dest/opt/collc/bin/collc" --version)" = "collc 0.1.0"
+ver=$(sed -n 's/^#define TOPO_VERSION_STRING "\(.*\)"/\1/p' "$top/libtopo/topo.h")
+ok test -n "$ver"
+ok test "$out" = "3 1 $ver 0 $ver"
+ok test -e "$dest/opt/collc/lib/libtopo.so.$ver"
+ok test "$("$dest/opt/collc/bin/collc" --version)" = "collc $ver"
+ok test "$("$dest/opt/collc/bin/collrun" --version)" = "collrun $ver"
 
 make -s -C "$top" uninstall SANITIZE= B="$dest/build" DESTDIR="$dest" PREFIX=/opt/collc >>"$dest/log" 2>&1
 ok test $? = 0

@@ -198,7 +198,10 @@ static int parse(struct args *a, int argc, char **argv)
 	int c, npos;
 
 	memset(a, 0, sizeof(*a));
-	a->plan.root = -1;
+	/* The library's defaults (collrun(1) documents them); the operation,
+	 * and so reduce's default type, is known only at the end. */
+	topo_plan_params_init(&a->plan, sizeof(a->plan), TOPO_OP_BCAST);
+	topo_run_params_init(&a->run, sizeof(a->run));
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hVg:t:", long_opts, NULL)) !=
@@ -343,6 +346,12 @@ static int parse(struct args *a, int argc, char **argv)
 				   argv[optind + 2]);
 	a->file = argv[optind + 1];
 	a->plan.op = a->op;
+	if (a->type_name == NULL) {
+		struct topo_plan_params d;
+
+		topo_plan_params_init(&d, sizeof(d), a->op);
+		a->plan.type = d.type;
+	}
 	return -1;
 }
 
@@ -673,20 +682,13 @@ int main(int argc, char **argv)
 	rc = check_op_options(&a);
 	if (rc >= 0)
 		return rc;
-	/* Defaults (collrun(1)): reduce works on int32 over the
-	 * hierarchical tree; the others move bytes over the physical one. */
-	if (a.type_name == NULL)
-		a.plan.type = a.op == TOPO_OP_REDUCE ? TOPO_INT32 : TOPO_INT8;
+	/* Defaults (collrun(1)): reduce works over the hierarchical tree,
+	 * the others over the physical one; the parameters' defaults are
+	 * the library's (parse). */
 	if (a.tree == NULL)
 		a.tree = a.op == TOPO_OP_REDUCE ? "hierarchical" : "physical";
 	if (a.group == NULL)
 		a.group = "world";
-	if (a.plan.bytes == 0)
-		a.plan.bytes = 8;
-	if (a.run.iterations == 0)
-		a.run.iterations = 1;
-	if (a.run.timeout == 0)
-		a.run.timeout = 60;
 	a.plan.algorithm = a.algorithm;
 
 	rc = cli_tree_load(&in, a.file, a.group, a.tree);

@@ -328,7 +328,7 @@ int topo__plan_run_transport(const topo_plan *p,
 			     const struct topo__transport_ops *tr,
 			     topo_report **out, topo_error *err)
 {
-	struct topo_run_params q = {0};
+	struct topo_run_params q;
 	struct run x = {0};
 	struct verify_ctx v;
 	topo_report *r = NULL;
@@ -342,8 +342,9 @@ int topo__plan_run_transport(const topo_plan *p,
 	if (p == NULL || out == NULL)
 		return topo__err(err, TOPO_EARG, NULL, NULL,
 				 "topo_plan_run: plan and out are required");
-	if (params != NULL)
-		q = *params;
+	rc = topo__run_params_read(&q, params, err);
+	if (rc != 0)
+		return rc;
 	if (q.threads < 0 || q.iterations < 0 || !(q.timeout >= 0))
 		return topo__err(err, TOPO_EARG, NULL, NULL,
 				 "threads (%d), iterations (%d) and timeout "

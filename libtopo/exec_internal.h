@@ -68,6 +68,18 @@ struct topo_plan {
 	int64_t ntransport; /* messages with src != dst */
 };
 
+/* Reading a caller's parameter struct of any version (params.c): *q gets
+ * every field the caller's struct holds, the defaults for the others.
+ * Returns 0 or TOPO_EARG with err->text saying what is wrong (size 0: not
+ * initialised; a size no version has; bytes set beyond what this version
+ * knows).  topo__run_params_read accepts NULL params: all defaults. */
+int topo__plan_params_read(struct topo_plan_params *q,
+			   const struct topo_plan_params *params,
+			   topo_error *err);
+int topo__run_params_read(struct topo_run_params *q,
+			  const struct topo_run_params *params,
+			  topo_error *err);
+
 /* Builder helpers (plan.c).  All return 0 or TOPO_ENOMEM / TOPO_ELIMIT
  * with err filled. */
 int topo__plan_bufsize(struct topo_plan *p, enum topo__buf b, int32_t member,

@@ -381,25 +381,60 @@ int topo_op_parse(enum topo_op *out, const char *name, topo_error *err);
 int topo_type_parse(enum topo_type *out, const char *name, topo_error *err);
 int topo_redop_parse(enum topo_redop *out, const char *name, topo_error *err);
 
-/* What to plan.  Zero-initialise, then set what you need. */
+/*
+ * The parameter structs below may grow, at their end only, in later
+ * versions.  Their first member, size, is the size of the struct the
+ * caller was compiled with, so that a program built against an older,
+ * smaller struct keeps working with a newer library (the fields it does
+ * not know take their defaults) and one built against a newer struct is
+ * understood as far as this library can.  Initialise them with their
+ * _init function, which sets size and every default, then set what you
+ * need:
+ *
+ *	struct topo_plan_params pp;
+ *
+ *	topo_plan_params_init(&pp, sizeof(pp), TOPO_OP_REDUCE);
+ *	pp.bytes = 1 << 20;
+ *
+ * A struct whose size is 0 (zero-initialised, never initialised) or too
+ * small is refused with TOPO_EARG, never read with guessed defaults.
+ */
+
+/* What to plan.  The defaults are topo_plan_params_init's. */
 struct topo_plan_params {
-	enum topo_op op;
-	const char *algorithm; /* NULL: the op's default (collrun(1)) */
-	int32_t root;          /* endpoint id; -1: the tree's root */
-	size_t bytes;          /* per member (see collrun(1)); 0: 8 */
-	enum topo_type type;   /* element type; default TOPO_INT8 */
+	size_t size;	 /* sizeof the caller's struct: the _init sets it */
+	enum topo_op op; /* set by the _init */
+	/* NULL (default): the op's default algorithm (collrun(1)) */
+	const char *algorithm;
+	int32_t root; /* endpoint id; -1 (default): the tree's root */
+	size_t bytes; /* per member (see collrun(1)); default 8 */
+	/* element type; default TOPO_INT32 for reduce, TOPO_INT8 otherwise */
+	enum topo_type type;
 	enum topo_redop redop; /* reduce only; default TOPO_SUM */
 	/* bcast and reduce: segment size in bytes (reduce: a multiple of
-	 * the type size); 0: 64 KiB segments from 256 KiB up, else whole */
+	 * the type size); 0 (default): 64 KiB segments from 256 KiB up,
+	 * else whole */
 	size_t segment;
-	size_t chunk;          /* gather chunked: chunk size, 0: auto */
+	size_t chunk; /* gather chunked: chunk size; 0 (default): auto */
 };
+
+/* Sets p->size = size and every field within the first size bytes to its
+ * default for op (the rest of those bytes to 0).  size is sizeof(*p) as
+ * the caller knows it; it must cover at least size and op.  Returns 0, or
+ * TOPO_EARG when p is NULL, size is too small (the bytes given are then
+ * zeroed) or op is out of range (the struct is initialised all the same,
+ * and topo_plan_new will refuse the op). */
+int topo_plan_params_init(struct topo_plan_params *p, size_t size,
+			  enum topo_op op);
 
 typedef struct topo_plan topo_plan;
 
-/* Plans an operation over tree t (and its group).  bcast "flood" follows
- * t's route table as it is (also a hand-edited one: faults show up when the
- * plan runs).  Returns 0, TOPO_EARG (unknown algorithm, root not a member,
+/* Plans an operation over tree t (and its group) as params says: only its
+ * first params->size bytes are read, and the fields beyond them take their
+ * defaults.  bcast "flood" follows t's route table as it is (also a
+ * hand-edited one: faults show up when the plan runs).  Returns 0,
+ * TOPO_EARG (params not initialised: size 0 or too small, or setting a
+ * field this version does not know; unknown algorithm, root not a member,
  * bytes not a multiple of the type size, bitwise op on a float type, ...),
  * TOPO_ELIMIT (more messages than supported, or buffers that cannot fit
  * in memory) or TOPO_ENOMEM.  The plan keeps a pointer to t, which must
@@ -415,24 +450,35 @@ int32_t topo_plan_root(const topo_plan *p);
 int64_t topo_plan_messages(const topo_plan *p);
 int64_t topo_plan_buffer_bytes(const topo_plan *p);
 
-/* How to run.  Zero-initialise, then set what you need. */
+/* How to run.  The defaults are topo_run_params_init's. */
 struct topo_run_params {
-	int threads;     /* worker threads; 0: online processors */
-	int iterations;  /* 0: 1 */
-	double timeout;  /* seconds for the whole run; 0: 60 */
+	size_t size; /* sizeof the caller's struct (the _init sets it) */
+	/* worker threads; 0 (default): one per CPU of the process's affinity
+	 * mask (sched_getaffinity), at least 1, at most 4096 */
+	int threads;
+	int iterations; /* default 1 */
+	double timeout; /* seconds for the whole run; default 60 */
 };
+
+/* Sets p->size = size and every field within the first size bytes to its
+ * default (the rest of those bytes to 0).  size is sizeof(*p) as the
+ * caller knows it; it must cover at least size.  Returns 0, or TOPO_EARG
+ * when p is NULL or size is too small (the bytes given are then
+ * zeroed). */
+int topo_run_params_init(struct topo_run_params *p, size_t size);
 
 typedef struct topo_report topo_report;
 
-/* Runs p: allocates every member's buffers, replays the plan `iterations`
+/* Runs p as params says (NULL: all the defaults; read like topo_plan_new's
+ * params): allocates every member's buffers, replays the plan `iterations`
  * times with a pool of worker threads, verifies every byte every member ends
  * with after each iteration, and fills a report.  A run stops after the
  * first iteration that finds errors.  Returns 0 when the run happened
  * (verified or not: see topo_report_verified), TOPO_ELIMIT when the buffers
  * would not fit in memory (err->text gives the size needed; nothing
  * allocated), TOPO_ENOMEM, TOPO_EIO when threads cannot be started, or
- * TOPO_EARG (NULL plan or out; negative threads, iterations or timeout).
- * The caller owns *out (topo_report_free). */
+ * TOPO_EARG (NULL plan or out; params not initialised; negative threads,
+ * iterations or timeout).  The caller owns *out (topo_report_free). */
 int topo_plan_run(const topo_plan *p, const struct topo_run_params *params,
 		  topo_report **out, topo_error *err);
 

@@ -1,7 +1,8 @@
 # collc / collrun / libtopo - plain GNU Makefile.
 #
 #   make              build libtopo (static and shared) and the programs
-#   make check        build and run every test (unit, CLI, schema, man lint)
+#   make check        build and run every test (unit, CLI, schema, man lint,
+#                     the library's exports, install)
 #   make demo         compile the shipped examples and show a result
 #   make bench        benchmarks: compile, replay, data movement vs Open MPI
 #   make install      PREFIX=/usr/local DESTDIR= ; make uninstall
@@ -48,7 +49,7 @@ UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 MAN_PAGES := $(sort $(wildcard man/*.[1357]))
 
-.PHONY: FORCE all check check-unit check-cli check-schemas check-man check-install tsan-build demo bench bench-quick bench-deps \
+.PHONY: FORCE all check check-unit check-cli check-schemas check-man check-abi check-install tsan-build demo bench bench-quick bench-deps \
 	install uninstall deps clean format
 
 all: $(B)/libtopo.a $(B)/libtopo.so $(PROGS) $(B)/libtopo.pc
@@ -57,16 +58,19 @@ $(B)/%.o: %.c $(wildcard libtopo/*.h cli/*.h tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Ilibtopo -Icli -c $< -o $@
 
+# The shared library exports topo.h's TOPO_EXTERN functions and nothing
+# else: hidden by default, and the version script lists them (TOPO_0).
 $(B)/pic/%.o: %.c $(wildcard libtopo/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=default -Ilibtopo -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -Ilibtopo -c $< -o $@
 
 $(B)/libtopo.a: $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/libtopo.so: $(LIB_PIC)
-	$(CC) -shared -Wl,-soname,libtopo.so.$(SOVERSION) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/libtopo.so: $(LIB_PIC) libtopo/libtopo.map
+	$(CC) -shared -Wl,-soname,libtopo.so.$(SOVERSION) \
+	    -Wl,--version-script=libtopo/libtopo.map $(LDFLAGS) -o $@ $(LIB_PIC) $(LDLIBS)
 
 $(B)/collc: $(B)/cli/collc.o $(CLI_COMMON_OBJ) $(B)/libtopo.a
 	$(CC) $(LDFLAGS) -pthread -o $@ $^ $(LDLIBS)
@@ -109,6 +113,8 @@ check-cli: all
 	@sh tests/check.sh $(B) cli
 check-schemas: all
 	@sh tests/check.sh $(B) schemas
+check-abi: all
+	@sh tests/check.sh $(B) abi
 check-install: all
 	@sh tests/check.sh $(B) install
 check-man:

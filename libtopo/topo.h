@@ -18,6 +18,8 @@
  *  - The library never prints and never exits.
  *  - Ids are 32-bit: endpoint, task and node ids are int32_t >= 0; -1 means
  *    "none" (the parent of a root, the origin of a message).
+ *  - Every function is declared TOPO_EXTERN: the shared library exports
+ *    these and nothing else.
  */
 #ifndef TOPO_H
 #define TOPO_H
@@ -30,6 +32,17 @@
 extern "C" {
 #endif
 
+/* Marks the library's interface, every function below.  The shared
+ * library is built with -fvisibility=hidden and exports these alone, in
+ * version node TOPO_0 of libtopo/libtopo.map; its internal topo__* names
+ * stay hidden.  tests/abi/run.sh checks that the header, the map, the
+ * exports and libtopo(3) agree. */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define TOPO_EXTERN __attribute__((visibility("default")))
+#else
+#define TOPO_EXTERN
+#endif
+
 /* The version of this header.  The library's own, which may differ when
  * a program runs against another shared library than it was built with,
  * is topo_version_string() and topo_version_cmp(). */
@@ -40,12 +53,12 @@ extern "C" {
 
 /* The version of the library running, "MAJOR.MINOR.PATCH" (static, never
  * NULL): TOPO_VERSION_STRING as the library was built. */
-const char *topo_version_string(void);
+TOPO_EXTERN const char *topo_version_string(void);
 /* Compares the version of the library running with major.minor.patch:
  * returns a negative number when the library is older, 0 when it is that
  * version, a positive number when it is newer.  A program that needs
  * 0.2.0 or later checks topo_version_cmp(0, 2, 0) >= 0. */
-int topo_version_cmp(int major, int minor, int patch);
+TOPO_EXTERN int topo_version_cmp(int major, int minor, int patch);
 
 /* The compile output format version written and read (collc(5)). */
 #define TOPO_FORMAT_VERSION 1
@@ -71,7 +84,7 @@ enum topo_errno {
 
 /* Returns a static English text for a TOPO_E* code ("unknown error" for
  * anything else).  Never NULL. */
-const char *topo_strerror(int code);
+TOPO_EXTERN const char *topo_strerror(int code);
 
 /*
  * An error record, filled by the function that fails.  Fields that do not
@@ -98,13 +111,14 @@ typedef struct topo_error {
 } topo_error;
 
 /* Empties an error record (code 0, no text).  err may be NULL. */
-void topo_error_clear(topo_error *err);
+TOPO_EXTERN void topo_error_clear(topo_error *err);
 
 /* Formats err as one line without the program name, the way collc prints
  * it: "FILE:LINE:COL: text", "FILE: /pointer: text",
  * "spec \"S\": at P: text", or combinations of them.  Writes at most size
  * bytes including the terminating NUL; returns buf. */
-char *topo_error_format(const topo_error *err, char *buf, size_t size);
+TOPO_EXTERN char *topo_error_format(const topo_error *err, char *buf,
+				    size_t size);
 
 /* ---------------------------------------------------------------------- */
 /* Machines (collc(5): the machine description)                            */
@@ -120,48 +134,54 @@ typedef struct topo_machine topo_machine;
  * Returns 0, TOPO_EIO (cannot read), TOPO_ESYNTAX (JSON; err->line/column
  * set), TOPO_EINVAL (meaning; err->pointer set), TOPO_ESPEC, TOPO_ELIMIT or
  * TOPO_ENOMEM.  On success the caller owns *out (topo_machine_free). */
-int topo_machine_load_file(topo_machine **out, const char *path,
-			   topo_error *err);
+TOPO_EXTERN int topo_machine_load_file(topo_machine **out, const char *path,
+				       topo_error *err);
 
 /* As topo_machine_load_file, from len bytes of JSON text; source names the
  * text in errors (NULL: "<string>"). */
-int topo_machine_load_string(topo_machine **out, const char *json, size_t len,
-			     const char *source, topo_error *err);
+TOPO_EXTERN int topo_machine_load_string(topo_machine **out, const char *json,
+					 size_t len, const char *source,
+					 topo_error *err);
 
 /* Frees a machine and everything it owns.  NULL is allowed. */
-void topo_machine_free(topo_machine *m);
+TOPO_EXTERN void topo_machine_free(topo_machine *m);
 
-const char *topo_machine_name(const topo_machine *m);
-int32_t topo_machine_nodes(const topo_machine *m);
-int32_t topo_machine_tasks(const topo_machine *m);
-int32_t topo_machine_endpoints_per_task(const topo_machine *m);
-int32_t topo_machine_endpoints(const topo_machine *m);
+TOPO_EXTERN const char *topo_machine_name(const topo_machine *m);
+TOPO_EXTERN int32_t topo_machine_nodes(const topo_machine *m);
+TOPO_EXTERN int32_t topo_machine_tasks(const topo_machine *m);
+TOPO_EXTERN int32_t topo_machine_endpoints_per_task(const topo_machine *m);
+TOPO_EXTERN int32_t topo_machine_endpoints(const topo_machine *m);
 /* Tasks on node n, and the global id of its first task (tasks are numbered
  * in node order).  n must be a valid node id. */
-int32_t topo_machine_node_tasks(const topo_machine *m, int32_t n);
-int32_t topo_machine_node_first_task(const topo_machine *m, int32_t n);
+TOPO_EXTERN int32_t topo_machine_node_tasks(const topo_machine *m, int32_t n);
+TOPO_EXTERN int32_t topo_machine_node_first_task(const topo_machine *m,
+						 int32_t n);
 /* The node hosting a task / an endpoint (endpoint id = task * E + row). */
-int32_t topo_machine_task_node(const topo_machine *m, int32_t task);
-int32_t topo_machine_endpoint_node(const topo_machine *m, int32_t ep);
+TOPO_EXTERN int32_t topo_machine_task_node(const topo_machine *m, int32_t task);
+TOPO_EXTERN int32_t topo_machine_endpoint_node(const topo_machine *m,
+					       int32_t ep);
 
 /* The network: "tree", "kary" or "torus" (as given in the input). */
-const char *topo_machine_network_type(const topo_machine *m);
-int32_t topo_machine_physical_root(const topo_machine *m);
+TOPO_EXTERN const char *topo_machine_network_type(const topo_machine *m);
+TOPO_EXTERN int32_t topo_machine_physical_root(const topo_machine *m);
 /* The node-level network tree, whatever the input type: parent[n] for
  * n in 0..nodes-1, -1 at the physical root.  Owned by m. */
-const int32_t *topo_machine_network_parent(const topo_machine *m);
+TOPO_EXTERN const int32_t *topo_machine_network_parent(const topo_machine *m);
 /* Depth of node n in the network tree (0 at the physical root). */
-int32_t topo_machine_node_depth(const topo_machine *m, int32_t n);
+TOPO_EXTERN int32_t topo_machine_node_depth(const topo_machine *m, int32_t n);
 /* For "kary": the fanout; 0 otherwise. */
-int32_t topo_machine_network_fanout(const topo_machine *m);
+TOPO_EXTERN int32_t topo_machine_network_fanout(const topo_machine *m);
 /* For "torus": number of dimensions and their sizes (owned by m); 0/NULL
  * otherwise. */
-int topo_machine_torus_dims(const topo_machine *m, const int32_t **out);
+TOPO_EXTERN int topo_machine_torus_dims(const topo_machine *m,
+					const int32_t **out);
 
 /* Groups named in the description's "groups" object, in file order. */
-size_t topo_machine_group_count(const topo_machine *m);
-const char *topo_machine_group_name(const topo_machine *m, size_t i);
-const char *topo_machine_group_spec(const topo_machine *m, size_t i);
+TOPO_EXTERN size_t topo_machine_group_count(const topo_machine *m);
+TOPO_EXTERN const char *topo_machine_group_name(const topo_machine *m,
+						size_t i);
+TOPO_EXTERN const char *topo_machine_group_spec(const topo_machine *m,
+						size_t i);
 
 /* ---------------------------------------------------------------------- */
 /* Groups: stride specifications over the endpoint table (collc(7))       */
@@ -174,22 +194,24 @@ typedef struct topo_group topo_group;
  * in collc(7).  Returns 0, TOPO_ESPEC (err->spec and err->position set;
  * also for an empty result), TOPO_ENOMEM or TOPO_EARG.  The group keeps a
  * pointer to m, which must outlive it. */
-int topo_group_new(topo_group **out, const topo_machine *m, const char *name,
-		   const char *spec, topo_error *err);
+TOPO_EXTERN int topo_group_new(topo_group **out, const topo_machine *m,
+			       const char *name, const char *spec,
+			       topo_error *err);
 
 /* Checks a spec's syntax and ranges against m without building the group;
  * same errors as topo_group_new. */
-int topo_spec_check(const topo_machine *m, const char *spec, topo_error *err);
+TOPO_EXTERN int topo_spec_check(const topo_machine *m, const char *spec,
+				topo_error *err);
 
-void topo_group_free(topo_group *g);
-const char *topo_group_name(const topo_group *g);
-const char *topo_group_spec(const topo_group *g);
-const topo_machine *topo_group_machine(const topo_group *g);
-int32_t topo_group_size(const topo_group *g);
+TOPO_EXTERN void topo_group_free(topo_group *g);
+TOPO_EXTERN const char *topo_group_name(const topo_group *g);
+TOPO_EXTERN const char *topo_group_spec(const topo_group *g);
+TOPO_EXTERN const topo_machine *topo_group_machine(const topo_group *g);
+TOPO_EXTERN int32_t topo_group_size(const topo_group *g);
 /* Members' endpoint ids, ascending; index = group rank.  Owned by g. */
-const int32_t *topo_group_members(const topo_group *g);
+TOPO_EXTERN const int32_t *topo_group_members(const topo_group *g);
 /* Group rank of endpoint ep, or -1 when ep is not a member. O(log n). */
-int32_t topo_group_rank(const topo_group *g, int32_t ep);
+TOPO_EXTERN int32_t topo_group_rank(const topo_group *g, int32_t ep);
 
 /* ---------------------------------------------------------------------- */
 /* Trees and route tables (collc(7))                                      */
@@ -199,47 +221,48 @@ typedef struct topo_tree topo_tree;
 enum topo_edge { TOPO_EDGE_ROOT = 0, TOPO_EDGE_SHM = 1, TOPO_EDGE_NET = 2 };
 
 /* "root", "shm" or "net". */
-const char *topo_edge_name(enum topo_edge e);
+TOPO_EXTERN const char *topo_edge_name(enum topo_edge e);
 
 /* Checks a tree shape name: "physical", "hierarchical", "binomial",
  * "chain" or "kary:K" with 1 <= K <= 2^31-1.  Returns 0 or TOPO_EARG
  * (err->text says what is valid). */
-int topo_tree_shape_check(const char *shape, topo_error *err);
+TOPO_EXTERN int topo_tree_shape_check(const char *shape, topo_error *err);
 
 /* Builds the spanning tree of the given shape over g's members.  Linear in
  * the group size.  Returns 0, TOPO_EARG (unknown shape) or TOPO_ENOMEM.
  * The tree keeps a pointer to g, which must outlive it. */
-int topo_tree_new(topo_tree **out, const topo_group *g, const char *shape,
-		  topo_error *err);
+TOPO_EXTERN int topo_tree_new(topo_tree **out, const topo_group *g,
+			      const char *shape, topo_error *err);
 
-void topo_tree_free(topo_tree *t);
+TOPO_EXTERN void topo_tree_free(topo_tree *t);
 /* The shape name as given ("kary:4"). */
-const char *topo_tree_name(const topo_tree *t);
-const topo_group *topo_tree_group(const topo_tree *t);
+TOPO_EXTERN const char *topo_tree_name(const topo_tree *t);
+TOPO_EXTERN const topo_group *topo_tree_group(const topo_tree *t);
 /* The root's group rank. */
-int32_t topo_tree_root(const topo_tree *t);
+TOPO_EXTERN int32_t topo_tree_root(const topo_tree *t);
 /* parent[r] is the parent's group rank, -1 at the root.  Owned by t. */
-const int32_t *topo_tree_parent(const topo_tree *t);
+TOPO_EXTERN const int32_t *topo_tree_parent(const topo_tree *t);
 /* The edge from rank r to its parent (TOPO_EDGE_ROOT at the root). */
-enum topo_edge topo_tree_edge(const topo_tree *t, int32_t r);
+TOPO_EXTERN enum topo_edge topo_tree_edge(const topo_tree *t, int32_t r);
 /* The children of rank r, ascending; returns their count and sets *out to
  * an array owned by t. */
-int32_t topo_tree_children(const topo_tree *t, int32_t r,
-			   const int32_t **out);
+TOPO_EXTERN int32_t topo_tree_children(const topo_tree *t, int32_t r,
+				       const int32_t **out);
 /* Longest root-to-leaf path, in edges. */
-int32_t topo_tree_depth(const topo_tree *t);
+TOPO_EXTERN int32_t topo_tree_depth(const topo_tree *t);
 /* Number of shm and net edges. */
-void topo_tree_edge_counts(const topo_tree *t, int64_t *shm, int64_t *net);
+TOPO_EXTERN void topo_tree_edge_counts(const topo_tree *t, int64_t *shm,
+				       int64_t *net);
 
 /* The route table (collc(7)): where member r forwards a message that
  * arrived from rank `from` (-1: r is the logical root and originates it).
  * Writes the ranks to forward to, ascending, into out (which must hold
  * topo_tree_degree(t, r) entries) and returns their count, or TOPO_EARG
  * when `from` is neither -1 nor a tree neighbour of r.  Allocates nothing. */
-int32_t topo_tree_route(const topo_tree *t, int32_t r, int32_t from,
-			int32_t *out);
+TOPO_EXTERN int32_t topo_tree_route(const topo_tree *t, int32_t r, int32_t from,
+				    int32_t *out);
 /* Number of tree neighbours of r (parent and children). */
-int32_t topo_tree_degree(const topo_tree *t, int32_t r);
+TOPO_EXTERN int32_t topo_tree_degree(const topo_tree *t, int32_t r);
 
 /* ---------------------------------------------------------------------- */
 /* Compilation: a machine, its groups and their trees (collc(5) output)    */
@@ -253,10 +276,10 @@ typedef struct topo_compiled topo_compiled;
  * "physical", "hierarchical", "binomial").  Returns 0, TOPO_ESPEC,
  * TOPO_EARG, TOPO_ENOMEM.  *out keeps a pointer to m, which must outlive
  * it. */
-int topo_compile(topo_compiled **out, const topo_machine *m,
-		 const char *const *names, const char *const *specs,
-		 size_t nextra, const char *const *shapes, size_t nshapes,
-		 topo_error *err);
+TOPO_EXTERN int topo_compile(topo_compiled **out, const topo_machine *m,
+			     const char *const *names, const char *const *specs,
+			     size_t nextra, const char *const *shapes,
+			     size_t nshapes, topo_error *err);
 
 /*
  * Loads a compile output file (collc(5)), checking its structure: the
@@ -276,27 +299,30 @@ int topo_compile(topo_compiled **out, const topo_machine *m,
  * or TOPO_EARG (out or path NULL).  On success the caller owns *out
  * (topo_compiled_free), which owns its machine.
  */
-int topo_compiled_load_file(topo_compiled **out, const char *path,
-			    topo_error *err);
+TOPO_EXTERN int topo_compiled_load_file(topo_compiled **out, const char *path,
+					topo_error *err);
 /* As topo_compiled_load_file, from len bytes of JSON text; source names
  * the text in errors (NULL: "<string>"). */
-int topo_compiled_load_string(topo_compiled **out, const char *json,
-			      size_t len, const char *source, topo_error *err);
+TOPO_EXTERN int topo_compiled_load_string(topo_compiled **out, const char *json,
+					  size_t len, const char *source,
+					  topo_error *err);
 
-void topo_compiled_free(topo_compiled *c);
-const topo_machine *topo_compiled_machine(const topo_compiled *c);
-size_t topo_compiled_group_count(const topo_compiled *c);
-const topo_group *topo_compiled_group(const topo_compiled *c, size_t i);
+TOPO_EXTERN void topo_compiled_free(topo_compiled *c);
+TOPO_EXTERN const topo_machine *topo_compiled_machine(const topo_compiled *c);
+TOPO_EXTERN size_t topo_compiled_group_count(const topo_compiled *c);
+TOPO_EXTERN const topo_group *topo_compiled_group(const topo_compiled *c,
+						  size_t i);
 /* The group of that name, or NULL. */
-const topo_group *topo_compiled_find_group(const topo_compiled *c,
-					   const char *name);
-size_t topo_compiled_tree_count(const topo_compiled *c, size_t group);
-const topo_tree *topo_compiled_tree(const topo_compiled *c, size_t group,
-				    size_t i);
+TOPO_EXTERN const topo_group *topo_compiled_find_group(const topo_compiled *c,
+						       const char *name);
+TOPO_EXTERN size_t topo_compiled_tree_count(const topo_compiled *c,
+					    size_t group);
+TOPO_EXTERN const topo_tree *topo_compiled_tree(const topo_compiled *c,
+						size_t group, size_t i);
 /* The tree of that shape name in that group, or NULL. */
-const topo_tree *topo_compiled_find_tree(const topo_compiled *c,
-					 const topo_group *g,
-					 const char *name);
+TOPO_EXTERN const topo_tree *topo_compiled_find_tree(const topo_compiled *c,
+						     const topo_group *g,
+						     const char *name);
 
 /* Flags for topo_compiled_write(). */
 /* Omit each tree's "routes": readers derive them from "parent". */
@@ -310,8 +336,8 @@ const topo_tree *topo_compiled_find_tree(const topo_compiled *c,
  * are written as loaded, derived ones in the order of topo_routes_row.
  * Returns 0, TOPO_EIO (err->text has strerror(errno)), TOPO_ENOMEM or
  * TOPO_EARG (c or f NULL, unknown flags).  f is flushed, not closed. */
-int topo_compiled_write(const topo_compiled *c, FILE *f, unsigned flags,
-			topo_error *err);
+TOPO_EXTERN int topo_compiled_write(const topo_compiled *c, FILE *f,
+				    unsigned flags, topo_error *err);
 
 /* ---------------------------------------------------------------------- */
 /* Route tables as data (kept as loaded, or derived from a tree)          */
@@ -322,12 +348,13 @@ int topo_compiled_write(const topo_compiled *c, FILE *f, unsigned flags,
  * then from each child ascending.  For trees loaded from a file they are the
  * file's rows in file order, translated to ranks (derived as above when the
  * file has no "routes" for the tree). */
-int32_t topo_routes_rows(const topo_tree *t, int32_t r);
+TOPO_EXTERN int32_t topo_routes_rows(const topo_tree *t, int32_t r);
 /* Row i of member r: returns the number of targets, sets *from and *to
  * (owned by t, or filled into scratch, which must hold
  * topo_tree_degree(t, r) entries, for derived tables). */
-int32_t topo_routes_row(const topo_tree *t, int32_t r, int32_t i,
-			int32_t *from, const int32_t **to, int32_t *scratch);
+TOPO_EXTERN int32_t topo_routes_row(const topo_tree *t, int32_t r, int32_t i,
+				    int32_t *from, const int32_t **to,
+				    int32_t *scratch);
 
 /* ---------------------------------------------------------------------- */
 /* Graphviz                                                                */
@@ -337,7 +364,8 @@ int32_t topo_routes_row(const topo_tree *t, int32_t r, int32_t i,
  * bold and dashed, the tree root double-circled and the node-local roots
  * boxed.  Returns 0, TOPO_EIO (err->text has strerror(errno)) or TOPO_EARG
  * (t or f NULL).  f is flushed, not closed. */
-int topo_tree_write_dot(const topo_tree *t, FILE *f, topo_error *err);
+TOPO_EXTERN int topo_tree_write_dot(const topo_tree *t, FILE *f,
+				    topo_error *err);
 
 /* ---------------------------------------------------------------------- */
 /* Replay: plan a collective over a tree and run it with real data         */
@@ -373,13 +401,16 @@ enum topo_redop {
 
 /* Names as the CLI spells them ("bcast", "int32", "sum"), and back: the
  * parsers return 0 or TOPO_EARG (err->text lists the valid names). */
-const char *topo_op_name(enum topo_op op);
-const char *topo_type_name(enum topo_type type);
-size_t topo_type_size(enum topo_type type);
-const char *topo_redop_name(enum topo_redop op);
-int topo_op_parse(enum topo_op *out, const char *name, topo_error *err);
-int topo_type_parse(enum topo_type *out, const char *name, topo_error *err);
-int topo_redop_parse(enum topo_redop *out, const char *name, topo_error *err);
+TOPO_EXTERN const char *topo_op_name(enum topo_op op);
+TOPO_EXTERN const char *topo_type_name(enum topo_type type);
+TOPO_EXTERN size_t topo_type_size(enum topo_type type);
+TOPO_EXTERN const char *topo_redop_name(enum topo_redop op);
+TOPO_EXTERN int topo_op_parse(enum topo_op *out, const char *name,
+			      topo_error *err);
+TOPO_EXTERN int topo_type_parse(enum topo_type *out, const char *name,
+				topo_error *err);
+TOPO_EXTERN int topo_redop_parse(enum topo_redop *out, const char *name,
+				 topo_error *err);
 
 /*
  * The parameter structs below may grow, at their end only, in later
@@ -424,8 +455,8 @@ struct topo_plan_params {
  * TOPO_EARG when p is NULL, size is too small (the bytes given are then
  * zeroed) or op is out of range (the struct is initialised all the same,
  * and topo_plan_new will refuse the op). */
-int topo_plan_params_init(struct topo_plan_params *p, size_t size,
-			  enum topo_op op);
+TOPO_EXTERN int topo_plan_params_init(struct topo_plan_params *p, size_t size,
+				      enum topo_op op);
 
 typedef struct topo_plan topo_plan;
 
@@ -439,16 +470,17 @@ typedef struct topo_plan topo_plan;
  * TOPO_ELIMIT (more messages than supported, or buffers that cannot fit
  * in memory) or TOPO_ENOMEM.  The plan keeps a pointer to t, which must
  * outlive it. */
-int topo_plan_new(topo_plan **out, const topo_tree *t,
-		  const struct topo_plan_params *params, topo_error *err);
-void topo_plan_free(topo_plan *p);
+TOPO_EXTERN int topo_plan_new(topo_plan **out, const topo_tree *t,
+			      const struct topo_plan_params *params,
+			      topo_error *err);
+TOPO_EXTERN void topo_plan_free(topo_plan *p);
 /* The algorithm's name ("flood"), the root's endpoint id, messages per
  * iteration (transport messages, local steps excluded), and the bytes of
  * buffers a run allocates. */
-const char *topo_plan_algorithm(const topo_plan *p);
-int32_t topo_plan_root(const topo_plan *p);
-int64_t topo_plan_messages(const topo_plan *p);
-int64_t topo_plan_buffer_bytes(const topo_plan *p);
+TOPO_EXTERN const char *topo_plan_algorithm(const topo_plan *p);
+TOPO_EXTERN int32_t topo_plan_root(const topo_plan *p);
+TOPO_EXTERN int64_t topo_plan_messages(const topo_plan *p);
+TOPO_EXTERN int64_t topo_plan_buffer_bytes(const topo_plan *p);
 
 /* How to run.  The defaults are topo_run_params_init's. */
 struct topo_run_params {
@@ -465,7 +497,7 @@ struct topo_run_params {
  * caller knows it; it must cover at least size.  Returns 0, or TOPO_EARG
  * when p is NULL or size is too small (the bytes given are then
  * zeroed). */
-int topo_run_params_init(struct topo_run_params *p, size_t size);
+TOPO_EXTERN int topo_run_params_init(struct topo_run_params *p, size_t size);
 
 typedef struct topo_report topo_report;
 
@@ -479,31 +511,33 @@ typedef struct topo_report topo_report;
  * allocated), TOPO_ENOMEM, TOPO_EIO when threads cannot be started, or
  * TOPO_EARG (NULL plan or out; params not initialised; negative threads,
  * iterations or timeout).  The caller owns *out (topo_report_free). */
-int topo_plan_run(const topo_plan *p, const struct topo_run_params *params,
-		  topo_report **out, topo_error *err);
+TOPO_EXTERN int topo_plan_run(const topo_plan *p,
+			      const struct topo_run_params *params,
+			      topo_report **out, topo_error *err);
 
-void topo_report_free(topo_report *r);
-int topo_report_verified(const topo_report *r);
-int topo_report_threads(const topo_report *r);
+TOPO_EXTERN void topo_report_free(topo_report *r);
+TOPO_EXTERN int topo_report_verified(const topo_report *r);
+TOPO_EXTERN int topo_report_threads(const topo_report *r);
 /* Iterations that completed and were timed. */
-int topo_report_iterations(const topo_report *r);
+TOPO_EXTERN int topo_report_iterations(const topo_report *r);
 /* Transport messages and bytes of one iteration, split by where they go:
  * shm when source and destination members are on one node, net otherwise. */
-void topo_report_messages(const topo_report *r, int64_t *shm, int64_t *net);
-void topo_report_bytes_moved(const topo_report *r, int64_t *shm,
-			     int64_t *net);
+TOPO_EXTERN void topo_report_messages(const topo_report *r, int64_t *shm,
+				      int64_t *net);
+TOPO_EXTERN void topo_report_bytes_moved(const topo_report *r, int64_t *shm,
+					 int64_t *net);
 /* Seconds of the collective alone, over the iterations. */
-void topo_report_seconds(const topo_report *r, double *min, double *median,
-			 double *max);
+TOPO_EXTERN void topo_report_seconds(const topo_report *r, double *min,
+				     double *median, double *max);
 /* Errors found (0 when verified).  Error i: the endpoint concerned (-1
  * for the run as a whole, as with "timeout"), its kind ("undelivered",
  * "duplicated", "wrong data", "timeout", "failed") and a detail text; all
  * owned by r.  Only the first 1000 are kept;
  * topo_report_error_total() counts them all. */
-size_t topo_report_error_count(const topo_report *r);
-int64_t topo_report_error_total(const topo_report *r);
-int32_t topo_report_error(const topo_report *r, size_t i, const char **kind,
-			  const char **detail);
+TOPO_EXTERN size_t topo_report_error_count(const topo_report *r);
+TOPO_EXTERN int64_t topo_report_error_total(const topo_report *r);
+TOPO_EXTERN int32_t topo_report_error(const topo_report *r, size_t i,
+				      const char **kind, const char **detail);
 
 #ifdef __cplusplus
 }

@@ -13,7 +13,9 @@ PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
-MANDIR     ?= $(PREFIX)/share/man
+DATADIR    ?= $(PREFIX)/share
+MANDIR     ?= $(DATADIR)/man
+SCHEMADIR  ?= $(DATADIR)/collc/schemas
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DESTDIR    ?=
 
@@ -48,6 +50,10 @@ PROGS    := $(B)/collc $(if $(wildcard cli/collrun.c),$(B)/collrun)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 MAN_PAGES := $(sort $(wildcard man/*.[1357]))
+SCHEMAS   := $(sort $(wildcard schemas/*.schema.json))
+# The public functions, from topo.h itself (libtopo/exports.awk): each gets
+# a man page link to libtopo(3), so that `man topo_tree_new` works.
+LIB_FUNCS = awk -f libtopo/exports.awk libtopo/topo.h
 
 .PHONY: FORCE all check check-unit check-cli check-schemas check-man check-abi check-install tsan-build demo bench bench-quick bench-deps \
 	install uninstall deps clean format
@@ -142,7 +148,7 @@ bench-deps:
 # ---------------------------------------------------------------- install
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
-	    $(DESTDIR)$(PKGCONFIGDIR)
+	    $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(SCHEMADIR)
 	install -m 755 $(PROGS) $(DESTDIR)$(BINDIR)/
 	install -m 644 $(B)/libtopo.a $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(B)/libtopo.so $(DESTDIR)$(LIBDIR)/libtopo.so.$(VERSION)
@@ -153,6 +159,9 @@ install: all
 	for p in $(MAN_PAGES); do \
 	    s=$${p##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
 	    install -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s/; done
+	funcs=$$($(LIB_FUNCS)) && test -n "$$funcs" && for f in $$funcs; do \
+	    ln -sf libtopo.3 $(DESTDIR)$(MANDIR)/man3/$$f.3; done
+	install -m 644 $(SCHEMAS) $(DESTDIR)$(SCHEMADIR)/
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(PROGS)))
@@ -161,6 +170,9 @@ uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/topo.h $(DESTDIR)$(PKGCONFIGDIR)/libtopo.pc
 	for p in $(MAN_PAGES); do s=$${p##*.}; \
 	    rm -f $(DESTDIR)$(MANDIR)/man$$s/$$(basename $$p); done
+	for f in $$($(LIB_FUNCS)); do rm -f $(DESTDIR)$(MANDIR)/man3/$$f.3; done
+	rm -f $(addprefix $(DESTDIR)$(SCHEMADIR)/,$(notdir $(SCHEMAS)))
+	rmdir $(DESTDIR)$(SCHEMADIR) $(DESTDIR)$(DATADIR)/collc 2>/dev/null || true
 
 # ---------------------------------------------------------------- misc
 DEB_PKGS := build-essential libjansson-dev pkg-config python3 python3-jsonschema mandoc graphviz valgrind

@@ -11,8 +11,8 @@
 #   link     a program linked with -ltopo can call topo_strerror but not an
 #            internal function (topo__err): hidden to the linker, not only
 #            to nm
-#   man      libtopo(3) has each of NAMES in its SYNOPSIS and describes it
-#            after (a .Fn NAME past the SYNOPSIS)
+#   man      libtopo(3) has each of NAMES in its SYNOPSIS, in topo.h's
+#            order, and describes it after (a .Fn NAME past the SYNOPSIS)
 # Prints what differs, then "abi: N passed, N failed".
 B=$(cd "${1:?usage: run.sh BUILD}" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -108,9 +108,12 @@ ok "link: the program calling topo__err fails for another reason: $(cat "$work/i
 
 # man: libtopo(3) shows and describes every function.
 page=$top/man/libtopo.3
-awk '/^\.Sh /{ sec = $2 } sec == "SYNOPSIS" && /^\.F[on] / { print $2 }' "$page" |
-	sort -u >"$work/synopsis"
+awk '/^\.Sh /{ sec = $2 } sec == "SYNOPSIS" && /^\.F[on] / { print $2 }' "$page" \
+	>"$work/synopsis.order"
+sort -u "$work/synopsis.order" >"$work/synopsis"
 same "man: libtopo(3) SYNOPSIS" "$work/names" "$work/synopsis"
+ok "man: libtopo(3) SYNOPSIS is not in topo.h's order" \
+	cmp -s "$work/names.order" "$work/synopsis.order"
 awk '/^\.Sh /{ sec = $2 } sec != "SYNOPSIS" && sec != "NAME" {
 	for (i = 1; i < NF; i++) if ($i == "Fn" || $i == ".Fn") print $(i + 1) }' "$page" |
 	sed 's/[^A-Za-z0-9_].*//' | sort -u >"$work/described"

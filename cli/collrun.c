@@ -24,14 +24,14 @@
 #include "util.h"
 
 static const char usage_text[] =
-    "usage: collrun bcast|scatter|gather|reduce [--root EP] [-g GROUP] "
-    "[-t TREE]\n"
+    "usage: collrun bcast|scatter|gather|reduce [--root EP | --root-rank R] "
+    "[-g GROUP] [-t TREE]\n"
     "               [--bytes N] [--type T] [--op OP] [--algorithm A] "
     "[--threads N]\n"
     "               [--iterations N] [--timeout S] [--segment N] "
     "[--chunk N] [--fresh]\n"
     "               [--json] ROUTES.json|MACHINE.json\n"
-    "       collrun --help | --version\n";
+    "       collrun OP --help | collrun --help | --version\n";
 
 static const char help_text[] =
     "\n"
@@ -48,6 +48,7 @@ static const char help_text[] =
     "options:\n"
     "  --root EP         the logical root, an endpoint id (default: the "
     "tree's root)\n"
+    "  --root-rank R     the logical root, a group rank\n"
     "  -g GROUP          group name, or for a machine a stride spec "
     "(default world)\n"
     "  -t TREE           physical, hierarchical, binomial, chain, kary:K\n"
@@ -69,7 +70,7 @@ static const char help_text[] =
     "  --chunk N         gather chunked: chunk size in bytes (default: "
     "auto)\n"
     "  --json            one JSON object on standard output\n"
-    "  -h, --help        show this help\n"
+    "  -h, --help        show this help (after OP: that operation's)\n"
     "  -V, --version     show the version\n"
     "\n"
     "exit status: 0 verified, 1 the run failed (undelivered, duplicated or "
@@ -94,6 +95,46 @@ enum {
 	OPT_CHUNK,
 	OPT_JSON,
 	OPT_FRESH,
+	OPT_ROOT_RANK,
+};
+
+/* What `collrun OP --help` says of each operation: its algorithms (the
+ * default first), its default tree, and the options only it takes. */
+static const struct {
+	enum topo_op op;
+	const char *text;
+} op_help[] = {
+    {TOPO_OP_BCAST,
+     "\nbcast: every member ends with the root's --bytes.\n"
+     "  algorithms:  flood (the route table, from any root)\n"
+     "  tree:        physical by default\n"
+     "  --segment N  segment size (default: 64K from 256K up)\n"
+     "  type:        int8 by default (bytes are bytes)\n"},
+    {TOPO_OP_SCATTER,
+     "\nscatter: member of rank r ends with block r of the root's buffer "
+     "of\nmembers x --bytes.\n"
+     "  algorithms:  tree (default), or-combine\n"
+     "  tree:        physical by default\n"},
+    {TOPO_OP_GATHER,
+     "\ngather: the root ends with every member's --bytes, in rank "
+     "order.\n"
+     "  algorithms:  chunked (default), tree\n"
+     "  tree:        physical by default\n"
+     "  --chunk N    chunked: chunk size in bytes, a multiple of the type "
+     "size\n"
+     "               (default: auto)\n"},
+    {TOPO_OP_REDUCE,
+     "\nreduce: the root ends with the element-wise --op of every "
+     "member's --bytes.\n"
+     "  algorithms:  hierarchical (default; needs -t hierarchical), tree "
+     "(any tree)\n"
+     "  tree:        hierarchical by default\n"
+     "  --type T     int8..int64, uint8..uint64, float, double (default "
+     "int32)\n"
+     "  --op OP      sum (default), prod, min, max, band, bor, bxor\n"
+     "  --segment N  segment size, a multiple of the type size (default: "
+     "64K from\n"
+     "               256K up)\n"},
 };
 
 static const struct option long_opts[] = {
@@ -113,6 +154,7 @@ static const struct option long_opts[] = {
     {"chunk", required_argument, NULL, OPT_CHUNK},
     {"json", no_argument, NULL, OPT_JSON},
     {"fresh", no_argument, NULL, OPT_FRESH},
+    {"root-rank", required_argument, NULL, OPT_ROOT_RANK},
     {NULL, 0, NULL, 0},
 };
 
@@ -124,53 +166,23 @@ struct args {
 	struct topo_plan_params plan;
 	struct topo_run_params run;
 	int have_segment, have_chunk;
+	int32_t root_rank; /* --root-rank, or -1 */
 	int json;
 	int fresh; /* --fresh: one run per iteration, buffers anew */
 };
 
-/* A size: decimal digits with an optional binary suffix K, M or G (also
- * KiB, MiB, GiB).  Returns 0, -1 when s is not one, -2 when it does not
- * fit in a size_t. */
+/* A size that fits a size_t (cli_parse_size).  Returns 0, -1 when s is
+ * not a size, -2 when it is too large. */
 static int parse_size(const char *s, size_t *out)
 {
-	unsigned long long v;
-	unsigned shift = 0;
-	char *end;
+	uint64_t v;
+	int rc = cli_parse_size(s, &v);
 
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0)
-		return -1;
-	switch (*end) {
-	case '\0':
-		break;
-	case 'K':
-	case 'k':
-		shift = 10;
-		break;
-	case 'M':
-	case 'm':
-		shift = 20;
-		break;
-	case 'G':
-	case 'g':
-		shift = 30;
-		break;
-	default:
-		return -1;
-	}
-	if (shift != 0) {
-		end++;
-		if (strcmp(end, "iB") == 0)
-			end += 2;
-	}
-	if (*end != '\0')
-		return -1;
-	if (v > (SIZE_MAX >> shift))
+	if (rc != 0)
+		return rc;
+	if (v > SIZE_MAX)
 		return -2;
-	*out = (size_t)(v << shift);
+	*out = (size_t)v;
 	return 0;
 }
 
@@ -197,19 +209,22 @@ static int parse(struct args *a, int argc, char **argv)
 	long v;
 	int c, npos;
 
+	int help = 0;
+
 	memset(a, 0, sizeof(*a));
 	/* The library's defaults (collrun(1) documents them); the operation,
 	 * and so reduce's default type, is known only at the end. */
 	topo_plan_params_init(&a->plan, sizeof(a->plan), TOPO_OP_BCAST);
 	topo_run_params_init(&a->run, sizeof(a->run));
+	a->root_rank = -1;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hVg:t:", long_opts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'h':
-			printf("%s%s", usage_text, help_text);
-			return EXIT_OK;
+			help = 1; /* after the loop: which operation's? */
+			break;
 		case 'V':
 			printf("collrun %s\n", topo_version_string());
 			return EXIT_OK;
@@ -226,6 +241,14 @@ static int parse(struct args *a, int argc, char **argv)
 						   ">= 0 (got \"%s\")",
 						   optarg);
 			a->plan.root = (int32_t)v;
+			break;
+		case OPT_ROOT_RANK:
+			if (parse_long(optarg, 0, INT32_MAX, &v) != 0)
+				return cli_usage_error(usage_text, "--root-rank: expected a "
+						   "group rank, an integer from 0 "
+						   "to 2147483647 (got \"%s\")",
+						   optarg);
+			a->root_rank = (int32_t)v;
 			break;
 		case OPT_BYTES:
 			if (parse_size(optarg, &size) == -2)
@@ -290,8 +313,8 @@ static int parse(struct args *a, int argc, char **argv)
 		case OPT_ITERATIONS:
 			if (parse_long(optarg, 1, INT_MAX, &v) != 0)
 				return cli_usage_error(usage_text, "--iterations: expected an "
-						   "integer of at least 1 (got "
-						   "\"%s\")",
+						   "integer from 1 to 2147483647 "
+						   "(got \"%s\")",
 						   optarg);
 			a->run.iterations = (int)v;
 			break;
@@ -333,6 +356,23 @@ static int parse(struct args *a, int argc, char **argv)
 		}
 	}
 	npos = argc - optind;
+	if (help) {
+		/* `collrun OP --help`: the usage, then that operation's part;
+		 * without a known operation, the whole help. */
+		topo_error_clear(&err);
+		if (npos >= 1 && topo_op_parse(&a->op, argv[optind], &err) == 0) {
+			for (size_t i = 0; i < sizeof(op_help) / sizeof(op_help[0]);
+			     i++)
+				if (op_help[i].op == a->op)
+					printf("%s%s", usage_text, op_help[i].text);
+		} else {
+			printf("%s%s", usage_text, help_text);
+		}
+		return EXIT_OK;
+	}
+	if (a->root_rank >= 0 && a->plan.root >= 0)
+		return cli_usage_error(usage_text, "--root and --root-rank both name "
+				   "the root: give one");
 	if (npos == 0)
 		return cli_usage_error(usage_text, "no operation given");
 	topo_error_clear(&err);
@@ -423,9 +463,15 @@ static int print_text(const struct shown *s)
 	total = topo_report_error_total(r);
 	printf("op:          %s\n", topo_op_name(a->op));
 	printf("algorithm:   %s\n", topo_plan_algorithm(s->p));
-	printf("group:       %s\n", topo_group_name(g));
-	printf("tree:        %s\n", topo_tree_name(s->t));
-	printf("root:        endpoint %d\n", (int)topo_plan_root(s->p));
+	/* Names come from files and command lines: escaped, so that a name
+	 * cannot forge a line of the report or reach the terminal raw. */
+	fputs("group:       ", stdout);
+	cli_put_clean(stdout, topo_group_name(g));
+	fputs("\ntree:        ", stdout);
+	cli_put_clean(stdout, topo_tree_name(s->t));
+	printf("\nroot:        endpoint %d (rank %d)\n",
+	       (int)topo_plan_root(s->p),
+	       (int)topo_group_rank(g, topo_plan_root(s->p)));
 	printf("members:     %d\n", (int)topo_group_size(g));
 	printf("bytes:       %zu per member\n", a->plan.bytes);
 	if (a->op == TOPO_OP_REDUCE)
@@ -442,8 +488,11 @@ static int print_text(const struct shown *s)
 	printf("bytes moved: %" PRId64 " per iteration (shm %" PRId64
 	       ", net %" PRId64 ")\n",
 	       bshm + bnet, bshm, bnet);
-	printf("seconds:     min %.6f, median %.6f, max %.6f\n", tmin, tmed,
-	       tmax);
+	if (shown_iterations(s) > 0)
+		printf("seconds:     min %.6f, median %.6f, max %.6f\n", tmin,
+		       tmed, tmax);
+	else
+		printf("seconds:     none (no iteration completed)\n");
 	if (topo_report_verified(r)) {
 		printf("verified:    yes\n");
 		return 0;
@@ -508,6 +557,9 @@ static json_t *report_json(const struct shown *s)
 	    json_object_set_new(o, "tree", json_string(topo_tree_name(s->t)));
 	bad |=
 	    json_object_set_new(o, "root", json_integer(topo_plan_root(s->p)));
+	bad |= json_object_set_new(
+	    o, "root_rank",
+	    json_integer(topo_group_rank(g, topo_plan_root(s->p))));
 	bad |=
 	    json_object_set_new(o, "members", json_integer(topo_group_size(g)));
 	bad |= json_object_set_new(o, "bytes",
@@ -538,10 +590,18 @@ static json_t *report_json(const struct shown *s)
 	bad |= json_object_set_new(
 	    o, "bytes_moved",
 	    pair("shm", json_integer(bshm), "net", json_integer(bnet)));
+	/* No iteration completed (a timeout before the first): no times, not
+	 * zeros that would read as an instant collective. */
 	sec = json_object();
-	bad |= json_object_set_new(sec, "min", json_real(tmin));
-	bad |= json_object_set_new(sec, "median", json_real(tmed));
-	bad |= json_object_set_new(sec, "max", json_real(tmax));
+	bad |= json_object_set_new(sec, "min", shown_iterations(s) > 0
+						   ? json_real(tmin)
+						   : json_null());
+	bad |= json_object_set_new(sec, "median", shown_iterations(s) > 0
+						      ? json_real(tmed)
+						      : json_null());
+	bad |= json_object_set_new(sec, "max", shown_iterations(s) > 0
+						   ? json_real(tmax)
+						   : json_null());
 	bad |= json_object_set_new(o, "seconds", sec);
 	bad |= json_object_set_new(o, "verified",
 				   json_boolean(topo_report_verified(r)));
@@ -694,6 +754,19 @@ int main(int argc, char **argv)
 	rc = cli_tree_load(&in, a.file, a.group, a.tree);
 	if (rc >= 0)
 		goto done;
+	if (a.root_rank >= 0) {
+		const topo_group *g = topo_tree_group(in.t);
+
+		if (a.root_rank >= topo_group_size(g)) {
+			cli_msg("--root-rank: group \"%s\" has ranks 0..%d "
+				"(got %d)",
+				topo_group_name(g), (int)topo_group_size(g) - 1,
+				(int)a.root_rank);
+			rc = EXIT_USAGE;
+			goto done;
+		}
+		a.plan.root = topo_group_members(g)[a.root_rank];
+	}
 	topo_error_clear(&err);
 	rc = topo_plan_new(&p, in.t, &a.plan, &err);
 	if (rc != 0) {

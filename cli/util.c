@@ -16,19 +16,60 @@
 
 const char *cli_prog = "collc";
 
-/* The temporary file of the output being written, for the signal handler.
- * A fixed buffer because the handler may only call async-signal-safe
- * functions: it unlinks this path and re-raises the signal. */
+/* The named temporary file of the output being written, for the signal
+ * handler.  A fixed buffer because the handler may only call
+ * async-signal-safe functions: it unlinks this path and re-raises the
+ * signal.  Only the fallback for file systems without O_TMPFILE names
+ * its temporary file while writing; with O_TMPFILE a name exists only
+ * for the instant between linkat() and rename(), with the signals held. */
 static char pending_tmp[4096];
 static volatile sig_atomic_t have_pending;
+
+/* Writes s to f with control characters (other than tab) as \xNN, so
+ * that a name from a file or a command line can neither break a message
+ * over two lines, forge a line of a report, nor send escape sequences to
+ * a terminal. */
+void cli_put_clean(FILE *f, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			fprintf(f, "\\x%02x", c);
+		else
+			fputc(c, f);
+	}
+}
+
+/* "PROG: " and the formatted message, cleaned, without the newline. */
+static void vmsg(const char *fmt, va_list ap)
+{
+	char small[1024], *text = small;
+	va_list ap2;
+	int n;
+
+	va_copy(ap2, ap);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
+	if (n >= (int)sizeof(small)) {
+		text = malloc((size_t)n + 1);
+		if (text != NULL)
+			vsnprintf(text, (size_t)n + 1, fmt, ap2);
+		else
+			text = small; /* cut short rather than lost */
+	}
+	va_end(ap2);
+	fprintf(stderr, "%s: ", cli_prog);
+	cli_put_clean(stderr, n < 0 ? fmt : text);
+	if (text != small)
+		free(text);
+}
 
 void cli_msg(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", cli_prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmsg(fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
@@ -37,9 +78,8 @@ int cli_usage_error(const char *usage, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", cli_prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmsg(fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\n%s", usage);
 	return EXIT_USAGE;
@@ -69,9 +109,17 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
+static const int watched[] = {SIGINT, SIGTERM, SIGHUP};
+
+static void watched_set(sigset_t *set)
+{
+	sigemptyset(set);
+	for (size_t i = 0; i < sizeof(watched) / sizeof(watched[0]); i++)
+		sigaddset(set, watched[i]);
+}
+
 static void watch_signals(void)
 {
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
 	struct sigaction sa, was;
 
 	memset(&sa, 0, sizeof(sa));
@@ -80,10 +128,10 @@ static void watch_signals(void)
 	/* A signal ignored when we started stays ignored: under nohup (HUP)
 	 * or in a shell's background job (INT), the user asked for the
 	 * program to go on. */
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		if (sigaction(sigs[i], NULL, &was) == 0 &&
+	for (size_t i = 0; i < sizeof(watched) / sizeof(watched[0]); i++)
+		if (sigaction(watched[i], NULL, &was) == 0 &&
 		    was.sa_handler != SIG_IGN)
-			sigaction(sigs[i], &sa, NULL);
+			sigaction(watched[i], &sa, NULL);
 	/* Past the file size limit (ulimit -f) a write would kill us with
 	 * SIGXFSZ and leave the temporary file behind; ignored, the write
 	 * fails with EFBIG ("File too large"), reported and cleaned up like
@@ -91,89 +139,217 @@ static void watch_signals(void)
 	signal(SIGXFSZ, SIG_IGN);
 }
 
+/*
+ * The file a symbolic link finally points to, following a chain of links
+ * (relative targets are relative to the link's directory), so that -o
+ * onto a link replaces the file it points to and keeps the link.  The
+ * target need not exist yet.  Returns a malloc'ed path, or NULL with errno
+ * set (ELOOP for a chain of more than 40 links).
+ */
+static char *resolve_links(const char *path)
+{
+	char *cur = strdup(path);
+
+	for (int hops = 0; cur != NULL; hops++) {
+		struct stat st;
+		char target[4096], *next;
+		const char *slash;
+		ssize_t n;
+		size_t dirlen;
+
+		if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode))
+			return cur; /* not a link (or not there): the file */
+		if (hops == 40) {
+			free(cur);
+			errno = ELOOP;
+			return NULL;
+		}
+		n = readlink(cur, target, sizeof(target) - 1);
+		if (n < 0) {
+			free(cur);
+			return NULL;
+		}
+		target[n] = '\0';
+		slash = strrchr(cur, '/');
+		dirlen = target[0] == '/' || slash == NULL
+			     ? 0
+			     : (size_t)(slash - cur) + 1;
+		next = malloc(dirlen + (size_t)n + 1);
+		if (next != NULL) {
+			memcpy(next, cur, dirlen);
+			memcpy(next + dirlen, target, (size_t)n + 1);
+		}
+		free(cur);
+		cur = next;
+	}
+	errno = ENOMEM;
+	return NULL;
+}
+
+/* The directory part of path ("." for none), malloc'ed. */
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (slash == NULL)
+		return strdup(".");
+	if (slash == path)
+		return strdup("/");
+	return strndup(path, (size_t)(slash - path));
+}
+
+/* Test hook: COLLC_TEST_NO_TMPFILE=1 behaves as on a file system without
+ * O_TMPFILE, so the fallback is tested on every machine. */
+static int tmpfile_disabled(void)
+{
+	const char *v = getenv("COLLC_TEST_NO_TMPFILE");
+
+	return v != NULL && strcmp(v, "1") == 0;
+}
+
+/* Reports that out->path cannot be written: the directory when that is
+ * what refuses (read-only, no permission, missing), the file otherwise. */
+static int open_failed(struct cli_out *out, int e)
+{
+	if (e == EACCES || e == EROFS || e == ENOENT || e == ENOTDIR ||
+	    e == EPERM)
+		cli_msg("%s: cannot write: cannot create a file in directory "
+			"\"%s\": %s",
+			out->path, out->dir, strerror(e));
+	else
+		cli_msg("%s: cannot write: %s", out->path, strerror(e));
+	free(out->dir);
+	free(out->dest);
+	out->dir = out->dest = NULL;
+	return EXIT_FAILED;
+}
+
 int cli_out_open(struct cli_out *out, const char *path)
 {
 	struct stat st;
 	sigset_t block, old;
-	const char *slash;
-	size_t dirlen;
-	int fd, e;
+	mode_t mode, mask;
+	int fd = -1, e;
 
 	memset(out, 0, sizeof(*out));
+	out->fd = -1;
 	if (path == NULL || strcmp(path, "-") == 0) {
 		out->f = stdout;
 		return 0;
 	}
 	out->path = path;
+	out->dest = resolve_links(path);
+	if (out->dest == NULL) {
+		cli_msg("%s: cannot write: %s", path, strerror(errno));
+		return EXIT_FAILED;
+	}
 	/* A device, FIFO or socket (/dev/null, /dev/stdout, a pipe) is
 	 * written in place: renaming a temporary file over it would replace
 	 * the device itself. */
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		out->f = fopen(path, "w");
+	if (stat(out->dest, &st) == 0 && !S_ISREG(st.st_mode)) {
+		out->f = fopen(out->dest, "w");
 		if (out->f == NULL) {
 			cli_msg("%s: cannot write: %s", path, strerror(errno));
+			free(out->dest);
+			out->dest = NULL;
 			return EXIT_FAILED;
 		}
 		return 0;
 	}
-	/* ".NAME.XXXXXX" in the destination's directory, so that rename()
-	 * stays within one file system and is atomic. */
-	slash = strrchr(path, '/');
-	dirlen = slash != NULL ? (size_t)(slash - path) + 1 : 0;
-	out->tmp = malloc(strlen(path) + 16);
-	if (out->tmp == NULL) {
-		cli_msg("%s: out of memory", path);
-		return EXIT_FAILED;
-	}
-	sprintf(out->tmp, "%.*s.%s.XXXXXX", (int)dirlen, path, path + dirlen);
-	if (strlen(out->tmp) >= sizeof(pending_tmp)) {
-		cli_msg("%s: path too long", path);
-		free(out->tmp);
-		out->tmp = NULL;
-		return EXIT_USAGE;
-	}
+	/* The new file gets the mode of the one it replaces, or the usual
+	 * mode of a new file. */
+	mask = umask(0);
+	umask(mask);
+	mode = out->dest != NULL && stat(out->dest, &st) == 0
+		   ? st.st_mode & 07777
+		   : 0666 & ~mask;
+	out->dir = dir_of(out->dest);
+	if (out->dir == NULL || strlen(out->dest) + 16 >= sizeof(pending_tmp))
+		return open_failed(out, out->dir == NULL ? ENOMEM
+							 : ENAMETOOLONG);
 	watch_signals();
-	/* The signals are held while the file comes to exist and its name is
-	 * published: one arriving after mkstemp created the file but before
-	 * have_pending is set would otherwise leave it behind. */
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	sigprocmask(SIG_BLOCK, &block, &old);
-	memcpy(pending_tmp, out->tmp, strlen(out->tmp) + 1);
-	fd = mkstemp(pending_tmp);
-	e = errno;
-	if (fd >= 0)
-		have_pending = 1;
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (fd < 0) {
-		cli_msg("%s: cannot write: %s", path, strerror(e));
-		free(out->tmp);
-		out->tmp = NULL;
-		return EXIT_FAILED;
-	}
-	memcpy(out->tmp, pending_tmp, strlen(pending_tmp) + 1);
-	/* mkstemp makes 0600; an output file should get the usual mode. */
-	{
-		mode_t mask = umask(0);
 
-		umask(mask);
-		fchmod(fd, 0666 & ~mask);
+	/* An unnamed file in the destination's directory: if the run is
+	 * killed (SIGKILL, the out-of-memory killer, a batch time limit),
+	 * the kernel frees it, where a named one would stay behind. */
+	if (!tmpfile_disabled()) {
+		fd = open(out->dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR &&
+		    errno != EINVAL)
+			return open_failed(out, errno);
 	}
+	if (fd < 0) {
+		/* The file system has no O_TMPFILE: ".NAME.XXXXXX" beside
+		 * the destination, removed on failure and on SIGINT, SIGTERM
+		 * and SIGHUP.  The signals are held while the file comes to
+		 * exist and its name is published: one arriving after
+		 * mkstemp created the file but before have_pending is set
+		 * would otherwise leave it behind. */
+		const char *base = strrchr(out->dest, '/');
+
+		base = base != NULL ? base + 1 : out->dest;
+		watched_set(&block);
+		sigprocmask(SIG_BLOCK, &block, &old);
+		snprintf(pending_tmp, sizeof(pending_tmp), "%s/.%s.XXXXXX",
+			 out->dir, base);
+		fd = mkstemp(pending_tmp);
+		e = errno;
+		if (fd >= 0) {
+			have_pending = 1;
+			out->named = 1;
+		}
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		if (fd < 0)
+			return open_failed(out, e);
+	}
+	fchmod(fd, mode);
+	out->fd = fd;
 	out->f = fdopen(fd, "w");
 	if (out->f == NULL) {
-		cli_msg("%s: cannot write: %s", path, strerror(errno));
+		e = errno;
 		close(fd);
+		out->fd = -1;
 		cli_out_abort(out);
+		cli_msg("%s: cannot write: %s", path, strerror(e));
 		return EXIT_FAILED;
 	}
 	return 0;
 }
 
+/* Gives the unnamed file a temporary name in its directory (linkat
+ * through /proc/self/fd, which needs no privilege), published for the
+ * signal handler.  Called with the signals held. */
+static int name_tmpfile(struct cli_out *out)
+{
+	char proc[64];
+	int e = 0;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", out->fd);
+	for (int attempt = 0; attempt < 100; attempt++) {
+		snprintf(pending_tmp, sizeof(pending_tmp), "%s/.%s.%d.%d",
+			 out->dir,
+			 strrchr(out->dest, '/') != NULL
+			     ? strrchr(out->dest, '/') + 1
+			     : out->dest,
+			 (int)getpid(), attempt);
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, pending_tmp,
+			   AT_SYMLINK_FOLLOW) == 0) {
+			have_pending = 1;
+			out->named = 1;
+			return 0;
+		}
+		e = errno;
+		if (e != EEXIST)
+			break;
+	}
+	errno = e;
+	return -1;
+}
+
 int cli_out_commit(struct cli_out *out)
 {
-	int failed;
+	sigset_t block, old;
+	int failed, e = 0;
 
 	if (out->path == NULL) {
 		if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -183,25 +359,58 @@ int cli_out_commit(struct cli_out *out)
 		}
 		return 0;
 	}
+	/* Not synced to disk: waiting for the disk would cost a 2.8 GB
+	 * output some 20 s here, for a file that can be compiled again; a
+	 * system crash is left to the file system's own guarantees (ext4
+	 * flushes a file renamed over another). */
+	errno = 0;
 	failed = fflush(out->f) != 0 || ferror(out->f);
-	if (fclose(out->f) != 0)
-		failed = 1;
-	out->f = NULL;
-	if (failed) {
-		cli_msg("%s: cannot write: %s", out->path, strerror(errno));
-		cli_out_abort(out);
-		return EXIT_FAILED;
-	}
-	if (out->tmp == NULL) /* written in place */
+	if (failed)
+		e = errno;
+	if (out->fd < 0) { /* written in place */
+		if (fclose(out->f) != 0 && !failed) {
+			failed = 1;
+			e = errno;
+		}
+		out->f = NULL;
+		free(out->dest);
+		out->dest = NULL;
+		if (failed) {
+			cli_msg("%s: cannot write: %s", out->path,
+				strerror(e != 0 ? e : EIO));
+			return EXIT_FAILED;
+		}
 		return 0;
-	if (rename(out->tmp, out->path) != 0) {
-		cli_msg("%s: cannot write: %s", out->path, strerror(errno));
+	}
+	/* From here until the process ends the signals stay held: once the
+	 * new file is in place, a signal must not make the run look failed
+	 * (the exit status is 0 and the output is complete); before that,
+	 * one must not interrupt between naming the file and renaming it. */
+	watched_set(&block);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	if (!failed && !out->named && name_tmpfile(out) != 0) {
+		failed = 1;
+		e = errno;
+	}
+	if (!failed && rename(pending_tmp, out->dest) != 0) {
+		failed = 1;
+		e = errno;
+	}
+	if (failed) {
+		cli_msg("%s: cannot write: %s", out->path,
+			strerror(e != 0 ? e : EIO));
 		cli_out_abort(out);
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		return EXIT_FAILED;
 	}
 	have_pending = 0;
-	free(out->tmp);
-	out->tmp = NULL;
+	out->named = 0;
+	fclose(out->f);
+	out->f = NULL;
+	out->fd = -1;
+	free(out->dir);
+	free(out->dest);
+	out->dir = out->dest = NULL;
 	return 0;
 }
 
@@ -210,22 +419,23 @@ void cli_out_abort(struct cli_out *out)
 	if (out->f != NULL && out->f != stdout)
 		fclose(out->f);
 	out->f = NULL;
-	if (out->tmp != NULL) {
+	out->fd = -1;
+	if (out->named) {
+		unlink(pending_tmp);
 		have_pending = 0;
-		unlink(out->tmp);
-		free(out->tmp);
-		out->tmp = NULL;
+		out->named = 0;
 	}
+	free(out->dir);
+	free(out->dest);
+	out->dir = out->dest = NULL;
 }
 
-char *cli_read_file(const char *path, size_t *len)
+/* Reads f to the end; NULL with errno set on failure. */
+static char *read_all(FILE *f, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
 	char *buf = NULL;
 	size_t size = 0, cap = 0;
 
-	if (f == NULL)
-		return NULL;
 	for (;;) {
 		size_t got;
 
@@ -236,7 +446,6 @@ char *cli_read_file(const char *path, size_t *len)
 			nbuf = realloc(buf, cap);
 			if (nbuf == NULL) {
 				free(buf);
-				fclose(f);
 				errno = ENOMEM;
 				return NULL;
 			}
@@ -251,39 +460,156 @@ char *cli_read_file(const char *path, size_t *len)
 		int e = errno;
 
 		free(buf);
-		fclose(f);
 		errno = e;
 		return NULL;
 	}
-	fclose(f);
 	buf[size] = '\0';
 	*len = size;
 	return buf;
 }
 
+const char *cli_source(const char *path)
+{
+	return strcmp(path, "-") == 0 ? "standard input" : path;
+}
+
+int cli_load_text(const char *path, char **text, size_t *len)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	int e;
+
+	*text = NULL;
+	if (f == NULL) {
+		cli_msg("%s: cannot open: %s", cli_source(path),
+			strerror(errno));
+		return EXIT_USAGE;
+	}
+	*text = read_all(f, len);
+	e = errno;
+	if (f != stdin)
+		fclose(f);
+	if (*text != NULL)
+		return -1;
+	/* Running out of memory is a failure of the run (1), not an input
+	 * the user must fix. */
+	if (e == ENOMEM) {
+		cli_msg("%s: out of memory reading the file", cli_source(path));
+		return EXIT_FAILED;
+	}
+	cli_msg("%s: cannot read: %s", cli_source(path), strerror(e));
+	return EXIT_USAGE;
+}
+
+/* Is text, after a byte order mark and white space, an object whose
+ * first key is key? */
+static int first_key_is(const char *text, size_t len, const char *key)
+{
+	size_t i = 0, k = strlen(key);
+
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		i = 3;
+	while (i < len && strchr(" \t\r\n", text[i]) != NULL)
+		i++;
+	if (i >= len || text[i] != '{')
+		return 0;
+	i++;
+	while (i < len && strchr(" \t\r\n", text[i]) != NULL)
+		i++;
+	return len - i >= k + 2 && text[i] == '"' &&
+	       memcmp(text + i + 1, key, k) == 0 && text[i + 1 + k] == '"';
+}
+
 int cli_is_compiled(const char *text, size_t len)
 {
-	size_t i = 0;
 	json_t *root;
 	int yes;
 
 	/* Fast path: collc writes "format" first, and a compile output can
 	 * be hundreds of megabytes that need not be parsed twice. */
-	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
-		i = 3;
-	while (i < len && strchr(" \t\r\n", text[i]) != NULL)
-		i++;
-	if (i < len && text[i] == '{') {
-		i++;
-		while (i < len && strchr(" \t\r\n", text[i]) != NULL)
-			i++;
-		if (len - i >= 8 && memcmp(text + i, "\"format\"", 8) == 0)
-			return 1;
-	}
+	if (first_key_is(text, len, "format"))
+		return 1;
+	/* A compile output is recognised by "format", or by "machine" (a
+	 * key no machine description has) when "format" was lost. */
 	root = json_loadb(text, len, 0, NULL);
-	yes = json_is_object(root) && json_object_get(root, "format") != NULL;
+	yes = json_is_object(root) &&
+	      (json_object_get(root, "format") != NULL ||
+	       json_object_get(root, "machine") != NULL);
 	json_decref(root);
 	return yes;
+}
+
+int cli_not_a_machine(const char *path, const char *cmd)
+{
+	cli_msg("%s: a compile output (collc-routes), not a machine "
+		"description: collc %s takes a machine description; collc "
+		"routes, collc dot and collrun read compile outputs",
+		cli_source(path), cmd);
+	return EXIT_USAGE;
+}
+
+int cli_parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	unsigned shift = 0;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0)
+		return errno == ERANGE ? -2 : -1;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'K':
+	case 'k':
+		shift = 10;
+		break;
+	case 'M':
+	case 'm':
+		shift = 20;
+		break;
+	case 'G':
+	case 'g':
+		shift = 30;
+		break;
+	case 'T':
+	case 't':
+		shift = 40;
+		break;
+	default:
+		return -1;
+	}
+	if (shift != 0) {
+		end++;
+		if (strcmp(end, "iB") == 0)
+			end += 2;
+	}
+	if (*end != '\0')
+		return -1;
+	if (v > (UINT64_MAX >> shift))
+		return -2;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+void cli_format_bytes(char *buf, size_t size, uint64_t n)
+{
+	static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+	double v = (double)n;
+	int u = -1;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, size, "%llu bytes", (unsigned long long)n);
+	else if (v == (double)(uint64_t)v)
+		snprintf(buf, size, "%.0f %s", v, unit[u]);
+	else
+		snprintf(buf, size, "%.1f %s", v, unit[u]);
 }
 
 const char *cli_named_spec(const topo_machine *m, const char *name)
@@ -321,9 +647,47 @@ static void list_names(char *buf, size_t size, const topo_compiled *c,
 	}
 }
 
+/* "world, a, b": the groups a machine description names. */
+static void list_machine_groups(char *buf, size_t size, const topo_machine *m)
+{
+	size_t len = (size_t)snprintf(buf, size, "world");
+
+	for (size_t i = 0; i < topo_machine_group_count(m); i++)
+		len += (size_t)snprintf(buf + len, len < size ? size - len : 0,
+					", %s", topo_machine_group_name(m, i));
+}
+
+int cli_group_new(topo_group **out, const topo_machine *m, const char *path,
+		  const char *gname)
+{
+	const char *spec = cli_named_spec(m, gname);
+	topo_error err;
+	char names[1024], why[1024];
+	int rc;
+
+	topo_error_clear(&err);
+	rc = topo_group_new(out, m, gname, spec != NULL ? spec : gname, &err);
+	if (rc == 0)
+		return -1;
+	/* A value with a space, or whose first word is an axis, was meant
+	 * as a spec: its error is the answer.  A single word that is not
+	 * an axis was most often a group name mistyped, so that comes
+	 * first, with the names there are. */
+	if (rc != TOPO_ESPEC || spec != NULL || err.position != 0 ||
+	    strpbrk(gname, " \t") != NULL)
+		return cli_error(&err, rc);
+	list_machine_groups(names, sizeof(names), m);
+	topo_error_format(&err, why, sizeof(why));
+	cli_msg("%s: no group \"%s\" (groups: %s), and it is not a stride "
+		"spec either (%s)",
+		cli_source(path), gname, names, why);
+	return EXIT_USAGE;
+}
+
 int cli_tree_load(struct cli_tree *out, const char *path, const char *gname,
 		  const char *tname)
 {
+	const char *source = cli_source(path);
 	topo_error err;
 	char *text = NULL;
 	size_t len = 0;
@@ -335,60 +699,47 @@ int cli_tree_load(struct cli_tree *out, const char *path, const char *gname,
 		cli_msg("-t: %s", err.text);
 		return EXIT_USAGE;
 	}
-	text = cli_read_file(path, &len);
-	if (text == NULL) {
-		/* Running out of memory is a failure of the run (1), not an
-		 * input the user must fix. */
-		if (errno == ENOMEM) {
-			cli_msg("%s: out of memory reading the file", path);
-			return EXIT_FAILED;
-		}
-		cli_msg("%s: cannot open: %s", path, strerror(errno));
-		return EXIT_USAGE;
-	}
+	rc = cli_load_text(path, &text, &len);
+	if (rc >= 0)
+		return rc;
 	if (cli_is_compiled(text, len)) {
 		char names[1024];
+		const topo_group *g;
 
-		rc = topo_compiled_load_string(&out->c, text, len, path, &err);
+		rc = topo_compiled_load_string(&out->c, text, len, source,
+					       &err);
 		if (rc != 0) {
 			rc = cli_error(&err, rc);
 			goto done;
 		}
-		{
-			const topo_group *g = topo_compiled_find_group(out->c,
-								       gname);
-
-			if (g == NULL) {
-				list_names(names, sizeof(names), out->c, NULL);
-				cli_msg("%s: no group \"%s\" (groups: %s)",
-					path, gname, names);
-				rc = EXIT_USAGE;
-				goto done;
-			}
-			out->t = topo_compiled_find_tree(out->c, g, tname);
-			if (out->t == NULL) {
-				list_names(names, sizeof(names), out->c, g);
-				cli_msg("%s: group \"%s\" has no tree \"%s\" "
-					"(trees: %s)",
-					path, gname, tname, names);
-				rc = EXIT_USAGE;
-				goto done;
-			}
+		g = topo_compiled_find_group(out->c, gname);
+		if (g == NULL) {
+			list_names(names, sizeof(names), out->c, NULL);
+			cli_msg("%s: no group \"%s\" (groups: %s)", source,
+				gname, names);
+			rc = EXIT_USAGE;
+			goto done;
+		}
+		out->t = topo_compiled_find_tree(out->c, g, tname);
+		if (out->t == NULL) {
+			list_names(names, sizeof(names), out->c, g);
+			cli_msg("%s: group \"%s\" has no tree \"%s\" "
+				"(trees: %s)",
+				source, gname, tname, names);
+			rc = EXIT_USAGE;
+			goto done;
 		}
 	} else {
-		const char *spec;
-
-		rc = topo_machine_load_string(&out->m, text, len, path, &err);
+		rc = topo_machine_load_string(&out->m, text, len, source, &err);
 		if (rc != 0) {
 			rc = cli_error(&err, rc);
 			goto done;
 		}
 		/* A group name of the machine, or else a stride spec. */
-		spec = cli_named_spec(out->m, gname);
-		rc = topo_group_new(&out->g, out->m, gname,
-				    spec != NULL ? spec : gname, &err);
-		if (rc == 0)
-			rc = topo_tree_new(&out->own, out->g, tname, &err);
+		rc = cli_group_new(&out->g, out->m, path, gname);
+		if (rc >= 0)
+			goto done;
+		rc = topo_tree_new(&out->own, out->g, tname, &err);
 		if (rc != 0) {
 			rc = cli_error(&err, rc);
 			goto done;

@@ -6,6 +6,7 @@
 #ifndef CLI_UTIL_H
 #define CLI_UTIL_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "topo.h"
@@ -31,39 +32,72 @@ int cli_error(const topo_error *err, int code);
 
 /*
  * An output that is either standard output or a file written atomically:
- * the data goes to a temporary file beside the destination, which is
- * renamed over it only when complete.  Until then an interrupted or failed
- * run removes the temporary file (also on SIGINT, SIGTERM and SIGHUP) and
- * leaves any existing destination untouched.
+ * the data goes to an unnamed temporary file (O_TMPFILE) in the
+ * destination's directory, which is named and renamed over the
+ * destination only when complete; a run killed on the way leaves nothing.
+ * Where the file system has no O_TMPFILE, a named temporary file
+ * ".NAME.XXXXXX" beside it, removed on failure and on SIGINT, SIGTERM and
+ * SIGHUP.  An existing destination keeps its mode and is untouched until
+ * the rename; a symbolic link is followed to the file it points to, which
+ * is the one replaced.  Devices and FIFOs are written in place.
  */
 struct cli_out {
 	FILE *f;
-	const char *path; /* NULL: standard output */
-	char *tmp;        /* temporary file, NULL for standard output */
+	const char *path; /* as given; NULL: standard output */
+	char *dest;       /* the file replaced (path with links followed) */
+	char *dir;        /* its directory */
+	int fd;           /* the temporary file, -1 when written in place */
+	int named;        /* the temporary file has a name (pending_tmp) */
 };
 
-/* Opens path (NULL or "-": stdout).  Returns 0, or prints why and returns
- * EXIT_FAILED. */
+/* Opens path (NULL or "-": stdout).  Returns 0, or prints why (naming the
+ * directory when that is what refuses) and returns EXIT_FAILED. */
 int cli_out_open(struct cli_out *out, const char *path);
-/* Flushes, closes and renames into place.  Returns 0, or prints why,
+/* Flushes and renames into place; from then on SIGINT, SIGTERM and
+ * SIGHUP are held until the process ends.  Returns 0, or prints why,
  * removes the temporary file and returns EXIT_FAILED. */
 int cli_out_commit(struct cli_out *out);
 /* Discards the output (removes the temporary file).  Safe to call twice. */
 void cli_out_abort(struct cli_out *out);
 
-/* Reads a whole file into a NUL-terminated malloc'ed buffer.  Returns NULL
- * with errno set on failure. */
-char *cli_read_file(const char *path, size_t *len);
+/* Writes s to f with control characters other than tab as \xNN: every
+ * name from a file or a command line is printed this way. */
+void cli_put_clean(FILE *f, const char *s);
 
-/* Does text hold a compile output (a top-level object with "format")
- * rather than a machine description?  Anything that is neither, syntax
- * errors included, counts as a machine: its loader explains what is
- * wrong.  A document whose first key is "format" (as collc writes it) is
- * recognised without parsing the whole text. */
+/* The name errors give path: "standard input" for "-". */
+const char *cli_source(const char *path);
+/* Reads a whole file ("-": standard input) into a NUL-terminated
+ * malloc'ed *text.  Returns -1 on success, else prints "PATH: cannot
+ * open: ...", "cannot read: ..." (2) or "out of memory" (1) and returns
+ * the exit status. */
+int cli_load_text(const char *path, char **text, size_t *len);
+
+/* Does text hold a compile output (a top-level object with "format", or
+ * with "machine", which no machine description has) rather than a
+ * machine description?  Anything that is neither, syntax errors included,
+ * counts as a machine: its loader explains what is wrong.  A document
+ * whose first key is "format" (as collc writes it) is recognised without
+ * parsing the whole text. */
 int cli_is_compiled(const char *text, size_t len);
+/* Says that path is a compile output where command cmd wants a machine
+ * description, and which commands read it; returns EXIT_USAGE. */
+int cli_not_a_machine(const char *path, const char *cmd);
+
+/* A size: decimal digits with an optional binary suffix K, M, G or T
+ * (also KiB ... TiB).  Returns 0, -1 when s is not one, -2 when it does
+ * not fit in 64 bits. */
+int cli_parse_size(const char *s, uint64_t *out);
+/* n as "N bytes" below 1 KiB, else "1.5 GiB" (one decimal unless whole). */
+void cli_format_bytes(char *buf, size_t size, uint64_t n);
 
 /* The spec of the group of m named name ("world" included), or NULL. */
 const char *cli_named_spec(const topo_machine *m, const char *name);
+/* The group gname of m: a group name, "world", or else a stride spec.
+ * Returns -1 with *out set, or prints why and returns the exit status;
+ * a value that is neither is reported as an unknown group, with the
+ * names there are and the reason it is no spec. */
+int cli_group_new(topo_group **out, const topo_machine *m, const char *path,
+		  const char *gname);
 
 /*
  * One group's tree, read from a file that is either a compile output

@@ -36,8 +36,10 @@ t = g["trees"][0]
 print("  member:", " ".join(f"{m:>2}" for m in g["members"]))
 print("  parent:", " ".join(f"{p:>2}" for p in t["parent"]))
 print("  edge:  ", " ".join(f"{e[0]:>2}" for e in t["edge"]))
-print("  first route rows:", ", ".join(json.dumps(r) for r in t["routes"][:4]))
+print("  route table:", json.dumps(t["routes"]))
 PY
+echo "  its first rows, expanded (collc routes):"
+"$collc" routes "$out/uneven.routes.json" -t physical --rank 0 --rank 1 | sed 's/^/    /'
 
 echo
 if command -v dot >/dev/null 2>&1; then

@@ -18,8 +18,8 @@
  * it by sequence number; forwarding it would flood forever on a table with
  * a cycle).  An arrival for which the member has no row is a plan-time
  * fault: the message is delivered, nothing is forwarded, and the members
- * beyond it show up at run time as undelivered.  A row naming its own
- * member is ignored (a member does not send to itself).
+ * beyond it show up at run time as undelivered.  No row names its own
+ * member: the loader refuses such a table (collc(5)).
  *
  * Data: the root copies SEND to RECV locally and forwards from its SEND
  * (so its forwards need not wait for that copy); every other member
@@ -105,71 +105,19 @@ static int flood_grow(struct flood *f)
 	return 0;
 }
 
-/*
- * The index of v's row for arrivals from `from`, or -1 when v has none.
- * Derived tables are numbered by rule (origin, parent, children ascending:
- * topo_routes_row), so the row is found without listing the others' targets;
- * the row's own `from` is still checked.  Loaded tables are scanned: a
- * member is looked up once, so the scan costs its row count in all.
- */
-static int32_t find_row(const topo_tree *t, int32_t v, int32_t from,
-			int32_t *scratch)
-{
-	int32_t rows = topo_routes_rows(t, v), got;
-	const int32_t *to;
-
-	if (t->row_off == NULL) {
-		int32_t idx = -1, p = t->parent[v];
-
-		if (from == -1) {
-			idx = 0;
-		} else if (from == p) {
-			idx = 1;
-		} else if (from >= 0 && from < t->n && t->parent[from] == v) {
-			const int32_t *c = t->child + t->child_off[v];
-			int32_t lo = 0,
-				hi = t->child_off[v + 1] - t->child_off[v];
-
-			while (lo < hi) {
-				int32_t mid = lo + (hi - lo) / 2;
-
-				if (c[mid] < from)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			idx = (p >= 0 ? 2 : 1) + lo;
-		}
-		if (idx >= 0 && idx < rows &&
-		    topo_routes_row(t, v, idx, &got, &to, scratch) >= 0 &&
-		    got == from)
-			return idx;
-		if (idx < 0)
-			return -1;
-		/* Not where the rule puts it: fall back to the scan. */
-	}
-	for (int32_t i = 0; i < rows; i++)
-		if (topo_routes_row(t, v, i, &got, &to, scratch) >= 0 &&
-		    got == from)
-			return i;
-	return -1;
-}
-
 /* v forwards an arrival from `from` (carried by flood message `wait`, -1
- * at the root) along its row. */
+ * at the root) along its row, found by origin (routes.c): a rule row is
+ * computed, a row of a hand-edited table looked up among its exceptions. */
 static int forward(struct flood *f, const topo_tree *t, int32_t v, int32_t from,
 		   int64_t wait)
 {
 	const int32_t *to;
-	int32_t row = find_row(t, v, from, f->scratch), got, cnt;
+	int32_t cnt = topo__routes_find(t, v, from, &to, f->scratch);
 	int rc;
 
-	if (row < 0)
-		return 0; /* the plan-time fault: nothing goes on */
-	cnt = topo_routes_row(t, v, row, &got, &to, f->scratch);
+	/* No row (cnt < 0) is the plan-time fault: nothing goes on.  A
+	 * loaded table never names v itself (the loader refuses that). */
 	for (int32_t i = 0; i < cnt; i++) {
-		if (to[i] == v || to[i] < 0 || to[i] >= f->n)
-			continue;
 		if (f->cnt == f->cap && (rc = flood_grow(f)) != 0)
 			return rc;
 		f->src[f->cnt] = v;

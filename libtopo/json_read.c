@@ -308,6 +308,61 @@ static void route_jansson(void)
 		json_set_alloc_funcs(jansson_malloc, topo__free);
 }
 
+/*
+ * Replaces every number written with a fraction or an exponent whose value
+ * is an integer (4.0, 4e0, -1.0) by that integer, in place.  JSON has one
+ * kind of number, and JSON Schema's "integer" means a number with no
+ * fractional part, so a description that a schema validator accepts
+ * ("nodes": 4.0, as a program that keeps numbers in doubles writes it) is
+ * read as the schema reads it.  Beyond 2^53 a double is not a count we
+ * could have meant; those stay reals and are refused where an integer is
+ * wanted.  Returns 0 or -1 (out of memory).  jansson limits nesting to
+ * 2048 levels, so the recursion is bounded.
+ */
+static int integral_reals(json_t *v)
+{
+	const double limit = 9007199254740992.0; /* 2^53 */
+	json_t *x;
+	size_t i;
+	void *it;
+
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, x)
+		{
+			double d;
+
+			if (json_is_real(x)) {
+				d = json_real_value(x);
+				if (d >= -limit && d <= limit &&
+				    d == (double)(json_int_t)d &&
+				    json_array_set_new(
+					v, i, json_integer((json_int_t)d)) != 0)
+					return -1;
+			} else if (integral_reals(x) != 0) {
+				return -1;
+			}
+		}
+	} else if (json_is_object(v)) {
+		for (it = json_object_iter(v); it != NULL;
+		     it = json_object_iter_next(v, it)) {
+			double d;
+
+			x = json_object_iter_value(it);
+			if (json_is_real(x)) {
+				d = json_real_value(x);
+				if (d >= -limit && d <= limit &&
+				    d == (double)(json_int_t)d &&
+				    json_object_iter_set_new(
+					v, it, json_integer((json_int_t)d)) != 0)
+					return -1;
+			} else if (integral_reals(x) != 0) {
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
 int topo__json_parse(const char *buf, size_t len, const char *source,
 		     json_t **out, topo_error *err)
 {
@@ -356,6 +411,12 @@ int topo__json_parse(const char *buf, size_t len, const char *source,
 			return topo__err(err, TOPO_ENOMEM, source, NULL,
 					 "out of memory parsing JSON");
 		return syntax_error(buf, len, &je, source, err);
+	}
+	if (integral_reals(*out) != 0 || jansson_failed) {
+		json_decref(*out);
+		*out = NULL;
+		return topo__err(err, TOPO_ENOMEM, source, NULL,
+				 "out of memory parsing JSON");
 	}
 	return 0;
 }

@@ -7,11 +7,14 @@
  * rebuilt and must agree with itself, members are ascending endpoint ids,
  * every tree spans its group and carries the edge labels its machine
  * implies.  The route tables are the exception on purpose: they are kept
- * as written, only checked to name members, so that a hand-edited table
- * can be loaded and replayed and its faults observed (collrun).  A tree
- * may leave its table out ("routes" is optional; topo_compiled_write's
+ * as written, only checked to name members (and never their own), so
+ * that a hand-edited table can be loaded and replayed and its faults
+ * observed (collrun).  Whether spelled out in full (version 1, and
+ * version 2's "full") or rule-encoded (version 2's default), a table is
+ * reduced to where it departs from the rule (routes.c).  A tree may leave
+ * its table out ("routes" is optional; topo_compiled_write's
  * TOPO_WRITE_NO_ROUTES): the table is then derived from "parent" by the
- * rules of collc(7), exactly as for a tree built by topo_tree_new.
+ * rule of collc(7), exactly as for a tree built by topo_tree_new.
  *
  * Errors follow the machine loader: JSON syntax with line and column,
  * everything else TOPO_EINVAL with a JSON pointer to the offending value.
@@ -32,6 +35,7 @@
 struct ld {
 	const char *source;
 	topo_error *err;
+	int version; /* the document's format version */
 	/* rank_of[ep]: ep's rank in the group being loaded, or -1.  A
 	 * lookup table rather than a binary search, because every id in a
 	 * route table is looked up. */
@@ -757,166 +761,358 @@ static int check_summary(struct ld *l, const topo_tree *t, const json_t *tj,
 }
 
 /*
- * The route table, kept as written but grouped by the member it belongs
- * to (a stable counting sort, so each member's rows stay in file order).
- * Structure is checked, meaning is not: every row is [at, from, [to...]]
- * naming members (from may be -1), and no member has two rows for one
- * origin, which would make the table ambiguous rather than wrong.
- * Without "routes" the tree keeps no table (row_off NULL): it is derived.
+ * Route rows [at, from, [to...]] of one array (a version 1 or "full"
+ * table, or the "rows" of a rule-encoded one), checked for structure, not
+ * meaning: each row names members (from may be -1), no member forwards to
+ * itself or has a row for what arrives from itself (a member does not
+ * send to itself: such a row could never be followed as written), and no
+ * member has two rows for one origin, which would make the table
+ * ambiguous rather than wrong.  Rows are collected as ranks into *in,
+ * whose arrays the caller frees (struct rows_buf).
+ */
+struct rows_buf {
+	int32_t *at, *from, *to, *mat, *mfrom;
+	int64_t *to_off;
+};
+
+static void rows_buf_free(struct rows_buf *b)
+{
+	topo__free(b->at);
+	topo__free(b->from);
+	topo__free(b->to);
+	topo__free(b->to_off);
+	topo__free(b->mat);
+	topo__free(b->mfrom);
+}
+
+static int load_rows(struct ld *l, const topo_tree *t, const json_t *arr,
+		     const char *aptr, struct rows_buf *b,
+		     struct topo__routes_in *in)
+{
+	const topo_group *g = t->g;
+	char ptr[PTR_SIZE];
+	size_t nrows = json_array_size(arr);
+	int64_t total = 0;
+	int32_t rows;
+	int rc;
+
+	if (nrows > INT32_MAX)
+		return topo__err(l->err, TOPO_ELIMIT, l->source, aptr,
+				 "%zu rows; at most 2147483647 are supported",
+				 nrows);
+	rows = (int32_t)nrows;
+	for (int32_t i = 0; i < rows; i++)
+		total += (int64_t)json_array_size(
+		    json_array_get(json_array_get(arr, (size_t)i), 2));
+	b->at = topo__mallocarray((size_t)rows + 1, sizeof(int32_t));
+	b->from = topo__mallocarray((size_t)rows + 1, sizeof(int32_t));
+	b->to_off = topo__mallocarray((size_t)rows + 1, sizeof(int64_t));
+	b->to = topo__mallocarray((size_t)total + 1, sizeof(int32_t));
+	if (b->at == NULL || b->from == NULL || b->to_off == NULL ||
+	    b->to == NULL)
+		return nomem(l, aptr);
+	b->to_off[0] = 0;
+	for (int32_t i = 0; i < rows; i++) {
+		json_t *row = json_array_get(arr, (size_t)i), *tl;
+		int64_t k = b->to_off[i];
+
+		if (!json_is_array(row) || json_array_size(row) != 3) {
+			ptr_fmt(ptr, "%s/%d", aptr, (int)i);
+			return fail(l, ptr,
+				    "must be a row [at, from, [to...]] "
+				    "(got %s%s)",
+				    jtype(row),
+				    json_is_array(row) ? " of another length"
+						       : "");
+		}
+		rc = get_member(l, json_array_get(row, 0), g, 0, &b->at[i],
+				"%s/%d/0", aptr, (int)i);
+		if (rc == 0)
+			rc = get_member(l, json_array_get(row, 1), g, 1,
+					&b->from[i], "%s/%d/1", aptr, (int)i);
+		if (rc != 0)
+			return rc;
+		if (b->from[i] == b->at[i]) {
+			ptr_fmt(ptr, "%s/%d/1", aptr, (int)i);
+			return fail(l, ptr,
+				    "a row for endpoint %d arriving from "
+				    "itself (a member never sends to itself)",
+				    (int)g->members[b->at[i]]);
+		}
+		tl = json_array_get(row, 2);
+		if (!json_is_array(tl)) {
+			ptr_fmt(ptr, "%s/%d/2", aptr, (int)i);
+			return fail(l, ptr,
+				    "must be an array of endpoint ids "
+				    "to forward to (got %s)",
+				    jtype(tl));
+		}
+		for (size_t j = 0; j < json_array_size(tl); j++) {
+			rc = get_member(l, json_array_get(tl, j), g, 0,
+					&b->to[k], "%s/%d/2/%zu", aptr, (int)i,
+					j);
+			if (rc != 0)
+				return rc;
+			if (b->to[k] == b->at[i]) {
+				ptr_fmt(ptr, "%s/%d/2/%zu", aptr, (int)i, j);
+				return fail(l, ptr,
+					    "endpoint %d forwards to itself "
+					    "(a member never sends to itself)",
+					    (int)g->members[b->at[i]]);
+			}
+			k++;
+		}
+		b->to_off[i + 1] = k;
+	}
+	in->rows = rows;
+	in->at = b->at;
+	in->from = b->from;
+	in->to_off = b->to_off;
+	in->to = b->to;
+	return 0;
+}
+
+/* [at, from] pairs of a rule-encoded table's "missing": rule rows the
+ * table does not have, so each from must be a rule origin of at. */
+static int load_missing(struct ld *l, const topo_tree *t, const json_t *arr,
+			const char *aptr, struct rows_buf *b,
+			struct topo__routes_in *in)
+{
+	const topo_group *g = t->g;
+	size_t n = json_array_size(arr);
+	char ptr[PTR_SIZE];
+	int rc;
+
+	if (n > INT32_MAX)
+		return topo__err(l->err, TOPO_ELIMIT, l->source, aptr,
+				 "%zu entries; at most 2147483647 are "
+				 "supported",
+				 n);
+	b->mat = topo__mallocarray(n + 1, sizeof(int32_t));
+	b->mfrom = topo__mallocarray(n + 1, sizeof(int32_t));
+	if (b->mat == NULL || b->mfrom == NULL)
+		return nomem(l, aptr);
+	for (size_t i = 0; i < n; i++) {
+		json_t *pair = json_array_get(arr, i);
+
+		if (!json_is_array(pair) || json_array_size(pair) != 2) {
+			ptr_fmt(ptr, "%s/%zu", aptr, i);
+			return fail(l, ptr,
+				    "must be a pair [at, from] (got %s%s)",
+				    jtype(pair),
+				    json_is_array(pair) ? " of another length"
+							: "");
+		}
+		rc = get_member(l, json_array_get(pair, 0), g, 0, &b->mat[i],
+				"%s/%zu/0", aptr, i);
+		if (rc == 0)
+			rc = get_member(l, json_array_get(pair, 1), g, 1,
+					&b->mfrom[i], "%s/%zu/1", aptr, i);
+		if (rc != 0)
+			return rc;
+		if (!topo__routes_is_rule_origin(t, b->mat[i], b->mfrom[i])) {
+			ptr_fmt(ptr, "%s/%zu/1", aptr, i);
+			return fail(l, ptr,
+				    "endpoint %d has no rule row from "
+				    "endpoint %d to be missing (the rule "
+				    "gives rows from -1 and the tree "
+				    "neighbours only)",
+				    (int)g->members[b->mat[i]],
+				    (int)g->members[b->mfrom[i]]);
+		}
+	}
+	in->nmissing = (int32_t)n;
+	in->missing_at = b->mat;
+	in->missing_from = b->mfrom;
+	return 0;
+}
+
+/* The pointer to input row i: rows first, then the missing pairs. */
+static void row_ptr(char *ptr, const char *rows_ptr, const char *miss_ptr,
+		    const struct topo__routes_in *in, int32_t i)
+{
+	if (i < in->rows)
+		ptr_fmt(ptr, "%s/%d", rows_ptr, (int)i);
+	else
+		ptr_fmt(ptr, "%s/%d", miss_ptr, (int)(i - in->rows));
+}
+
+/* No two entries (rows, or a row and a missing pair) for one member and
+ * origin.  Entries are grouped by member with a counting sort; stamp[f +
+ * 1] holds the last member that had an entry from f, first[f + 1] that
+ * entry. */
+static int check_unique(struct ld *l, const topo_tree *t,
+			const struct topo__routes_in *in, const char *rows_ptr,
+			const char *miss_ptr)
+{
+	const int32_t *mem = t->g->members;
+	int32_t n = t->n, total = in->rows + in->nmissing;
+	int32_t *off = NULL, *order = NULL, *stamp = NULL, *first = NULL;
+	char ptr[PTR_SIZE], was[PTR_SIZE];
+	int rc = 0;
+
+	off = topo__calloc((size_t)n + 1, sizeof(int32_t));
+	order = topo__mallocarray((size_t)total + 1, sizeof(int32_t));
+	stamp = topo__mallocarray((size_t)n + 1, sizeof(int32_t));
+	first = topo__mallocarray((size_t)n + 1, sizeof(int32_t));
+	if (off == NULL || order == NULL || stamp == NULL || first == NULL) {
+		rc = nomem(l, rows_ptr);
+		goto done;
+	}
+#define AT(i) ((i) < in->rows ? in->at[i] : in->missing_at[(i) - in->rows])
+#define FROM(i)                                                                \
+	((i) < in->rows ? in->from[i] : in->missing_from[(i) - in->rows])
+	for (int32_t i = 0; i < total; i++)
+		off[AT(i) + 1]++;
+	for (int32_t r = 0; r < n; r++)
+		off[r + 1] += off[r];
+	for (int32_t i = 0; i < total; i++)
+		order[off[AT(i)]++] = i;
+	for (int32_t r = n; r > 0; r--)
+		off[r] = off[r - 1];
+	off[0] = 0;
+	for (int32_t r = 0; r <= n; r++)
+		stamp[r] = -1;
+	for (int32_t r = 0; r < n && rc == 0; r++) {
+		for (int32_t s = off[r]; s < off[r + 1]; s++) {
+			int32_t i = order[s], f = FROM(i) + 1;
+
+			if (stamp[f] != r) {
+				stamp[f] = r;
+				first[f] = i;
+				continue;
+			}
+			row_ptr(ptr, rows_ptr, miss_ptr, in, i);
+			row_ptr(was, rows_ptr, miss_ptr, in, first[f]);
+			if (f == 0)
+				rc = fail(l, ptr,
+					  "a second origin row for endpoint "
+					  "%d (the first is %s)",
+					  (int)mem[r], was);
+			else
+				rc = fail(l, ptr,
+					  "a second row for endpoint %d "
+					  "arriving from endpoint %d (the "
+					  "first is %s)",
+					  (int)mem[r], (int)mem[f - 1], was);
+			break;
+		}
+	}
+#undef AT
+#undef FROM
+done:
+	topo__free(off);
+	topo__free(order);
+	topo__free(stamp);
+	topo__free(first);
+	return rc;
+}
+
+/*
+ * The route table.  Three forms (collc(5)): absent (the rule's table,
+ * derived from "parent"), an array of every row (version 1, and version
+ * 2's "full"), or, in version 2, an object {"encoding": "rule", "rows":
+ * [...], "missing": [...]}: the rule's table with rows replaced or added
+ * and rule rows left out.  Whatever the form, the tree keeps only where
+ * the table departs from the rule (routes.c), so a table round-trips
+ * exactly, row for row, through every encoding.
  */
 static int load_routes(struct ld *l, topo_tree *t, const json_t *tj,
 		       const char *tptr)
 {
-	const topo_group *g = t->g;
-	int32_t n = t->n, rows;
-	int32_t *at = NULL, *from = NULL, *to = NULL, *slot_row = NULL;
-	int32_t *stamp = NULL, *first = NULL;
-	int64_t *to_off = NULL, total = 0;
-	char ptr[PTR_SIZE];
-	json_t *arr;
+	struct topo__routes_in in = {0};
+	struct rows_buf b = {0};
+	char rows_ptr[PTR_SIZE], miss_ptr[PTR_SIZE], ptr[PTR_SIZE];
+	const char *key;
+	json_t *v, *val;
 	int rc;
 
-	if (json_object_get(tj, "routes") == NULL)
+	if ((v = json_object_get(tj, "routes")) == NULL)
 		return 0;
-	rc = key_array(l, tj, tptr, "routes", -1,
-		       "an array of rows [at, from, [to...]]", &arr);
-	if (rc != 0)
-		return rc;
-	if (json_array_size(arr) > INT32_MAX) {
+	ptr_fmt(rows_ptr, "%s/routes", tptr);
+	miss_ptr[0] = '\0';
+	if (json_is_array(v)) {
+		in.complete = true;
+		rc = load_rows(l, t, v, rows_ptr, &b, &in);
+		goto rows_loaded;
+	}
+	if (!json_is_object(v) || l->version < 2) {
+		rc = fail(l, rows_ptr,
+			  "must be an array of rows [at, from, [to...]]%s "
+			  "(got %s)",
+			  l->version < 2 ? "" : " or a rule-encoded table",
+			  jtype(v));
+		goto done;
+	}
+	/* Unknown keys are refused here, unlike elsewhere: a misspelt
+	 * "missing" would silently turn a hand-edited table back into the
+	 * rule's. */
+	json_object_foreach(v, key, val)
+	{
+		if (strcmp(key, "encoding") == 0 || strcmp(key, "rows") == 0 ||
+		    strcmp(key, "missing") == 0 || strncmp(key, "x-", 2) == 0)
+			continue;
 		ptr_fmt(ptr, "%s/routes", tptr);
-		return topo__err(l->err, TOPO_ELIMIT, l->source, ptr,
-				 "%zu rows; at most 2147483647 are supported",
-				 json_array_size(arr));
-	}
-	rows = (int32_t)json_array_size(arr);
-	for (int32_t i = 0; i < rows; i++)
-		total += (int64_t)json_array_size(
-		    json_array_get(json_array_get(arr, (size_t)i), 2));
-	at = topo__mallocarray((size_t)rows + 1, sizeof(int32_t));
-	from = topo__mallocarray((size_t)rows + 1, sizeof(int32_t));
-	to_off = topo__mallocarray((size_t)rows + 1, sizeof(int64_t));
-	to = topo__mallocarray((size_t)total + 1, sizeof(int32_t));
-	t->row_off = topo__calloc((size_t)n + 1, sizeof(int32_t));
-	t->row_from = topo__mallocarray((size_t)rows + 1, sizeof(int32_t));
-	t->row_to_off = topo__mallocarray((size_t)rows + 1, sizeof(int64_t));
-	t->row_to = topo__mallocarray((size_t)total + 1, sizeof(int32_t));
-	slot_row = topo__mallocarray((size_t)rows + 1, sizeof(int32_t));
-	if (at == NULL || from == NULL || to_off == NULL || to == NULL ||
-	    t->row_off == NULL || t->row_from == NULL ||
-	    t->row_to_off == NULL || t->row_to == NULL || slot_row == NULL) {
-		rc = nomem(l, tptr);
+		topo__pointer_append(ptr, sizeof(ptr), key);
+		rc = fail(l, ptr,
+			  "unknown key in a rule-encoded table (valid: "
+			  "encoding, rows, missing, or x-*)");
 		goto done;
 	}
-
-	/* Pass 1, file order: check each row, note its member and origin,
-	 * and collect its targets as ranks. */
-	to_off[0] = 0;
-	for (int32_t i = 0; i < rows; i++) {
-		json_t *row = json_array_get(arr, (size_t)i), *tl;
-		int64_t k = to_off[i];
-
-		if (!json_is_array(row) || json_array_size(row) != 3) {
-			ptr_fmt(ptr, "%s/routes/%d", tptr, (int)i);
+	ptr_fmt(ptr, "%s/routes", tptr);
+	rc = need(l, v, ptr, "encoding", "\"rule\"", &val);
+	if (rc != 0)
+		goto done;
+	if (!json_is_string(val) || strcmp(json_string_value(val), "rule")) {
+		ptr_fmt(ptr, "%s/routes/encoding", tptr);
+		if (json_is_string(val))
 			rc = fail(l, ptr,
-				  "must be a row [at, from, [to...]] "
-				  "(got %s%s)",
-				  jtype(row),
-				  json_is_array(row) ? " of another length"
-						     : "");
-			goto done;
-		}
-		rc = get_member(l, json_array_get(row, 0), g, 0, &at[i],
-				"%s/routes/%d/0", tptr, (int)i);
-		if (rc != 0)
-			goto done;
-		rc = get_member(l, json_array_get(row, 1), g, 1, &from[i],
-				"%s/routes/%d/1", tptr, (int)i);
-		if (rc != 0)
-			goto done;
-		tl = json_array_get(row, 2);
-		if (!json_is_array(tl)) {
-			ptr_fmt(ptr, "%s/routes/%d/2", tptr, (int)i);
-			rc = fail(l, ptr,
-				  "must be an array of endpoint ids "
-				  "to forward to (got %s)",
-				  jtype(tl));
-			goto done;
-		}
-		for (size_t j = 0; j < json_array_size(tl); j++) {
-			rc =
-			    get_member(l, json_array_get(tl, j), g, 0, &to[k++],
-				       "%s/routes/%d/2/%zu", tptr, (int)i, j);
-			if (rc != 0)
-				goto done;
-		}
-		to_off[i + 1] = k;
-		t->row_off[at[i] + 1]++;
-	}
-
-	/* Pass 2: each member's rows together, in file order. */
-	for (int32_t r = 0; r < n; r++)
-		t->row_off[r + 1] += t->row_off[r];
-	for (int32_t i = 0; i < rows; i++)
-		slot_row[t->row_off[at[i]]++] = i;
-	for (int32_t r = n; r > 0; r--)
-		t->row_off[r] = t->row_off[r - 1];
-	t->row_off[0] = 0;
-	t->row_to_off[0] = 0;
-	for (int32_t s = 0; s < rows; s++) {
-		int32_t i = slot_row[s];
-		int64_t len = to_off[i + 1] - to_off[i];
-
-		t->row_from[s] = from[i];
-		memcpy(t->row_to + t->row_to_off[s], to + to_off[i],
-		       (size_t)len * sizeof(int32_t));
-		t->row_to_off[s + 1] = t->row_to_off[s] + len;
-	}
-
-	/* No two rows of a member for one origin.  stamp[f + 1] holds the
-	 * last member that had a row from f, first[f + 1] that row. */
-	stamp = topo__mallocarray((size_t)n + 1, sizeof(int32_t));
-	first = topo__mallocarray((size_t)n + 1, sizeof(int32_t));
-	if (stamp == NULL || first == NULL) {
-		rc = nomem(l, tptr);
+				  "\"%s\" is not a route table encoding "
+				  "(valid: rule)",
+				  json_string_value(val));
+		else
+			rc = fail(l, ptr, "must be \"rule\" (got %s)",
+				  jtype(val));
 		goto done;
 	}
-	for (int32_t r = 0; r <= n; r++)
-		stamp[r] = -1;
-	for (int32_t r = 0; r < n; r++) {
-		for (int32_t s = t->row_off[r]; s < t->row_off[r + 1]; s++) {
-			int32_t f = t->row_from[s] + 1;
-
-			if (stamp[f] != r) {
-				stamp[f] = r;
-				first[f] = slot_row[s];
-				continue;
-			}
-			ptr_fmt(ptr, "%s/routes/%d", tptr, (int)slot_row[s]);
-			if (f == 0)
-				rc = fail(l, ptr,
-					  "a second origin row for "
-					  "endpoint %d (the first is row %d)",
-					  (int)g->members[r], (int)first[f]);
-			else
-				rc =
-				    fail(l, ptr,
-					 "a second row for endpoint "
-					 "%d arriving from endpoint %d (the "
-					 "first is row %d)",
-					 (int)g->members[r],
-					 (int)g->members[f - 1], (int)first[f]);
+	ptr_fmt(rows_ptr, "%s/routes/rows", tptr);
+	ptr_fmt(miss_ptr, "%s/routes/missing", tptr);
+	if ((val = json_object_get(v, "rows")) != NULL) {
+		if (!json_is_array(val)) {
+			rc = fail(l, rows_ptr,
+				  "must be an array of rows [at, from, "
+				  "[to...]] (got %s)",
+				  jtype(val));
 			goto done;
 		}
+		rc = load_rows(l, t, val, rows_ptr, &b, &in);
+		if (rc != 0)
+			goto done;
 	}
-	rc = 0;
+	if ((val = json_object_get(v, "missing")) != NULL) {
+		if (!json_is_array(val)) {
+			rc = fail(l, miss_ptr,
+				  "must be an array of pairs [at, from] "
+				  "(got %s)",
+				  jtype(val));
+			goto done;
+		}
+		rc = load_missing(l, t, val, miss_ptr, &b, &in);
+	}
+rows_loaded:
+	if (rc == 0)
+		rc = check_unique(l, t, &in, rows_ptr, miss_ptr);
+	if (rc == 0) {
+		rc = topo__routes_x_build(t, &in);
+		if (rc == TOPO_ENOMEM)
+			rc = nomem(l, rows_ptr);
+		else if (rc != 0)
+			rc = topo__err(l->err, rc, l->source, rows_ptr,
+				       "more than 2147483647 rows depart "
+				       "from the rule");
+	}
 done:
-	topo__free(at);
-	topo__free(from);
-	topo__free(to_off);
-	topo__free(to);
-	topo__free(slot_row);
-	topo__free(stamp);
-	topo__free(first);
+	rows_buf_free(&b);
 	return rc;
 }
 
@@ -1146,14 +1342,16 @@ static int load_document(struct ld *l, const json_t *root, topo_compiled *c)
 	if (!json_is_integer(v))
 		return fail(l, "/version",
 			    "must be an integer (got %s; "
-			    "supported: %d)",
+			    "supported: 1 to %d)",
 			    jtype(v), TOPO_FORMAT_VERSION);
-	if (json_integer_value(v) != TOPO_FORMAT_VERSION)
+	if (json_integer_value(v) < 1 ||
+	    json_integer_value(v) > TOPO_FORMAT_VERSION)
 		return fail(l, "/version",
 			    "version %lld is not supported "
-			    "(supported: %d)",
+			    "(supported: 1 to %d)",
 			    (long long)json_integer_value(v),
 			    TOPO_FORMAT_VERSION);
+	l->version = (int)json_integer_value(v);
 	rc = load_machine(l, root, &c->owned);
 	if (rc != 0)
 		return rc;
@@ -1202,7 +1400,7 @@ static int load_document(struct ld *l, const json_t *root, topo_compiled *c)
 int topo_compiled_load_string(topo_compiled **out, const char *json, size_t len,
 			      const char *source, topo_error *err)
 {
-	struct ld l = {source != NULL ? source : "<string>", err, NULL};
+	struct ld l = {source != NULL ? source : "<string>", err, 0, NULL};
 	topo_compiled *c = NULL;
 	json_t *root = NULL;
 	int rc;

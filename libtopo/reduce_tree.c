@@ -264,7 +264,8 @@ int topo__plan_reduce_hierarchical(struct topo_plan *p, topo_error *err)
 		    err, TOPO_EARG, NULL, NULL,
 		    "algorithm hierarchical needs the hierarchical tree "
 		    "(-t hierarchical); tree \"%s\" differs from it at "
-		    "endpoint %d (parent %d, hierarchical: %d)",
+		    "endpoint %d (parent %d, hierarchical: %d); algorithm "
+		    "tree (--algorithm tree) reduces over any tree",
 		    t->name, (int)mem[bad], got < 0 ? -1 : (int)mem[got],
 		    exp < 0 ? -1 : (int)mem[exp]);
 	}

@@ -60,8 +60,9 @@ TOPO_EXTERN const char *topo_version_string(void);
  * 0.2.0 or later checks topo_version_cmp(0, 2, 0) >= 0. */
 TOPO_EXTERN int topo_version_cmp(int major, int minor, int patch);
 
-/* The compile output format version written and read (collc(5)). */
-#define TOPO_FORMAT_VERSION 1
+/* The compile output format version written (collc(5)); every version
+ * from 1 up to it is read. */
+#define TOPO_FORMAT_VERSION 2
 
 /* Error codes: X(NAME, value, text).  One table, so codes and messages
  * cannot drift apart. */
@@ -289,10 +290,12 @@ TOPO_EXTERN int topo_compile(topo_compiled **out, const topo_machine *m,
  * match the machine, "depth" and "edges" (when present) match the tree,
  * and each route row names members.  Keys this version does not know are
  * ignored (later versions may add keys).
- * A tree's "routes" is optional.  When present, the table is kept exactly
- * as written (see topo_routes_*), so a hand-edited table can be replayed
- * and its faults observed.  When absent (topo_compiled_write with
- * TOPO_WRITE_NO_ROUTES), the table is derived from the tree by the rules
+ * Versions 1 and 2 are read.  A tree's "routes" is optional.  When
+ * present, in full or rule-encoded, the table is kept as written (see
+ * topo_routes_*), so a hand-edited table can be replayed and its faults
+ * observed; only where it departs from the rule is stored.  A row that
+ * names its own member (as origin or target) is refused.  When absent
+ * (TOPO_WRITE_NO_ROUTES), the table is derived from the tree by the rule
  * of collc(7), as for a tree built by topo_tree_new.
  * Returns 0, TOPO_EIO (cannot read), TOPO_ESYNTAX (JSON; err->line/column
  * set), TOPO_EINVAL (meaning; err->pointer set), TOPO_ELIMIT, TOPO_ENOMEM
@@ -324,37 +327,64 @@ TOPO_EXTERN const topo_tree *topo_compiled_find_tree(const topo_compiled *c,
 						     const topo_group *g,
 						     const char *name);
 
-/* Flags for topo_compiled_write(). */
+/* Flags for topo_compiled_write() and topo_compiled_write_size().  The
+ * default (0) writes a version 2 document whose route tables are
+ * rule-encoded: the rule of collc(7) plus the rows where a table departs
+ * from it, linear in the members. */
 /* Omit each tree's "routes": readers derive them from "parent". */
 #define TOPO_WRITE_NO_ROUTES 0x1u
+/* Spell every row of every table out (about sum(degree^2) targets). */
+#define TOPO_WRITE_FULL_ROUTES 0x2u
+/* A version 1 document, for readers that know no other: tables in full
+ * (or none, with TOPO_WRITE_NO_ROUTES). */
+#define TOPO_WRITE_VERSION_1 0x4u
 
 /* Writes c as a collc-routes document (collc(5)) to f, streaming: memory
- * use does not grow with the output.  flags: 0 or TOPO_WRITE_NO_ROUTES,
- * with which each tree object has no "routes" key and is otherwise the
- * same (the full tables hold about sum(degree^2) targets: gigabytes for a
- * hierarchical tree over a million endpoints).  Tables loaded from a file
- * are written as loaded, derived ones in the order of topo_routes_row.
+ * use does not grow with the output.  flags: 0 or TOPO_WRITE_* (NO_ROUTES
+ * and FULL_ROUTES exclude each other).  Whatever the encoding, a table
+ * reads back with the same rows (topo_routes_row), also a hand-edited one.
  * Returns 0, TOPO_EIO (err->text has strerror(errno)), TOPO_ENOMEM or
- * TOPO_EARG (c or f NULL, unknown flags).  f is flushed, not closed. */
+ * TOPO_EARG (c or f NULL, unknown or contradictory flags).  f is flushed,
+ * not closed. */
 TOPO_EXTERN int topo_compiled_write(const topo_compiled *c, FILE *f,
 				    unsigned flags, topo_error *err);
 
-/* ---------------------------------------------------------------------- */
-/* Route tables as data (kept as loaded, or derived from a tree)          */
+/* The exact number of bytes topo_compiled_write(c, f, flags) writes,
+ * without writing: linear in the members (and the rows of tables that
+ * depart from the rule), not in the output, so a caller can refuse an
+ * output too large before making it.  Returns 0 (*out set), TOPO_ENOMEM
+ * or TOPO_EARG (as topo_compiled_write; *out is 0 then). */
+TOPO_EXTERN int topo_compiled_write_size(const topo_compiled *c, unsigned flags,
+					 uint64_t *out, topo_error *err);
 
-/* A table's rows for member rank r: the number of rows, and for row i its
- * origin (`from`, a rank or -1) and its targets.  For trees built by
- * topo_tree_new the rows are derived: first from -1, then from the parent,
- * then from each child ascending.  For trees loaded from a file they are the
- * file's rows in file order, translated to ranks (derived as above when the
- * file has no "routes" for the tree). */
+/* ---------------------------------------------------------------------- */
+/* Route tables as data (the rule, or as loaded from a file)               */
+
+/*
+ * A table's rows for member rank r: the number of rows, and for row i its
+ * origin (`from`, a rank or -1) and its targets.  A tree built by
+ * topo_tree_new, or loaded from a file whose table follows the rule, has
+ * the rule's rows: first from -1, then from the parent, then from each
+ * child ascending.  A table loaded from a file that departs from the rule
+ * (hand-edited, faulty) has its own rows, as written, listed in that same
+ * order: the rule's origins first (a row replaced where the file says so,
+ * left out where the file has none), then the rows the rule does not
+ * have, ascending by origin.  The order of a member's rows carries no
+ * meaning; a row is known by its origin.
+ */
 TOPO_EXTERN int32_t topo_routes_rows(const topo_tree *t, int32_t r);
-/* Row i of member r: returns the number of targets, sets *from and *to
+/* Row i of member r: returns the number of targets and sets *from and *to
  * (owned by t, or filled into scratch, which must hold
- * topo_tree_degree(t, r) entries, for derived tables). */
+ * topo_tree_degree(t, r) entries), or TOPO_EARG when r or i is out of
+ * range. */
 TOPO_EXTERN int32_t topo_routes_row(const topo_tree *t, int32_t r, int32_t i,
 				    int32_t *from, const int32_t **to,
 				    int32_t *scratch);
+/* How many rows of member r depart from the rule of collc(7) (rows that
+ * differ from the rule's, rows the rule does not have, and rule rows that
+ * are missing); r = -1: of the whole table.  0 for a table that follows
+ * the rule; TOPO_EARG for an r out of range. */
+TOPO_EXTERN int64_t topo_routes_departures(const topo_tree *t, int32_t r);
 
 /* ---------------------------------------------------------------------- */
 /* Graphviz                                                                */

@@ -192,12 +192,9 @@ struct topo_tree {
 	int32_t *child_off; /* [n + 1] */
 	int32_t *child;     /* [n - 1], ascending per member */
 	int64_t shm, net;   /* edge counts */
-	/* An explicit route table (loaded from a file), or NULL when the
-	 * table is derived from the tree by the rules of collc(7). */
-	int32_t *row_off;    /* [n + 1]: rows of member r */
-	int32_t *row_from;   /* [rows] rank or -1 */
-	int64_t *row_to_off; /* [rows + 1] */
-	int32_t *row_to;     /* ranks */
+	/* Where the route table departs from the rule of collc(7), or NULL
+	 * when it follows it (always for trees built by topo_tree_new). */
+	struct topo__routes_x *routes_x;
 };
 
 /*
@@ -221,6 +218,61 @@ void topo__tree_chain(int32_t n, int32_t *parent);
  */
 int topo__tree_from_parent(topo_tree **out, const topo_group *g,
 			   const char *name, int32_t *parent, int32_t *bad);
+
+/* ---------------------------------------------------------------------- */
+/* Route tables (routes.c) */
+
+/*
+ * A table's departures from the rule, kept per member: member r's
+ * exceptions are entries off[r] .. off[r + 1] - 1, ascending by origin
+ * (-1 first).  An exception either replaces the rule's row from that
+ * origin, adds a row the rule does not have (an origin that is not a tree
+ * neighbour), or (missing[e]) says the rule's row is absent.  Targets are
+ * ranks, as written.
+ */
+struct topo__routes_x {
+	int32_t *off;     /* [n + 1] */
+	int32_t *from;    /* [count] origin rank or -1 */
+	uint8_t *missing; /* [count] */
+	int64_t *to_off;  /* [count + 1] */
+	int32_t *to;      /* [to_off[count]] */
+	int32_t count;
+};
+
+/* Rows to build exceptions from (topo__routes_x_build): row i is member
+ * at[i] forwarding what came from from[i] to to[to_off[i] ..
+ * to_off[i + 1]); missing_at/missing_from name rule rows said to be
+ * absent.  complete: the rows are the whole table, so every rule row they
+ * do not give is missing too.  All ranks, checked by the caller: members
+ * of the tree, no two rows (or a row and a missing one) for one member
+ * and origin, a missing one only for a rule origin. */
+struct topo__routes_in {
+	int32_t rows;
+	const int32_t *at, *from;
+	const int64_t *to_off;
+	const int32_t *to;
+	int32_t nmissing;
+	const int32_t *missing_at, *missing_from;
+	bool complete;
+};
+
+/* Keeps in t only where in departs from the rule: rows equal to the
+ * rule's are dropped.  Replaces t's exceptions.  Returns 0, TOPO_ENOMEM
+ * or TOPO_ELIMIT (more than 2^31-1 exceptions). */
+int topo__routes_x_build(topo_tree *t, const struct topo__routes_in *in);
+void topo__routes_x_free(struct topo__routes_x *x);
+/* Member r's exception from `from`, or -1. */
+int32_t topo__routes_x_find(const topo_tree *t, int32_t r, int32_t from);
+/* Member r's row from `from` as the table has it: the number of targets
+ * with *to set (to scratch, of topo_tree_degree(t, r) entries, for a rule
+ * row), or -1 when r has no row from `from`.  O(log exceptions of r). */
+int32_t topo__routes_find(const topo_tree *t, int32_t r, int32_t from,
+			  const int32_t **to, int32_t *scratch);
+/* The rule's rows of r: how many, the origin of the j-th (origin -1,
+ * parent, children ascending), and whether it has one from `from`. */
+int32_t topo__routes_rule_rows(const topo_tree *t, int32_t r);
+int32_t topo__routes_rule_origin(const topo_tree *t, int32_t r, int32_t j);
+bool topo__routes_is_rule_origin(const topo_tree *t, int32_t r, int32_t from);
 
 /* ---------------------------------------------------------------------- */
 /* Compiled documents */

@@ -1,7 +1,7 @@
 /*
  * tree.c - logical trees over a group: shape names, construction from a
- * parent array (checked to be a spanning tree), the accessors, and the
- * route tables of collc(7) (derived from the tree, or kept as loaded).
+ * parent array (checked to be a spanning tree) and the accessors.  Route
+ * tables are in routes.c.
  *
  * The shapes themselves are in tree_physical.c, tree_hierarchical.c and
  * tree_rank.c; this file only dispatches to them.
@@ -120,10 +120,7 @@ void topo_tree_free(topo_tree *t)
 	topo__free(t->edge);
 	topo__free(t->child_off);
 	topo__free(t->child);
-	topo__free(t->row_off);
-	topo__free(t->row_from);
-	topo__free(t->row_to_off);
-	topo__free(t->row_to);
+	topo__routes_x_free(t->routes_x);
 	topo__free(t);
 }
 
@@ -186,12 +183,17 @@ int topo__tree_from_parent(topo_tree **out, const topo_group *g,
 		t->child_off[r] = t->child_off[r - 1];
 	t->child_off[0] = 0;
 
-	/* Edge labels: shm when both ends share a node. */
+	/* Edge labels: shm when both ends share a node.  Endpoints are
+	 * tasks when each task has one (the usual case), which spares two
+	 * divisions per member. */
 	for (int32_t r = 0; r < n; r++) {
 		if (parent[r] < 0) {
 			t->edge[r] = TOPO_EDGE_ROOT;
-		} else if (member_node(m, mem[r]) ==
-			   member_node(m, mem[parent[r]])) {
+		} else if (m->eps_per_task == 1
+			       ? m->task_node[mem[r]] ==
+				     m->task_node[mem[parent[r]]]
+			       : member_node(m, mem[r]) ==
+				     member_node(m, mem[parent[r]])) {
 			t->edge[r] = TOPO_EDGE_SHM;
 			t->shm++;
 		} else {
@@ -331,80 +333,4 @@ void topo_tree_edge_counts(const topo_tree *t, int64_t *shm, int64_t *net)
 int32_t topo_tree_degree(const topo_tree *t, int32_t r)
 {
 	return (t->parent[r] >= 0) + t->child_off[r + 1] - t->child_off[r];
-}
-
-/*
- * collc(7): from the origin, forward to {p} u C; from the parent, to C;
- * from a child c, to {p} u C \ {c}.  All three are C with p merged in at
- * its place (to keep the list ascending) and possibly one child left out.
- * Always the tree's own rule, also for a tree whose table was loaded from a
- * file; topo_routes_row() is the way to see a loaded table as written.
- */
-int32_t topo_tree_route(const topo_tree *t, int32_t r, int32_t from,
-			int32_t *out)
-{
-	const int32_t *c;
-	int32_t nc, p, skip = -1, count = 0;
-
-	if (r < 0 || r >= t->n)
-		return TOPO_EARG;
-	p = t->parent[r];
-	c = t->child + t->child_off[r];
-	nc = t->child_off[r + 1] - t->child_off[r];
-	if (from == -1) {
-		/* origin: everything */
-	} else if (from >= 0 && from == p) {
-		p = -1;
-	} else if (from >= 0 && from < t->n && t->parent[from] == r) {
-		skip = from;
-	} else {
-		return TOPO_EARG;
-	}
-	for (int32_t i = 0; i < nc; i++) {
-		if (p >= 0 && p < c[i]) {
-			out[count++] = p;
-			p = -1;
-		}
-		if (c[i] != skip)
-			out[count++] = c[i];
-	}
-	if (p >= 0)
-		out[count++] = p;
-	return count;
-}
-
-int32_t topo_routes_rows(const topo_tree *t, int32_t r)
-{
-	if (t->row_off != NULL)
-		return t->row_off[r + 1] - t->row_off[r];
-	/* One row from the origin and one per neighbour. */
-	return 1 + topo_tree_degree(t, r);
-}
-
-int32_t topo_routes_row(const topo_tree *t, int32_t r, int32_t i, int32_t *from,
-			const int32_t **to, int32_t *scratch)
-{
-	int32_t origin;
-
-	if (r < 0 || r >= t->n || i < 0 || i >= topo_routes_rows(t, r))
-		return TOPO_EARG;
-	if (t->row_off != NULL) {
-		int32_t row = t->row_off[r] + i;
-
-		*from = t->row_from[row];
-		*to = t->row_to + t->row_to_off[row];
-		return (int32_t)(t->row_to_off[row + 1] - t->row_to_off[row]);
-	}
-	/* Derived rows: the origin, the parent if any, the children. */
-	if (i == 0) {
-		origin = -1;
-	} else if (t->parent[r] >= 0) {
-		origin =
-		    i == 1 ? t->parent[r] : t->child[t->child_off[r] + i - 2];
-	} else {
-		origin = t->child[t->child_off[r] + i - 1];
-	}
-	*from = origin;
-	*to = scratch;
-	return topo_tree_route(t, r, origin, scratch);
 }

@@ -630,12 +630,14 @@ static void report_tally(struct check *c, int32_t r, const struct tally *t)
 {
 	if (t->short_want > 0)
 		emit(c, r, "undelivered",
-		     "received %" PRId64 " of %" PRId64 " expected deliveries",
-		     t->short_got, t->short_want);
+		     "received %" PRId64 " of %" PRId64 " expected deliver%s",
+		     t->short_got, t->short_want,
+		     t->short_want == 1 ? "y" : "ies");
 	if (t->over_want > 0 || t->over_got > 0)
 		emit(c, r, "duplicated",
-		     "received %" PRId64 " deliveries, %" PRId64 " expected",
-		     t->over_got, t->over_want);
+		     "received %" PRId64 " deliver%s, %" PRId64 " expected",
+		     t->over_got, t->over_got == 1 ? "y" : "ies",
+		     t->over_want);
 }
 
 int64_t topo__verify(const struct topo_plan *p,

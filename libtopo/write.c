@@ -1,6 +1,7 @@
 /*
  * write.c - writing a compiled machine as a collc-routes document
- * (collc(5)), streamed straight to a FILE without building JSON objects.
+ * (collc(5)), streamed straight to a FILE without building JSON objects,
+ * and measuring exactly how many bytes that would be without writing it.
  *
  * A million-endpoint world has some ten million route rows, so everything
  * here is about bytes per second: one large buffer of our own, integers
@@ -9,9 +10,17 @@
  * indentation, numeric arrays on one line, one route row per line) so that
  * equal documents are equal byte for byte.
  *
- * The route tables are most of the output (a member with d neighbours has
- * d + 1 rows and about d^2 targets), so TOPO_WRITE_NO_ROUTES leaves them
- * out: a reader derives them from "parent" by the rules of collc(7).
+ * Full route tables are most of such an output (a member with d
+ * neighbours has d + 1 rows and about d^2 targets).  Version 2's default
+ * encoding writes a table as the rule of collc(7) plus its departures
+ * from it (routes.c), linear in the members; TOPO_WRITE_FULL_ROUTES spells
+ * every row out, TOPO_WRITE_NO_ROUTES leaves the table out.
+ *
+ * Measuring runs the very same code with a sink that counts: every small
+ * item is formatted into the buffer and discarded, and the bulk of full
+ * tables (out_put of pre-formatted neighbour lists) is only counted, so a
+ * 29 GB output is measured in the time it takes to format its
+ * neighbour lists once.
  */
 #define TOPO_INTERNAL
 #include "topo_internal.h"
@@ -27,13 +36,17 @@
 #define OUT_SLACK 64
 
 struct out {
-	FILE *f;
+	FILE *f;	/* NULL: measuring */
 	char *buf;
 	size_t len;
 	int rc; /* first failure; once set, nothing more is written */
 	topo_error *err;
-	unsigned flags; /* TOPO_WRITE_* */
+	unsigned flags;	  /* TOPO_WRITE_* */
+	uint64_t counted; /* bytes passed on (written or measured) */
 };
+
+#define TOPO_WRITE_ALL_FLAGS                                                   \
+	(TOPO_WRITE_NO_ROUTES | TOPO_WRITE_FULL_ROUTES | TOPO_WRITE_VERSION_1)
 
 /* Per-tree scratch for the derived route rows of one member. */
 struct nbrs {
@@ -57,11 +70,12 @@ static void out_fail_errno(struct out *o, const char *what)
 
 static void out_flush(struct out *o)
 {
-	if (o->rc == 0 && o->len > 0) {
+	if (o->rc == 0 && o->len > 0 && o->f != NULL) {
 		errno = 0;
 		if (fwrite(o->buf, 1, o->len, o->f) != o->len)
 			out_fail_errno(o, "write error");
 	}
+	o->counted += o->len;
 	o->len = 0;
 }
 
@@ -75,6 +89,10 @@ static inline char *out_room(struct out *o)
 
 static void out_put(struct out *o, const char *s, size_t n)
 {
+	if (o->f == NULL) {
+		o->counted += n; /* measuring: the bytes need not exist */
+		return;
+	}
 	while (n > 0) {
 		size_t room = OUT_SIZE - o->len;
 
@@ -205,12 +223,35 @@ static void out_str(struct out *o, const char *str)
 	OUT_LIT(o, "\"");
 }
 
+/* Decimal digits of v, and a '-' for negatives: what fmt_i32 writes. */
+static inline size_t len_i32(int32_t v)
+{
+	uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
+	size_t n = 1 + (v < 0);
+
+	while (u >= 10) {
+		u /= 10;
+		n++;
+	}
+	return n;
+}
+
 /* [a, b, c] on one line; map (if not NULL) turns ranks into endpoint ids,
- * with -1 kept as -1. */
+ * with -1 kept as -1.  Measuring counts digits instead of formatting. */
 static void out_ids(struct out *o, const int32_t *v, size_t n,
 		    const int32_t *map)
 {
 	OUT_LIT(o, "[");
+	if (o->f == NULL) {
+		uint64_t len = n > 0 ? 2 * (uint64_t)(n - 1) : 0;
+
+		for (size_t i = 0; i < n; i++)
+			len += len_i32(map != NULL && v[i] >= 0 ? map[v[i]]
+								: v[i]);
+		o->counted += len;
+		OUT_LIT(o, "]");
+		return;
+	}
 	for (size_t i = 0; i < n; i++) {
 		char *p = out_room(o);
 		int32_t x = v[i];
@@ -387,36 +428,130 @@ static int out_rows_derived(struct out *o, const topo_tree *t,
 	return 0;
 }
 
-/* The rows of a table loaded from a file, as they are. */
-static void out_rows_explicit(struct out *o, const topo_tree *t,
-			      const int32_t *mem, int32_t r, int *first)
+/* "SPACES[AT, " into pre (at least 48 bytes); returns its length. */
+static size_t row_prefix(char *pre, int32_t at, size_t indent)
 {
-	int32_t rows = topo_routes_rows(t, r);
-	char pre[40];
-	size_t prelen;
+	size_t len = indent;
 
-	memcpy(pre, "            [", 13);
-	prelen = 13 + fmt_i32(pre + 13, mem[r]);
-	pre[prelen++] = ',';
-	pre[prelen++] = ' ';
-	for (int32_t i = 0; i < rows; i++) {
-		int32_t from;
-		const int32_t *to;
-		int32_t n = topo_routes_row(t, r, i, &from, &to, NULL);
+	memset(pre, ' ', indent);
+	pre[len++] = '[';
+	len += fmt_i32(pre + len, at);
+	pre[len++] = ',';
+	pre[len++] = ' ';
+	return len;
+}
 
-		out_row_start(o, first, pre, prelen);
-		out_i32(o, from >= 0 ? mem[from] : -1);
-		OUT_LIT(o, ", ");
-		out_ids(o, to, n > 0 ? (size_t)n : 0, mem);
-		OUT_LIT(o, "]");
+/* One whole row "[AT, FROM, [TO...]]", ranks mapped to endpoint ids. */
+static void out_row(struct out *o, int *first, const char *pre, size_t prelen,
+		    int32_t from, const int32_t *to, int32_t n,
+		    const int32_t *mem)
+{
+	out_row_start(o, first, pre, prelen);
+	out_i32(o, from >= 0 ? mem[from] : -1);
+	OUT_LIT(o, ", ");
+	out_ids(o, to, n > 0 ? (size_t)n : 0, mem);
+	OUT_LIT(o, "]");
+}
+
+/*
+ * Every row of a member whose table departs from the rule, in the order
+ * of topo_routes_row(): the rule's rows, replaced or left out as its
+ * exceptions say, then the rows the rule does not have.  scratch holds
+ * the member's degree.
+ */
+static void out_rows_member(struct out *o, const topo_tree *t,
+			    const int32_t *mem, int32_t r, int32_t *scratch,
+			    int *first)
+{
+	const struct topo__routes_x *x = t->routes_x;
+	int32_t rule = topo__routes_rule_rows(t, r);
+	char pre[48];
+	size_t prelen = row_prefix(pre, mem[r], 12);
+
+	for (int32_t j = 0; j < rule; j++) {
+		int32_t from = topo__routes_rule_origin(t, r, j);
+		int32_t e = topo__routes_x_find(t, r, from);
+
+		if (e < 0)
+			out_row(o, first, pre, prelen, from, scratch,
+				topo_tree_route(t, r, from, scratch), mem);
+		else if (!x->missing[e])
+			out_row(o, first, pre, prelen, from,
+				x->to + x->to_off[e],
+				(int32_t)(x->to_off[e + 1] - x->to_off[e]),
+				mem);
 	}
+	for (int32_t e = x->off[r]; e < x->off[r + 1]; e++)
+		if (!x->missing[e] &&
+		    !topo__routes_is_rule_origin(t, r, x->from[e]))
+			out_row(o, first, pre, prelen, x->from[e],
+				x->to + x->to_off[e],
+				(int32_t)(x->to_off[e + 1] - x->to_off[e]),
+				mem);
+}
+
+/*
+ * Version 2's compact encoding: the rule, then the rows that replace the
+ * rule's or that it does not have ("rows", by member then origin), and the
+ * rule's rows the table lacks ("missing", [at, from]).  A table that
+ * follows the rule is one line.
+ */
+static void out_routes_rule(struct out *o, const topo_tree *t,
+			    const int32_t *mem)
+{
+	const struct topo__routes_x *x = t->routes_x;
+	char pre[48];
+	size_t prelen;
+	int first = 1;
+
+	if (x == NULL) {
+		OUT_LIT(o, ",\n          \"routes\": {\"encoding\": \"rule\", "
+			   "\"rows\": [], \"missing\": []}");
+		return;
+	}
+	OUT_LIT(o, ",\n          \"routes\": {\n            \"encoding\": "
+		   "\"rule\",\n            \"rows\": [");
+	for (int32_t r = 0; r < t->n; r++) {
+		if (x->off[r] == x->off[r + 1])
+			continue;
+		prelen = row_prefix(pre, mem[r], 14);
+		for (int32_t e = x->off[r]; e < x->off[r + 1]; e++)
+			if (!x->missing[e])
+				out_row(o, &first, pre, prelen, x->from[e],
+					x->to + x->to_off[e],
+					(int32_t)(x->to_off[e + 1] -
+						  x->to_off[e]),
+					mem);
+	}
+	if (!first)
+		OUT_LIT(o, "\n            ");
+	OUT_LIT(o, "],\n            \"missing\": [");
+	first = 1;
+	for (int32_t r = 0; r < t->n; r++) {
+		for (int32_t e = x->off[r]; e < x->off[r + 1]; e++) {
+			if (!x->missing[e])
+				continue;
+			out_item(o, first);
+			first = 0;
+			OUT_LIT(o, "              [");
+			out_i32(o, mem[r]);
+			OUT_LIT(o, ", ");
+			out_i32(o, x->from[e] >= 0 ? mem[x->from[e]] : -1);
+			OUT_LIT(o, "]");
+		}
+	}
+	if (!first)
+		OUT_LIT(o, "\n            ");
+	OUT_LIT(o, "]\n          }");
 }
 
 static int out_tree(struct out *o, const topo_tree *t, struct nbrs *nb)
 {
-	static const char *const edge_json[] = {"\"root\"", "\"shm\"",
-						"\"net\""};
+	static const char edge_json[3][12] = {", \"root\"", ", \"shm\"",
+					      ", \"net\""};
+	static const size_t edge_len[3] = {8, 7, 7};
 	const int32_t *mem = t->g->members;
+	const struct topo__routes_x *x = t->routes_x;
 	int first = 1, rc;
 
 	OUT_LIT(o, "        {\n          \"name\": ");
@@ -433,26 +568,42 @@ static int out_tree(struct out *o, const topo_tree *t, struct nbrs *nb)
 	out_ids(o, t->parent, (size_t)t->n, mem);
 	OUT_LIT(o, ",\n          \"edge\": [");
 	for (int32_t r = 0; r < t->n; r++) {
-		const char *e = edge_json[t->edge[r] <= 2 ? t->edge[r] : 0];
+		/* Each label with the separator before it: ", \"shm\"". */
+		unsigned k = t->edge[r] <= 2 ? t->edge[r] : 0;
+		size_t skip = r == 0 ? 2 : 0, n = edge_len[k] - skip;
 
-		if (r > 0)
-			OUT_LIT(o, ", ");
-		out_put(o, e, strlen(e));
+		if (o->f == NULL) {
+			o->counted += n;
+			continue;
+		}
+		/* Eight bytes, always: a constant size the compiler copies
+		 * inline (the entries have 12 and out_room 64), of which n
+		 * count. */
+		memcpy(out_room(o), edge_json[k] + skip, 8);
+		o->len += n;
 	}
 	OUT_LIT(o, "]");
 	if (o->flags & TOPO_WRITE_NO_ROUTES) {
 		OUT_LIT(o, "\n        }");
 		return o->rc;
 	}
+	if (!(o->flags & (TOPO_WRITE_FULL_ROUTES | TOPO_WRITE_VERSION_1))) {
+		out_routes_rule(o, t, mem);
+		OUT_LIT(o, "\n        }");
+		return o->rc;
+	}
 	OUT_LIT(o, ",\n          \"routes\": [");
 	for (int32_t r = 0; r < t->n && o->rc == 0; r++) {
-		if (t->row_off != NULL) {
-			out_rows_explicit(o, t, mem, r, &first);
-		} else {
+		if (x == NULL || x->off[r] == x->off[r + 1]) {
 			rc = out_rows_derived(o, t, mem, r, nb, &first);
-			if (rc != 0)
-				return rc;
+		} else {
+			rc = nbrs_reserve(nb, (size_t)topo_tree_degree(t, r) + 1,
+					  o->err);
+			if (rc == 0)
+				out_rows_member(o, t, mem, r, nb->rank, &first);
 		}
+		if (rc != 0)
+			return rc;
 	}
 	if (!first)
 		OUT_LIT(o, "\n          ");
@@ -487,25 +638,32 @@ static int out_group(struct out *o, const topo_compiled *c, size_t i,
 	return o->rc;
 }
 
-int topo_compiled_write(const topo_compiled *c, FILE *f, unsigned flags,
-			topo_error *err)
+static int check_flags(const char *fn, unsigned flags, topo_error *err)
 {
-	struct out o = {f, NULL, 0, 0, err, flags};
+	/* A flag this version does not know would be silently ignored, and
+	 * the output would not be what the caller asked for. */
+	if ((flags & ~TOPO_WRITE_ALL_FLAGS) != 0)
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "%s: unknown flags 0x%x (valid: "
+				 "TOPO_WRITE_NO_ROUTES, TOPO_WRITE_FULL_ROUTES, "
+				 "TOPO_WRITE_VERSION_1)",
+				 fn, flags & ~TOPO_WRITE_ALL_FLAGS);
+	if ((flags & TOPO_WRITE_NO_ROUTES) && (flags & TOPO_WRITE_FULL_ROUTES))
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "%s: TOPO_WRITE_NO_ROUTES and "
+				 "TOPO_WRITE_FULL_ROUTES exclude each other",
+				 fn);
+	return 0;
+}
+
+/* Writes (f) or measures (f NULL) the document; *size gets the bytes. */
+static int write_doc(const topo_compiled *c, FILE *f, unsigned flags,
+		     uint64_t *size, topo_error *err)
+{
+	struct out o = {f, NULL, 0, 0, err, flags, 0};
 	struct nbrs nb = {NULL, NULL, NULL, 0};
 	int rc;
 
-	if (c == NULL || f == NULL)
-		return topo__err(err, TOPO_EARG, NULL, NULL,
-				 "topo_compiled_write: a compiled machine and "
-				 "a stream are required");
-	/* A flag this version does not know would be silently ignored, and
-	 * the output would not be what the caller asked for. */
-	if ((flags & ~TOPO_WRITE_NO_ROUTES) != 0)
-		return topo__err(err, TOPO_EARG, NULL, NULL,
-				 "topo_compiled_write: unknown flags 0x%x "
-				 "(valid: TOPO_WRITE_NO_ROUTES = 0x%x)",
-				 flags & ~TOPO_WRITE_NO_ROUTES,
-				 TOPO_WRITE_NO_ROUTES);
 	o.buf = topo__malloc(OUT_SIZE);
 	if (o.buf == NULL) {
 		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
@@ -513,7 +671,7 @@ int topo_compiled_write(const topo_compiled *c, FILE *f, unsigned flags,
 		goto done;
 	}
 	OUT_LIT(&o, "{\n  \"format\": \"collc-routes\",\n  \"version\": ");
-	out_i32(&o, TOPO_FORMAT_VERSION);
+	out_i32(&o, flags & TOPO_WRITE_VERSION_1 ? 1 : TOPO_FORMAT_VERSION);
 	OUT_LIT(&o, ",\n  \"generator\": \"collc " TOPO_VERSION_STRING "\",\n");
 	out_machine(&o, c->m);
 	OUT_LIT(&o, "  \"groups\": [");
@@ -529,16 +687,50 @@ int topo_compiled_write(const topo_compiled *c, FILE *f, unsigned flags,
 	out_flush(&o);
 	/* stdio may still hold bytes, and an earlier failure may only show
 	 * in the error flag: both are write errors too. */
-	if (o.rc == 0) {
+	if (o.rc == 0 && f != NULL) {
 		errno = 0;
 		if (fflush(f) != 0 || ferror(f))
 			out_fail_errno(&o, "write error");
 	}
 	rc = o.rc;
+	*size = o.counted;
 done:
 	topo__free(nb.rank);
 	topo__free(nb.off);
 	topo__free(nb.text);
 	topo__free(o.buf);
 	return rc;
+}
+
+int topo_compiled_write(const topo_compiled *c, FILE *f, unsigned flags,
+			topo_error *err)
+{
+	uint64_t size;
+	int rc;
+
+	if (c == NULL || f == NULL)
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "topo_compiled_write: a compiled machine and "
+				 "a stream are required");
+	rc = check_flags("topo_compiled_write", flags, err);
+	if (rc != 0)
+		return rc;
+	return write_doc(c, f, flags, &size, err);
+}
+
+int topo_compiled_write_size(const topo_compiled *c, unsigned flags,
+			     uint64_t *out, topo_error *err)
+{
+	int rc;
+
+	if (out != NULL)
+		*out = 0;
+	if (c == NULL || out == NULL)
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "topo_compiled_write_size: a compiled "
+				 "machine and out are required");
+	rc = check_flags("topo_compiled_write_size", flags, err);
+	if (rc != 0)
+		return rc;
+	return write_doc(c, NULL, flags, out, err);
 }

@@ -6,10 +6,14 @@ plots drawn by gnuplot, and prints a summary of every target, met or missed.
 1. compile - `collc compile` on torus machines of 16 tasks per node, 4,096 to
    8,388,608 endpoints: median wall seconds of --runs runs (each started
    without the previous output and after an untimed sync: compile.py's
-   method), peak RSS (GNU time), output size.  `--routes none` at every size,
-   `--routes full` up to 1,048,576 only: a full table holds about
-   sum(degree^2) targets, and the hierarchical tree's alone would be ~150 GB
-   at 8,388,608 endpoints.
+   method), peak RSS (GNU time), output size.  The default (rule-encoded
+   tables) and `--routes none` at every size, `--routes full` up to
+   1,048,576 only: a full table holds about sum(degree^2) targets, and the
+   hierarchical tree's alone would be ~150 GB at 8,388,608 endpoints.  Also
+   the uneven machine of issue 8 (65,536 nodes on a binary tree, node 0
+   running 2 tasks, the others 1: 65,537 endpoints), by default and with
+   --routes full, which --max-size refuses up front (the time to refuse and
+   the size it would have written are reported).
 2. replay - bcast of 8 bytes over 1,024 .. 8,388,608 members (torus machines,
    16 tasks per node, compiled in memory by collrun, --json --iterations 5):
    median over --runs runs of the collective's median seconds, and deliveries
@@ -89,7 +93,7 @@ def bench_compile(a, out, md, summary):
             opath = os.path.join(tmp, "routes.json")
             with open(mpath, "w") as f:
                 json.dump(m, f)
-            for mode in ("none", "full"):
+            for mode in ("rule", "none", "full"):
                 if mode == "full" and eps > (1 << 20):
                     continue
                 walls, rss = [], 0
@@ -98,7 +102,8 @@ def bench_compile(a, out, md, summary):
                         os.unlink(opath)
                     os.sync()
                     w, r = cbench.run([collc, "compile", mpath, "-o", opath,
-                                       "--routes", mode])
+                                       "--routes", mode, "--max-size",
+                                       "none"])
                     walls.append(w)
                     rss = max(rss, r)
                 size = os.path.getsize(opath)
@@ -109,6 +114,7 @@ def bench_compile(a, out, md, summary):
                              f"{max(walls):.4f}", rss, size])
                 note(f"compile {eps:>9} routes {mode}: median {med:.3f} s, "
                      f"peak {rss / MIB:.0f} MiB, output {size / MIB:.1f} MiB")
+        uneven = bench_uneven(a, collc, tmp)
     write_csv(os.path.join(out, "compile.csv"),
               ["endpoints", "nodes", "torus", "routes", "runs", "median_s",
                "min_s", "max_s", "peak_rss_bytes", "output_bytes"], rows)
@@ -117,10 +123,12 @@ def bench_compile(a, out, md, summary):
            f"written to a file), torus machines of 16 tasks per node; median "
            f"of {a.runs} runs, each started without the previous output and "
            "after an untimed `sync`; peak RSS by GNU time (largest of the "
-           "runs). `--routes full` stops at 1,048,576 endpoints: the full "
-           "table holds about sum(degree^2) targets, so the hierarchical "
-           "tree's table alone (a node's members are children of its "
-           "identified member) would be ~150 GB at 8,388,608 endpoints.", "",
+           "runs). `rule` is the default (format version 2, tables "
+           "rule-encoded); `--routes full` spells every row out and stops at "
+           "1,048,576 endpoints: the full table holds about sum(degree^2) "
+           "targets, so the hierarchical tree's table alone (a node's members "
+           "are children of its identified member) would be ~150 GB at "
+           "8,388,608 endpoints.", "",
            "| endpoints | torus | routes | median s | min..max s | peak MiB "
            "| output MiB | ns/endpoint | peak B/endpoint |",
            "|---:|---|---|---:|---|---:|---:|---:|---:|"]
@@ -130,9 +138,38 @@ def bench_compile(a, out, md, summary):
                   f"{size / MIB:.1f} | {float(med) / eps * 1e9:.0f} | "
                   f"{rss / eps:.0f} |")
     md.append("")
-    for eps, _, _, mode, _, med, _, _, rss, _ in rows:
+    md += ["The uneven machine of issue 8: 65,536 nodes on a binary tree, node "
+           "0 running 2 tasks and the others 1 (65,537 endpoints; the "
+           "hierarchical tree gives node 0's second member 65,535 children). "
+           "With `--routes full` the output would be tens of GB, and "
+           "`--max-size` (default 1 GiB) refuses it before writing anything: "
+           "the seconds are those of the refusal, the size the one it "
+           "reports.", "",
+           "| routes | median s | min..max s | peak MiB | output bytes |",
+           "|---|---:|---|---:|---:|"]
+    for mode, med, lo, hi, rss, size, refused in uneven:
+        md.append(f"| {mode}{' (refused)' if refused else ''} | {med:.3f} | "
+                  f"{lo:.3f}..{hi:.3f} | {rss / MIB:.0f} | {size:,} |")
+    md.append("")
+    for mode, med, _, _, rss, size, refused in uneven:
+        if mode == "rule":
+            summary.append(f"compile the 65,537-endpoint uneven machine, "
+                           f"default: {size / 1e6:.1f} MB, {med:.2f} s "
+                           f"(target <= 10 MB): {verdict(size <= 10e6)}")
+        else:
+            summary.append(f"compile the 65,537-endpoint uneven machine, "
+                           f"--routes full: refused in {med:.2f} s, would be "
+                           f"{size / 1e9:.1f} GB (target: refused up front, "
+                           f"nothing written): {verdict(refused)}")
+    for eps, _, _, mode, _, med, _, _, rss, size in rows:
         med = float(med)
-        if eps == 1 << 20:
+        if eps == 1 << 20 and mode == "rule":
+            ok = med <= 0.5 and size <= 100e6
+            summary.append(f"compile 1,048,576 endpoints, default (rule "
+                           f"encoding): {med:.2f} s, {size / 1e6:.1f} MB, "
+                           f"{rss / MIB:.0f} MiB (target <= 0.5 s, <= 100 "
+                           f"MB): {verdict(ok)}")
+        elif eps == 1 << 20:
             ok = med <= 2 and rss <= 1 << 30
             summary.append(f"compile 1,048,576 endpoints, routes {mode}: "
                            f"{med:.2f} s, {rss / MIB:.0f} MiB (target <= 2 s,"
@@ -142,6 +179,49 @@ def bench_compile(a, out, md, summary):
                            f"{med:.2f} s, {rss / MIB:.0f} MiB (target <= 16 "
                            f"s): {verdict(med <= 16)}")
     return rows
+
+
+def bench_uneven(a, collc, tmp):
+    """The 65,537-endpoint machine of issue 8: by default, and --routes full
+    refused by --max-size.  Rows (mode, median, min, max, rss, bytes,
+    refused)."""
+    mpath = os.path.join(tmp, "uneven.json")
+    opath = os.path.join(tmp, "uneven.routes.json")
+    with open(mpath, "w") as f:
+        json.dump({"name": "uneven-65537", "nodes": 65536,
+                   "tasks_per_node": [2] + [1] * 65535,
+                   "network": {"type": "kary", "fanout": 2}}, f)
+    res = []
+    for mode in ("rule", "full"):
+        walls, rss, size, refused = [], 0, 0, False
+        for _ in range(a.runs):
+            if os.path.exists(opath):
+                os.unlink(opath)
+            os.sync()
+            t0 = time.perf_counter()
+            p = subprocess.run(["/usr/bin/time", "-f", "%M", collc, "compile",
+                                mpath, "-o", opath, "--routes", mode],
+                               capture_output=True, text=True)
+            walls.append(time.perf_counter() - t0)
+            lines = p.stderr.strip().splitlines()
+            rss = max(rss, int(lines[-1]) * 1024)
+            if mode == "full":
+                # exit 2, nothing written, the size in the message
+                refused = (p.returncode == 2 and not os.path.exists(opath)
+                           and "the output would be" in p.stderr)
+                if not refused:
+                    rbench.die("collc did not refuse the full table: "
+                               + p.stderr)
+                size = int(p.stderr.split("would be ")[1].split(" ")[0])
+            else:
+                if p.returncode != 0:
+                    rbench.die("collc compile failed: " + p.stderr)
+                size = os.path.getsize(opath)
+        med = statistics.median(walls)
+        res.append((mode, med, min(walls), max(walls), rss, size, refused))
+        note(f"compile uneven 65,537 routes {mode}: median {med:.3f} s, "
+             f"{size:,} bytes{' (refused)' if refused else ''}")
+    return res
 
 
 # ------------------------------------------------------------------ replay
@@ -378,7 +458,7 @@ def plots(out, md, have):
     if "compile" in have:
         # split by routes mode into files gnuplot can read directly
         rows = list(csv.DictReader(open(os.path.join(out, "compile.csv"))))
-        for mode in ("none", "full"):
+        for mode in ("rule", "none", "full"):
             with open(os.path.join(out, f".compile-{mode}.dat"), "w") as f:
                 for r in rows:
                     if r["routes"] == mode:
@@ -392,7 +472,8 @@ set logscale xy
 set xlabel 'endpoints'
 set ylabel 'seconds'
 set format x '%.0s%c'
-plot '.compile-none.dat' u 1:2 w lp pt 7 t 'routes none', \
+plot '.compile-rule.dat' u 1:2 w lp pt 9 t 'default (rule-encoded)', \
+     '.compile-none.dat' u 1:2 w lp pt 7 t 'routes none', \
      '.compile-full.dat' u 1:2 w lp pt 5 t 'routes full', \
      x*1.3e-7 dt 2 lc rgb 'gray' t 'linear: 130 ns/endpoint', \
      2 dt 3 lc rgb 'red' t '2 s'
@@ -401,6 +482,7 @@ plot '.compile-none.dat' u 1:3 w lp pt 7 t 'peak RSS, routes none', \
      '.compile-full.dat' u 1:3 w lp pt 5 t 'peak RSS, routes full', \
      '.compile-full.dat' u 1:4 w lp pt 4 t 'output, routes full', \
      '.compile-none.dat' u 1:4 w lp pt 6 t 'output, routes none', \
+     '.compile-rule.dat' u 1:4 w lp pt 8 t 'output, default', \
      x*54/1048576 dt 2 lc rgb 'gray' t 'linear: 54 B/endpoint', \
      1024 dt 3 lc rgb 'red' t '1 GiB'
 unset multiplot

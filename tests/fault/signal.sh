@@ -1,10 +1,13 @@
 #!/bin/sh
-# tests/fault/signal.sh BUILD - an interrupted compile removes its temporary
+# tests/fault/signal.sh BUILD - an interrupted compile leaves no temporary
 # file.  `collc compile` of a 1,048,576-endpoint torus (65,536 nodes x 16
 # tasks, full routes: gigabytes of output, seconds of writing) gets SIGINT,
-# SIGTERM or SIGHUP once its temporary .out.json.XXXXXX exists; it must die
-# of that signal (exit status 128 + the signal's number), print nothing,
-# remove the temporary file and leave the existing out.json untouched.
+# SIGTERM or SIGHUP once its temporary file holds data; it must die of that
+# signal (exit status 128 + the signal's number), print nothing, leave no
+# temporary file and leave the existing out.json untouched.  Both ways of
+# writing: the unnamed O_TMPFILE file (seen through /proc/PID/fd), and the
+# named .out.json.XXXXXX of file systems without O_TMPFILE
+# (COLLC_TEST_NO_TMPFILE=1), which the signal handler removes.
 # Then the other side: a signal ignored when collc started (nohup, a
 # background job) stays ignored and the compile completes.
 # Prints "signal: N passed, N failed".
@@ -45,12 +48,20 @@ EOF
 fi
 
 # wait_tmp DIR: waits (up to 30 s) until DIR holds .out.json.XXXXXX or the
-# process $pid is gone.  Returns 0 when the file was seen.
+# process $pid has an unlinked file open that holds data, or $pid is gone.
+# Returns 0 when the file was seen.
 wait_tmp() {
 	i=0
 	while [ $i -lt 30000 ]; do
 		for f in "$1"/.out.json.*; do
 			[ -e "$f" ] && return 0
+		done
+		for fd in /proc/$pid/fd/*; do
+			case $(readlink "$fd" 2>/dev/null) in
+			*"(deleted)"*)
+				[ "$(stat -L -c %s "$fd" 2>/dev/null || echo 0)" -gt 0 ] &&
+				    return 0 ;;
+			esac
 		done
 		kill -0 "$pid" 2>/dev/null || return 1
 		i=$((i + 1))
@@ -59,17 +70,20 @@ wait_tmp() {
 	return 1
 }
 
+for mode in tmpfile named; do
+if [ $mode = named ]; then COLLC_TEST_NO_TMPFILE=1; else COLLC_TEST_NO_TMPFILE=0; fi
+export COLLC_TEST_NO_TMPFILE
 for sig in INT TERM HUP; do
 	case $sig in INT) want=130 ;; TERM) want=143 ;; HUP) want=129 ;; esac
 	d=$work/$sig
 	mkdir "$d"
 	echo "old output" >"$d/out.json"
 	# shellcheck disable=SC2086
-	(cd "$d" && exec $dflt "$B/collc" compile "$work/big.json" -o out.json) \
-	    >"$work/out" 2>"$work/err" &
+	(cd "$d" && exec $dflt "$B/collc" compile "$work/big.json" \
+	    --routes full --max-size none -o out.json) >"$work/out" 2>"$work/err" &
 	pid=$!
 	if ! wait_tmp "$d"; then
-		bad "SIG$sig: the temporary file never appeared"
+		bad "$mode SIG$sig: the temporary file never appeared"
 		wait "$pid"; pid=
 		continue
 	fi
@@ -78,33 +92,36 @@ for sig in INT TERM HUP; do
 	st=$?
 	pid=
 	if [ $st != $want ]; then
-		bad "SIG$sig: exit status $st, want $want (died of SIG$sig)"
+		bad "$mode SIG$sig: exit status $st, want $want (died of SIG$sig)"
 		sed 's/^/  /' "$work/err"
 	else
 		ok
 	fi
 	if [ -s "$work/out" ] || [ -s "$work/err" ]; then
-		bad "SIG$sig: it printed something:"; head -5 "$work/err"
+		bad "$mode SIG$sig: it printed something:"; head -5 "$work/err"
 	else
 		ok
 	fi
 	if [ "$(cat "$d/out.json")" != "old output" ]; then
-		bad "SIG$sig: out.json was changed"
+		bad "$mode SIG$sig: out.json was changed"
 	elif [ "$(ls -A "$d" | tr '\n' ' ')" != "out.json " ]; then
-		bad "SIG$sig: files left behind: $(ls -A "$d" | tr '\n' ' ')"
+		bad "$mode SIG$sig: files left behind: $(ls -A "$d" | tr '\n' ' ')"
 	else
 		ok
 	fi
 	rm -rf "$d"
 done
+done
+unset COLLC_TEST_NO_TMPFILE
 
 # SIGHUP ignored at the start (nohup) stays ignored: the compile, of one
-# tree (about 280 MB), completes although SIGHUP arrives while it writes.
+# tree in full (about 280 MB), completes although SIGHUP arrives while it
+# writes.
 d=$work/nohup
 mkdir "$d"
 echo "old output" >"$d/out.json"
 (cd "$d" && exec nohup "$B/collc" compile "$work/big.json" -t physical \
-    -o out.json) </dev/null >"$work/out" 2>"$work/err" &
+    --routes full -o out.json) </dev/null >"$work/out" 2>"$work/err" &
 pid=$!
 if wait_tmp "$d"; then
 	kill -HUP "$pid"

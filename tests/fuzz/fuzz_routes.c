@@ -4,8 +4,10 @@
  * The input is a collc-routes document (collc(5)) for
  * topo_compiled_load_string.  A failure must come with a well-formed
  * error record.  A document that loads is:
- *  - written back (with and without route tables); each output loads
- *    again and writes the same bytes a second time;
+ *  - written back in every encoding (rule-encoded, full, version 1,
+ *    without tables): each is as long as topo_compiled_write_size says,
+ *    loads again with the same route rows (where it has them) and writes
+ *    the same bytes a second time;
  *  - walked: every row of every member of every tree (topo_routes_rows,
  *    topo_routes_row) names ranks of the group, the derived rule
  *    (topo_tree_route) answers for every tree neighbour, and the lookups by
@@ -147,10 +149,48 @@ static void plan(const topo_tree *t, size_t a, int32_t root_rank, int derived)
 	topo_plan_free(p);
 }
 
-/* Whether tree j of group i kept a table from the file (else derived). */
+/* Whether tree j of group i has a table that departs from the rule
+ * (hand-edited, faulty); a table that follows it must replay cleanly. */
 static int has_routes(const topo_compiled *c, size_t i, size_t j)
 {
-	return topo_compiled_tree(c, i, j)->row_off != NULL;
+	return topo_routes_departures(topo_compiled_tree(c, i, j), -1) != 0;
+}
+
+/* a and b hold the same route rows, member by member. */
+static void same_rows(const topo_tree *a, const topo_tree *b)
+{
+	int32_t n = topo_group_size(topo_tree_group(a));
+	int32_t *sa = malloc(((size_t)n + 1) * sizeof(int32_t));
+	int32_t *sb = malloc(((size_t)n + 1) * sizeof(int32_t));
+
+	FUZZ_CHECK(sa != NULL && sb != NULL, "malloc");
+	FUZZ_CHECK(topo_routes_departures(a, -1) ==
+		       topo_routes_departures(b, -1),
+		   "departures %lld, then %lld",
+		   (long long)topo_routes_departures(a, -1),
+		   (long long)topo_routes_departures(b, -1));
+	for (int32_t r = 0; r < n; r++) {
+		int32_t rows = topo_routes_rows(a, r);
+
+		FUZZ_CHECK(rows == topo_routes_rows(b, r),
+			   "member %d: %d rows, then %d", (int)r, (int)rows,
+			   (int)topo_routes_rows(b, r));
+		for (int32_t i = 0; i < rows; i++) {
+			int32_t fa, fb, na, nb;
+			const int32_t *ta, *tb;
+
+			na = topo_routes_row(a, r, i, &fa, &ta, sa);
+			nb = topo_routes_row(b, r, i, &fb, &tb, sb);
+			FUZZ_CHECK(na == nb && fa == fb &&
+				       (na <= 0 ||
+					memcmp(ta, tb, (size_t)na *
+							   sizeof(int32_t)) ==
+					    0),
+				   "member %d row %d differs", (int)r, (int)i);
+		}
+	}
+	free(sa);
+	free(sb);
 }
 
 /* seed picks the root of the plans (any member may be a root). */
@@ -193,17 +233,25 @@ static void check_trees(const topo_compiled *c, size_t seed)
 	fclose(dot);
 }
 
-/* c written with flags loads back and writes the same bytes. */
+/* c written with flags is as long as predicted, loads back with the same
+ * route rows (unless written without them) and writes the same bytes. */
 static void roundtrip(const topo_compiled *c, unsigned flags)
 {
 	topo_compiled *back = NULL;
 	topo_error err;
 	size_t len = 0, len2 = 0;
+	uint64_t want = 0;
 	char *text = fuzz_write(c, flags, &len), *again;
 	int rc;
 
 	if (text == NULL)
 		return;
+	topo_error_clear(&err);
+	rc = topo_compiled_write_size(c, flags, &want, &err);
+	fuzz_check_error(rc, &err, "topo_compiled_write_size");
+	FUZZ_CHECK(rc != 0 || want == len,
+		   "flags 0x%x: %llu bytes predicted, %zu written", flags,
+		   (unsigned long long)want, len);
 	if (len > MAX_ROUNDTRIP) {
 		free(text);
 		return;
@@ -214,6 +262,12 @@ static void roundtrip(const topo_compiled *c, unsigned flags)
 	FUZZ_CHECK(rc == 0 || rc == TOPO_ENOMEM,
 		   "the written document does not load: %s: %s", err.pointer,
 		   err.text);
+	if (rc == 0 && !(flags & TOPO_WRITE_NO_ROUTES))
+		for (size_t i = 0; i < topo_compiled_group_count(c); i++)
+			for (size_t j = 0; j < topo_compiled_tree_count(c, i);
+			     j++)
+				same_rows(topo_compiled_tree(c, i, j),
+					  topo_compiled_tree(back, i, j));
 	if (rc == 0) {
 		again = fuzz_write(back, flags, &len2);
 		if (again != NULL)
@@ -242,6 +296,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	roundtrip(c, 0);
+	roundtrip(c, TOPO_WRITE_FULL_ROUTES);
+	roundtrip(c, TOPO_WRITE_VERSION_1);
 	roundtrip(c, TOPO_WRITE_NO_ROUTES);
 	check_trees(c, size);
 	topo_compiled_free(c);

@@ -129,22 +129,25 @@ def routes(build):
         ("tiny.json", []),
         ("tiny.json", ["-t", "chain,kary:3"]),
         ("tiny.json", ["--routes", "none"]),
-        ("uneven.json", ["-t", "physical"]),
+        ("uneven.json", ["-t", "physical", "--routes", "full"]),
+        ("uneven.json", ["-t", "physical", "--format-version", "1"]),
         ("uneven.json", ["-t", "hierarchical"]),
         ("uneven.json", ["-t", "binomial", "--routes", "none"]),
         ("torus-2d.json", ["-t", "physical"]),
         ("torus-2d.json", ["-t", "chain", "--routes", "none"]),
         ("endpoints.json", ["-t", "physical"]),
+        ("endpoints.json", ["-t", "binomial", "--routes", "full"]),
     ]
     docs = {}
     for example, args in plans:
         name = "compile-" + example[:-5] + "".join(
-            "-" + re.sub(r"[^a-z0-9]+", "", a) for a in args if a[0] != "-")
+            "-" + re.sub(r"[^a-z0-9]+", "", a) for a in args if a[0] != "-"
+            and a != "2")
         text = compile_example(build, example, *args)
         docs[name] = text
         put("routes", name + ".json", text)
 
-    base = json.loads(docs["compile-uneven-physical"])
+    base = json.loads(docs["compile-uneven-physical-full"])
 
     def edited(name, change):
         doc = json.loads(json.dumps(base))
@@ -174,6 +177,26 @@ def routes(build):
     edited("bad-member", lambda t, d: row(t, 0, 2)[2].append(9999))
     edited("bad-cycle-parent", lambda t, d: t["parent"].__setitem__(
         t["parent"].index(-1) - 1 if t["parent"].index(-1) > 0 else 1, 0))
+    edited("bad-self-target", lambda t, d: row(t, 2, 13)[2].append(2))
+    edited("bad-self-origin", lambda t, d: row(t, 2, 13).__setitem__(1, 2))
+
+    # The rule encoding of version 2, with departures of every kind.
+    rule = json.loads(docs["compile-uneven-hierarchical"])
+
+    def rule_edited(name, rows, missing, extra=None):
+        doc = json.loads(json.dumps(rule))
+        doc["groups"][0]["trees"][0]["routes"] = dict(
+            {"encoding": "rule", "rows": rows, "missing": missing},
+            **(extra or {}))
+        put("routes", "rule-" + name + ".json", dump(doc))
+
+    rule_edited("replaced", [[13, 2, [5, 14, 15, 16, 17, 1]]], [])
+    rule_edited("added", [[0, 13, [1]]], [])
+    rule_edited("missing", [], [[13, -1], [0, 1]])
+    rule_edited("all-kinds", [[13, 2, [5]], [0, 13, [1]]], [[5, 13]],
+                {"x-note": "hand-edited"})
+    rule_edited("bad-missing-not-rule", [], [[0, 21]])
+    rule_edited("bad-unknown-key", [], [], {"missng": []})
 
 
 def main():

@@ -36,8 +36,9 @@ TOP = os.path.dirname(os.path.dirname(HERE))
 # (-t value, trees expected, extra collc arguments)
 TREE_SETS = [
     (None, ["physical", "hierarchical", "binomial"], []),
-    ("kary:3,chain", ["kary:3", "chain"], []),
+    ("kary:3,chain", ["kary:3", "chain"], ["--routes", "full"]),
     ("chain", ["chain"], ["--routes", "none"]),
+    ("physical", ["physical"], ["--format-version", "1"]),
 ]
 TIMEOUT = 120  # seconds per collc run; the largest example takes well under 1
 
@@ -290,6 +291,13 @@ def tree_problem(t, members, rank, node_of):
 
     if routes is None:  # compiled with --routes none: nothing more to check
         return None
+    if isinstance(routes, dict):
+        # The rule encoding: a compiled table follows the rule, so it
+        # departs from it nowhere.
+        if routes != {"encoding": "rule", "rows": [], "missing": []}:
+            return "a compiled rule-encoded table departs from the rule: %s" \
+                % short(routes)
+        return None
     if len(routes) != 3 * n - 2:
         return "%d route rows, want 3*size-2 = %d" % (len(routes), 3 * n - 2)
     children = [[] for _ in range(n)]
@@ -368,6 +376,18 @@ def check_examples(machine_v, routes_v, collc):
             prob = schema_problem(routes_v, doc)
             check("%s: output valid under routes.schema.json" % label, prob)
             want_routes = "none" not in extra
+            want_version = 1 if "--format-version" in extra else 2
+            check("%s: version %d" % (label, want_version),
+                  None if doc.get("version") == want_version
+                  else "version is %r" % doc.get("version"))
+            want_kind = dict if not extra else list
+            bad = [(g.get("name"), t.get("name"))
+                   for g in doc.get("groups", []) for t in g.get("trees", [])
+                   if want_routes and
+                   not isinstance(t.get("routes"), want_kind)]
+            check("%s: every table is %s" % (
+                label, "rule-encoded" if want_kind is dict else "full rows"),
+                  "trees %r differ" % bad if bad else None)
             bad = [(g.get("name"), t.get("name"))
                    for g in doc.get("groups", []) for t in g.get("trees", [])
                    if ("routes" in t) != want_routes]
@@ -433,6 +453,37 @@ def check_bad(machine_v, collc):
                   None if same_place(cp, err[0]) else "they differ")
 
 
+def check_bad_routes(routes_v, collc):
+    """Every tests/schemas/bad-routes/*.json (a compile output broken by
+    hand) fails the routes schema and is refused by `collc routes` with
+    exit 2 and one line naming the file."""
+    bad = sorted(glob.glob(os.path.join(HERE, "bad-routes", "*.json")))
+    check("tests/schemas/bad-routes/ holds 5 or more documents",
+          None if len(bad) >= 5 else "only %d" % len(bad))
+    for path in bad:
+        base = os.path.basename(path)
+        try:
+            d = load_json(path)
+        except (OSError, ValueError) as e:
+            check("bad-routes/%s: is JSON" % base, str(e))
+            continue
+        err = schema_error(routes_v, d)
+        check("bad-routes/%s: fails routes.schema.json (%s)"
+              % (base, err and "%s: %s" % (err[0] or "(document)", err[1])),
+              None if err else "the schema accepts it")
+        if collc is None:
+            continue
+        rel = "bad-routes/" + base
+        rc, so, se = run_collc(os.path.abspath(collc), ["routes", rel],
+                               cwd=HERE)
+        lines = se.splitlines()
+        one = len(lines) == 1 and lines[0].startswith("collc: %s: " % rel)
+        check("bad-routes/%s: collc refuses it, exit 2 (%s)"
+              % (base, lines[0] if len(lines) == 1 else "..."),
+              None if rc == 2 and one and so == ""
+              else "exit %s, stderr %r" % (rc, se))
+
+
 def main():
     if len(sys.argv) != 2:
         print("usage: check_schemas.py BUILD_DIR", file=sys.stderr)
@@ -467,6 +518,7 @@ def main():
     check_examples(validators["machine"], validators["routes"],
                    collc if ok else None)
     check_bad(validators["machine"], collc if ok else None)
+    check_bad_routes(validators["routes"], collc if ok else None)
     print("schemas: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

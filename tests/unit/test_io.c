@@ -7,6 +7,7 @@
  */
 #define TOPO_INTERNAL
 #include "check.h"
+#include "iocheck.h"
 #include "topo_internal.h"
 
 #include <stdio.h>
@@ -74,44 +75,14 @@ static const char tiny_doc[] =
 /* ---------------------------------------------------------------------- */
 /* Helpers */
 
-static topo_machine *machine(const char *json)
-{
-	topo_machine *m = NULL;
-	topo_error err;
-	char buf[1024];
+/* Version 1 without tables: the full version 1 text less its "routes". */
+#define NO_ROUTES_V1 (TOPO_WRITE_NO_ROUTES | TOPO_WRITE_VERSION_1)
 
-	topo_error_clear(&err);
-	if (topo_machine_load_string(&m, json, strlen(json), "m.json", &err) !=
-	    0) {
-		fprintf(stderr, "machine: %s\n",
-			topo_error_format(&err, buf, sizeof(buf)));
-		exit(2);
-	}
-	return m;
-}
-
-/* Writes c to memory with the given flags; returns the text (malloc'd)
- * or NULL. */
-static char *write_mem_flags(const topo_compiled *c, unsigned flags,
-			     size_t *len)
-{
-	char *text = NULL;
-	size_t size = 0;
-	topo_error err;
-	FILE *f = open_memstream(&text, &size);
-	int rc;
-
-	topo_error_clear(&err);
-	rc = topo_compiled_write(c, f, flags, &err);
-	CHECK_INT(rc, 0);
-	fclose(f);
-	*len = size;
-	return text;
-}
-
+/* Version 1 with every row spelled out: the format the byte-for-byte
+ * texts below were written in, and still written on request. */
 static char *write_mem(const topo_compiled *c, size_t *len)
 {
-	return write_mem_flags(c, 0, len);
+	return write_mem_flags(c, TOPO_WRITE_VERSION_1, len);
 }
 
 static char *dot_mem(const topo_tree *t)
@@ -135,39 +106,6 @@ static int count(const char *hay, const char *needle)
 	     p = strstr(p + 1, needle))
 		n++;
 	return n;
-}
-
-/* Every row of a's and b's route tables, compared exactly. */
-static void same_routes(const topo_tree *a, const topo_tree *b,
-			const char *what)
-{
-	int32_t n = topo_group_size(topo_tree_group(a));
-	int32_t *sa = malloc(sizeof(int32_t) * (size_t)(n + 1));
-	int32_t *sb = malloc(sizeof(int32_t) * (size_t)(n + 1));
-	long bad = 0;
-
-	for (int32_t r = 0; r < n; r++) {
-		int32_t rows = topo_routes_rows(a, r);
-
-		if (rows != topo_routes_rows(b, r)) {
-			bad++;
-			continue;
-		}
-		for (int32_t i = 0; i < rows; i++) {
-			int32_t fa, fb, na, nb;
-			const int32_t *ta, *tb;
-
-			na = topo_routes_row(a, r, i, &fa, &ta, sa);
-			nb = topo_routes_row(b, r, i, &fb, &tb, sb);
-			if (na != nb || fa != fb ||
-			    (na > 0 &&
-			     memcmp(ta, tb, sizeof(int32_t) * (size_t)na) != 0))
-				bad++;
-		}
-	}
-	CHECK(bad == 0, "%s: %ld route rows differ", what, bad);
-	free(sa);
-	free(sb);
 }
 
 /* Everything a and b hold, compared. */
@@ -470,14 +408,15 @@ static char *strip_routes(const char *text, size_t *len)
 	return out;
 }
 
-/* Trees of c whose route table is kept as loaded (row_off set). */
+/* Trees of c whose route table departs from the rule. */
 static long explicit_tables(const topo_compiled *c)
 {
 	long n = 0;
 
 	for (size_t i = 0; i < topo_compiled_group_count(c); i++)
 		for (size_t j = 0; j < topo_compiled_tree_count(c, i); j++)
-			n += topo_compiled_tree(c, i, j)->row_off != NULL;
+			n += topo_routes_departures(topo_compiled_tree(c, i, j),
+						    -1) != 0;
 	return n;
 }
 
@@ -492,7 +431,7 @@ static long tree_count(const topo_compiled *c)
 
 /*
  * Without route tables: the output is the full one less its "routes"
- * members; it loads back with derived tables (row_off NULL) equal row for
+ * members; it loads back with derived tables (no departures) equal row for
  * row to the compiled trees'; written again in full it is the full output
  * of the original, byte for byte.
  */
@@ -503,7 +442,7 @@ static void round_trip_no_routes(const topo_compiled *c, const char *full,
 	topo_error err;
 	char buf[1024];
 	size_t len, want_len, len2;
-	char *text = write_mem_flags(c, TOPO_WRITE_NO_ROUTES, &len);
+	char *text = write_mem_flags(c, NO_ROUTES_V1, &len);
 	char *want = strip_routes(full, &want_len);
 	char *text2;
 
@@ -527,7 +466,7 @@ static void round_trip_no_routes(const topo_compiled *c, const char *full,
 		CHECK(len2 == full_len && memcmp(full, text2, len2) == 0,
 		      "%s: derived tables written in full differ", what);
 		free(text2);
-		text2 = write_mem_flags(back, TOPO_WRITE_NO_ROUTES, &len2);
+		text2 = write_mem_flags(back, NO_ROUTES_V1, &len2);
 		CHECK(len2 == len && memcmp(text, text2, len2) == 0,
 		      "%s: second write without routes differs", what);
 		free(text2);
@@ -563,10 +502,11 @@ static void round_trip(const topo_machine *m, const char *const *names,
 		fprintf(stderr, "%s: %s\n", what,
 			topo_error_format(&err, buf, sizeof(buf)));
 	} else {
-		/* A table given is a table kept. */
-		CHECK(explicit_tables(back) == tree_count(back),
-		      "%s: %ld of %ld loaded tables kept", what,
-		      explicit_tables(back), tree_count(back));
+		/* A table that follows the rule keeps nothing but the
+		 * rule. */
+		CHECK(explicit_tables(back) == 0,
+		      "%s: %ld of %ld loaded tables depart from the rule",
+		      what, explicit_tables(back), tree_count(back));
 		same_compiled(c, back, what);
 		text2 = write_mem(back, &len2);
 		CHECK(len2 == len && memcmp(text, text2, len) == 0,
@@ -667,25 +607,6 @@ static void test_wide_round_trip(void)
 /* ---------------------------------------------------------------------- */
 /* Loading: broken documents */
 
-/* doc with the first `from` replaced by `to`. */
-static char *edit(const char *doc, const char *from, const char *to)
-{
-	const char *at = strstr(doc, from);
-	size_t flen = strlen(from), tlen = strlen(to), dlen = strlen(doc);
-	char *out;
-
-	if (at == NULL) {
-		fprintf(stderr, "edit: \"%s\" not found\n", from);
-		exit(2);
-	}
-	out = malloc(dlen - flen + tlen + 1);
-	memcpy(out, doc, (size_t)(at - doc));
-	memcpy(out + (at - doc), to, tlen);
-	memcpy(out + (at - doc) + tlen, at + flen,
-	       dlen - (size_t)(at - doc) - flen + 1);
-	return out;
-}
-
 static void expect_error(const char *doc, const char *from, const char *to,
 			 int code, const char *line)
 {
@@ -720,12 +641,15 @@ static void test_broken(void)
 		     "integer)");
 	expect_error(d, "\"format\"", "\"formats\"", TOPO_EINVAL,
 		     "tiny.json: missing \"format\" (\"collc-routes\")");
-	expect_error(d, "\"version\": 1", "\"version\": 2", TOPO_EINVAL,
-		     "tiny.json: /version: version 2 is not supported "
-		     "(supported: 1)");
+	expect_error(d, "\"version\": 1", "\"version\": 3", TOPO_EINVAL,
+		     "tiny.json: /version: version 3 is not supported "
+		     "(supported: 1 to 2)");
+	expect_error(d, "\"version\": 1", "\"version\": 0", TOPO_EINVAL,
+		     "tiny.json: /version: version 0 is not supported "
+		     "(supported: 1 to 2)");
 	expect_error(d, "\"version\": 1", "\"version\": \"1\"", TOPO_EINVAL,
 		     "tiny.json: /version: must be an integer (got a string; "
-		     "supported: 1)");
+		     "supported: 1 to 2)");
 	expect_error(d, d, "[1, 2]", TOPO_EINVAL,
 		     "tiny.json: must be a collc-routes document, a JSON "
 		     "object (got an array)");
@@ -906,11 +830,12 @@ static void test_broken(void)
 	    "of endpoint ids to forward to (got an integer)");
 	expect_error(d, "[0, 1, [2]]", "[0, -1, [2]]", TOPO_EINVAL,
 		     "tiny.json: /groups/0/trees/0/routes/1: a second origin "
-		     "row for endpoint 0 (the first is row 0)");
+		     "row for endpoint 0 (the first is "
+		     "/groups/0/trees/0/routes/0)");
 	expect_error(d, "[2, 3, [0]]", "[2, 0, [0]]", TOPO_EINVAL,
 		     "tiny.json: /groups/0/trees/0/routes/7: a second row for "
-		     "endpoint 2 arriving from endpoint 0 (the first is row "
-		     "6)");
+		     "endpoint 2 arriving from endpoint 0 (the first is "
+		     "/groups/0/trees/0/routes/6)");
 	expect_error(d, "\"routes\": [", "\"routes\": 5, \"x\": [", TOPO_EINVAL,
 		     "tiny.json: /groups/0/trees/0/routes: must be an array of "
 		     "rows [at, from, [to...]] (got an integer)");
@@ -1224,7 +1149,7 @@ static void test_no_routes(void)
 
 	topo_error_clear(&err);
 	CHECK_INT(topo_compile(&c, m, NULL, NULL, 0, shapes, 1, &err), 0);
-	text = write_mem_flags(c, TOPO_WRITE_NO_ROUTES, &len);
+	text = write_mem_flags(c, NO_ROUTES_V1, &len);
 	want = strip_routes(tiny_doc, &want_len);
 	CHECK_STR(text, want);
 	CHECK_INT(len, want_len);
@@ -1236,7 +1161,8 @@ static void test_no_routes(void)
 		  0);
 	if (back != NULL) {
 		t = topo_compiled_tree(back, 0, 0);
-		CHECK(t->row_off == NULL, "tiny: table derived");
+		CHECK(topo_routes_departures(t, -1) == 0,
+		      "tiny: table derived");
 		CHECK_INT(topo_routes_rows(t, 0), 3);
 		CHECK_INT(topo_routes_rows(t, 3), 2);
 		n = topo_routes_row(t, 0, 0, &from, &to, scratch);
@@ -1285,10 +1211,11 @@ static void test_no_routes(void)
 		  0);
 	if (back != NULL) {
 		t = topo_compiled_tree(back, 0, 0);
-		CHECK(t->row_off != NULL, "mixed: first table kept");
+		CHECK_INT(topo_routes_departures(t, -1), 1);
 		n = topo_routes_row(t, 0, 0, &from, &to, scratch);
 		CHECK_INT(n, 4);
-		CHECK(topo_compiled_tree(back, 0, 1)->row_off == NULL,
+		CHECK(topo_routes_departures(topo_compiled_tree(back, 0, 1),
+					     -1) == 0,
 		      "mixed: second table derived");
 		same_routes(topo_compiled_tree(c, 0, 1),
 			    topo_compiled_tree(back, 0, 1), "mixed chain");
@@ -1299,7 +1226,7 @@ static void test_no_routes(void)
 		free(want);
 		free(text2);
 		/* Without routes, the edit is gone with its table. */
-		text2 = write_mem_flags(back, TOPO_WRITE_NO_ROUTES, &len2);
+		text2 = write_mem_flags(back, NO_ROUTES_V1, &len2);
 		want = strip_routes(full, &want_len);
 		CHECK_STR(text2, want);
 		free(want);
@@ -1319,15 +1246,28 @@ static void test_no_routes(void)
 
 		f = open_memstream(&out, &size);
 		topo_error_clear(&err);
-		CHECK_INT(topo_compiled_write(c, f, 0x6u, &err), TOPO_EARG);
-		CHECK_STR(err.text, "topo_compiled_write: unknown flags 0x6 "
-				    "(valid: TOPO_WRITE_NO_ROUTES = 0x1)");
+		CHECK_INT(topo_compiled_write(c, f, 0x18u, &err), TOPO_EARG);
+		CHECK_STR(err.text,
+			  "topo_compiled_write: unknown flags 0x18 (valid: "
+			  "TOPO_WRITE_NO_ROUTES, TOPO_WRITE_FULL_ROUTES, "
+			  "TOPO_WRITE_VERSION_1)");
 		topo_error_clear(&err);
 		CHECK_INT(topo_compiled_write(
 			      c, f, TOPO_WRITE_NO_ROUTES | 0x80u, &err),
 			  TOPO_EARG);
-		CHECK_STR(err.text, "topo_compiled_write: unknown flags 0x80 "
-				    "(valid: TOPO_WRITE_NO_ROUTES = 0x1)");
+		CHECK_STR(err.text,
+			  "topo_compiled_write: unknown flags 0x80 (valid: "
+			  "TOPO_WRITE_NO_ROUTES, TOPO_WRITE_FULL_ROUTES, "
+			  "TOPO_WRITE_VERSION_1)");
+		topo_error_clear(&err);
+		CHECK_INT(topo_compiled_write(c, f,
+					      TOPO_WRITE_NO_ROUTES |
+						  TOPO_WRITE_FULL_ROUTES,
+					      &err),
+			  TOPO_EARG);
+		CHECK_STR(err.text, "topo_compiled_write: TOPO_WRITE_NO_ROUTES "
+				    "and TOPO_WRITE_FULL_ROUTES exclude each "
+				    "other");
 		fclose(f);
 		CHECK_INT(size, 0);
 		free(out);
@@ -1407,7 +1347,9 @@ static void test_files(void)
 	fclose(f);
 	topo_error_clear(&err);
 	CHECK_INT(topo_compiled_load_file(&c, path, &err), 0);
-	CHECK(c != NULL && topo_compiled_tree(c, 0, 0)->row_off == NULL &&
+	CHECK(c != NULL &&
+		  topo_routes_departures(topo_compiled_tree(c, 0, 0), -1) ==
+		      0 &&
 		  topo_routes_rows(topo_compiled_tree(c, 0, 0), 2) == 3,
 	      "BOM file without routes loads, tables derived");
 	topo_compiled_free(c);

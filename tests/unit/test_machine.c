@@ -429,12 +429,21 @@ static void test_values(void)
 	    "m.json: /nodes: must be an integer >= 1 (got -3)");
 	BAD("{\"nodes\": \"8\"}", TOPO_EINVAL,
 	    "m.json: /nodes: must be an integer >= 1 (got \"8\")");
+	/* A number whose value is whole is an integer however written
+	 * (JSON Schema's reading): 4.0 and 1e3 pass /nodes, so the next
+	 * fault is the one reported. */
 	BAD("{\"nodes\": 4.0}", TOPO_EINVAL,
-	    "m.json: /nodes: must be an integer >= 1 (got 4.0)");
+	    "m.json: missing \"tasks_per_node\" (an integer >= 1, or an "
+	    "array of one per node)");
 	BAD("{\"nodes\": 2.5}", TOPO_EINVAL,
 	    "m.json: /nodes: must be an integer >= 1 (got 2.5)");
 	BAD("{\"nodes\": 1e3}", TOPO_EINVAL,
-	    "m.json: /nodes: must be an integer >= 1 (got 1000.0)");
+	    "m.json: missing \"tasks_per_node\" (an integer >= 1, or an "
+	    "array of one per node)");
+	BAD("{\"nodes\": 1e100}", TOPO_EINVAL,
+	    "m.json: /nodes: must be an integer >= 1 (got 1e+100)");
+	BAD("{\"nodes\": -0.0, \"tasks_per_node\": 1}", TOPO_EINVAL,
+	    "m.json: /nodes: must be an integer >= 1 (got 0)");
 	BAD("{\"nodes\": true}", TOPO_EINVAL,
 	    "m.json: /nodes: must be an integer >= 1 (got true)");
 	BAD("{\"nodes\": null}", TOPO_EINVAL,
@@ -533,10 +542,10 @@ static void test_network(void)
 	    TOPO_EINVAL,
 	    "m.json: /network/parent/2: must be -1 (the physical root) or a "
 	    "node id 0..7 (got \"0\")");
-	BAD(NET8("{\"type\": \"tree\", \"parent\": [-1,0,0.0,1,1,1,2,3]}"),
+	BAD(NET8("{\"type\": \"tree\", \"parent\": [-1,0,0.5,1,1,1,2,3]}"),
 	    TOPO_EINVAL,
 	    "m.json: /network/parent/2: must be -1 (the physical root) or a "
-	    "node id 0..7 (got 0.0)");
+	    "node id 0..7 (got 0.5)");
 	BAD(NET8("{\"type\": \"tree\", \"parent\": [1,0,0,1,1,2,2,3]}"),
 	    TOPO_EINVAL,
 	    "m.json: /network/parent: no entry is -1 (one node must be the "

@@ -403,34 +403,44 @@ static void test_from_parent(void)
 	CHECK(c[0] == 2 && c[1] == 4, "children of 3: %d %d", c[0], c[1]);
 
 	/* An explicit table (as loaded from a file) is returned as it is,
-	 * however wrong, and freed with the tree. */
-	t->row_off = topo__malloc(6 * sizeof(int32_t));
-	t->row_from = topo__malloc(3 * sizeof(int32_t));
-	t->row_to_off = topo__malloc(4 * sizeof(int64_t));
-	t->row_to = topo__malloc(4 * sizeof(int32_t));
-	memcpy(t->row_off, (const int32_t[]){0, 0, 0, 0, 2, 3},
-	       6 * sizeof(int32_t));
-	memcpy(t->row_from, (const int32_t[]){4, -1, -1}, 3 * sizeof(int32_t));
-	memcpy(t->row_to_off, (const int64_t[]){0, 3, 3, 4},
-	       4 * sizeof(int64_t));
-	memcpy(t->row_to, (const int32_t[]){0, 1, 2, 0}, 4 * sizeof(int32_t));
+	 * however wrong, and freed with the tree: member 3 (the root) has a
+	 * row from child 4 to 0 1 2 and an empty origin row, none from its
+	 * child 2; member 4 a row from -1 to 0; members 0, 1 and 2 none. */
 	{
+		const int32_t at[] = {3, 3, 4}, from_of[] = {4, -1, -1};
+		const int64_t to_off[] = {0, 3, 3, 4};
+		const int32_t to_all[] = {0, 1, 2, 0};
+		struct topo__routes_in in = {3,	     at,   from_of, to_off,
+					     to_all, 0,	   NULL,    NULL,
+					     true};
 		int32_t from = 9, scratch[4];
 		const int32_t *to = NULL;
 
+		CHECK_INT(topo__routes_x_build(t, &in), 0);
 		CHECK_INT(topo_routes_rows(t, 0), 0);
 		CHECK_INT(topo_routes_rows(t, 3), 2);
 		CHECK_INT(topo_routes_rows(t, 4), 1);
-		CHECK_INT(topo_routes_row(t, 3, 0, &from, &to, scratch), 3);
-		CHECK(from == 4 && to[0] == 0 && to[1] == 1 && to[2] == 2,
-		      "row 3/0: from %d to %d %d %d", from, to[0], to[1],
-		      to[2]);
-		CHECK_INT(topo_routes_row(t, 3, 1, &from, &to, scratch), 0);
+		/* The rule's origins first (-1, then the children 2 and 4:
+		 * 2 is missing), then any others. */
+		CHECK_INT(topo_routes_row(t, 3, 0, &from, &to, scratch), 0);
 		CHECK_INT(from, -1);
+		CHECK_INT(topo_routes_row(t, 3, 1, &from, &to, scratch), 3);
+		CHECK(from == 4 && to[0] == 0 && to[1] == 1 && to[2] == 2,
+		      "row 3/1: from %d to %d %d %d", from, to[0], to[1],
+		      to[2]);
 		CHECK_INT(topo_routes_row(t, 4, 0, &from, &to, scratch), 1);
 		CHECK_INT(to[0], 0);
 		CHECK_INT(topo_routes_row(t, 0, 0, &from, &to, scratch),
 			  TOPO_EARG);
+		/* Departures: 0 lacks its 3 rule rows, 1 its 2, 2 its 3; 3
+		 * replaces two and lacks one; 4 replaces its origin row and
+		 * lacks the one from its parent 3. */
+		CHECK_INT(topo_routes_departures(t, 0), 3);
+		CHECK_INT(topo_routes_departures(t, 1), 2);
+		CHECK_INT(topo_routes_departures(t, 2), 3);
+		CHECK_INT(topo_routes_departures(t, 3), 3);
+		CHECK_INT(topo_routes_departures(t, 4), 2);
+		CHECK_INT(topo_routes_departures(t, -1), 13);
 		/* topo_tree_route stays the tree's own rule. */
 		CHECK_INT(topo_tree_route(t, 3, -1, scratch), 2);
 	}

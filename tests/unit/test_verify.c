@@ -759,7 +759,7 @@ static void test_faults(void)
 				CHECK_STR(x.errs[0].kind, "undelivered");
 				CHECK_STR(x.errs[0].detail,
 					  "received 0 of 1 expected "
-					  "deliveries");
+					  "delivery");
 				memcpy(x.mem[TOPO__RECV][victim],
 				       op == TOPO_OP_BCAST
 					   ? x.mem[TOPO__SEND][root]
@@ -774,7 +774,7 @@ static void test_faults(void)
 				CHECK_STR(x.errs[0].kind, "undelivered");
 				CHECK_STR(x.errs[0].detail,
 					  "received 0 of 1 expected "
-					  "deliveries");
+					  "delivery");
 				CHECK_INT(x.errs[1].rank, root);
 				CHECK_STR(x.errs[1].kind, "wrong data");
 				if (op == TOPO_OP_GATHER) {

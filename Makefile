@@ -1,7 +1,8 @@
 # collc / collrun / libtopo - plain GNU Makefile.
 #
 #   make              build libtopo (static and shared) and the programs
-#   make check        build and run every test (unit, CLI, schema, man lint)
+#   make check        build and run every test (unit, CLI, schema, man lint,
+#                     the library's exports, install)
 #   make demo         compile the shipped examples and show a result
 #   make bench        benchmarks: compile, replay, data movement vs Open MPI
 #   make install      PREFIX=/usr/local DESTDIR= ; make uninstall
@@ -12,11 +13,15 @@ PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
-MANDIR     ?= $(PREFIX)/share/man
+DATADIR    ?= $(PREFIX)/share
+MANDIR     ?= $(DATADIR)/man
+SCHEMADIR  ?= $(DATADIR)/collc/schemas
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DESTDIR    ?=
 
-VERSION := 0.1.0
+# The version is topo.h's, so that the shared library's file name cannot
+# drift from what topo_version_string() says.
+VERSION := $(shell sed -n 's/^\#define TOPO_VERSION_STRING "\(.*\)"/\1/p' libtopo/topo.h)
 SOVERSION := 0
 
 CC      ?= cc
@@ -45,8 +50,12 @@ PROGS    := $(B)/collc $(if $(wildcard cli/collrun.c),$(B)/collrun)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 MAN_PAGES := $(sort $(wildcard man/*.[1357]))
+SCHEMAS   := $(sort $(wildcard schemas/*.schema.json))
+# The public functions, from topo.h itself (libtopo/exports.awk): each gets
+# a man page link to libtopo(3), so that `man topo_tree_new` works.
+LIB_FUNCS = awk -f libtopo/exports.awk libtopo/topo.h
 
-.PHONY: FORCE all check check-unit check-cli check-schemas check-man check-install tsan-build demo bench bench-quick bench-deps \
+.PHONY: FORCE all check check-unit check-cli check-schemas check-man check-abi check-install tsan-build demo bench bench-quick bench-deps \
 	install uninstall deps clean format
 
 all: $(B)/libtopo.a $(B)/libtopo.so $(PROGS) $(B)/libtopo.pc
@@ -55,16 +64,19 @@ $(B)/%.o: %.c $(wildcard libtopo/*.h cli/*.h tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Ilibtopo -Icli -c $< -o $@
 
+# The shared library exports topo.h's TOPO_EXTERN functions and nothing
+# else: hidden by default, and the version script lists them (TOPO_0).
 $(B)/pic/%.o: %.c $(wildcard libtopo/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=default -Ilibtopo -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -Ilibtopo -c $< -o $@
 
 $(B)/libtopo.a: $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/libtopo.so: $(LIB_PIC)
-	$(CC) -shared -Wl,-soname,libtopo.so.$(SOVERSION) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/libtopo.so: $(LIB_PIC) libtopo/libtopo.map
+	$(CC) -shared -Wl,-soname,libtopo.so.$(SOVERSION) \
+	    -Wl,--version-script=libtopo/libtopo.map $(LDFLAGS) -o $@ $(LIB_PIC) $(LDLIBS)
 
 $(B)/collc: $(B)/cli/collc.o $(CLI_COMMON_OBJ) $(B)/libtopo.a
 	$(CC) $(LDFLAGS) -pthread -o $@ $^ $(LDLIBS)
@@ -107,6 +119,8 @@ check-cli: all
 	@sh tests/check.sh $(B) cli
 check-schemas: all
 	@sh tests/check.sh $(B) schemas
+check-abi: all
+	@sh tests/check.sh $(B) abi
 check-install: all
 	@sh tests/check.sh $(B) install
 check-man:
@@ -134,7 +148,7 @@ bench-deps:
 # ---------------------------------------------------------------- install
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
-	    $(DESTDIR)$(PKGCONFIGDIR)
+	    $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(SCHEMADIR)
 	install -m 755 $(PROGS) $(DESTDIR)$(BINDIR)/
 	install -m 644 $(B)/libtopo.a $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(B)/libtopo.so $(DESTDIR)$(LIBDIR)/libtopo.so.$(VERSION)
@@ -145,6 +159,9 @@ install: all
 	for p in $(MAN_PAGES); do \
 	    s=$${p##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
 	    install -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s/; done
+	funcs=$$($(LIB_FUNCS)) && test -n "$$funcs" && for f in $$funcs; do \
+	    ln -sf libtopo.3 $(DESTDIR)$(MANDIR)/man3/$$f.3; done
+	install -m 644 $(SCHEMAS) $(DESTDIR)$(SCHEMADIR)/
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(PROGS)))
@@ -153,6 +170,9 @@ uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/topo.h $(DESTDIR)$(PKGCONFIGDIR)/libtopo.pc
 	for p in $(MAN_PAGES); do s=$${p##*.}; \
 	    rm -f $(DESTDIR)$(MANDIR)/man$$s/$$(basename $$p); done
+	for f in $$($(LIB_FUNCS)); do rm -f $(DESTDIR)$(MANDIR)/man3/$$f.3; done
+	rm -f $(addprefix $(DESTDIR)$(SCHEMADIR)/,$(notdir $(SCHEMAS)))
+	rmdir $(DESTDIR)$(SCHEMADIR) $(DESTDIR)$(DATADIR)/collc 2>/dev/null || true
 
 # ---------------------------------------------------------------- misc
 DEB_PKGS := build-essential libjansson-dev pkg-config python3 python3-jsonschema mandoc graphviz valgrind

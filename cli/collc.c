@@ -854,7 +854,7 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
-		printf("collc %s\n", TOPO_VERSION_STRING);
+		printf("collc %s\n", topo_version_string());
 		return EXIT_OK;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

@@ -60,7 +60,8 @@ static const char help_text[] =
     "  --op OP           reduce: sum, prod, min, max, band, bor, bxor "
     "(default sum)\n"
     "  --algorithm A     see above\n"
-    "  --threads N       worker threads (default: online processors)\n"
+    "  --threads N       worker threads (default: CPUs this process may "
+    "use)\n"
     "  --iterations N    repetitions, each timed and verified (default 1)\n"
     "  --timeout S       seconds for the whole run (default 60)\n"
     "  --fresh           newly allocated buffers for every iteration (one "
@@ -211,7 +212,10 @@ static int parse(struct args *a, int argc, char **argv)
 	int help = 0;
 
 	memset(a, 0, sizeof(*a));
-	a->plan.root = -1;
+	/* The library's defaults (collrun(1) documents them); the operation,
+	 * and so reduce's default type, is known only at the end. */
+	topo_plan_params_init(&a->plan, sizeof(a->plan), TOPO_OP_BCAST);
+	topo_run_params_init(&a->run, sizeof(a->run));
 	a->root_rank = -1;
 	optind = 1;
 	opterr = 0;
@@ -222,7 +226,7 @@ static int parse(struct args *a, int argc, char **argv)
 			help = 1; /* after the loop: which operation's? */
 			break;
 		case 'V':
-			printf("collrun %s\n", TOPO_VERSION_STRING);
+			printf("collrun %s\n", topo_version_string());
 			return EXIT_OK;
 		case 'g':
 			a->group = optarg;
@@ -382,6 +386,12 @@ static int parse(struct args *a, int argc, char **argv)
 				   argv[optind + 2]);
 	a->file = argv[optind + 1];
 	a->plan.op = a->op;
+	if (a->type_name == NULL) {
+		struct topo_plan_params d;
+
+		topo_plan_params_init(&d, sizeof(d), a->op);
+		a->plan.type = d.type;
+	}
 	return -1;
 }
 
@@ -732,20 +742,13 @@ int main(int argc, char **argv)
 	rc = check_op_options(&a);
 	if (rc >= 0)
 		return rc;
-	/* Defaults (collrun(1)): reduce works on int32 over the
-	 * hierarchical tree; the others move bytes over the physical one. */
-	if (a.type_name == NULL)
-		a.plan.type = a.op == TOPO_OP_REDUCE ? TOPO_INT32 : TOPO_INT8;
+	/* Defaults (collrun(1)): reduce works over the hierarchical tree,
+	 * the others over the physical one; the parameters' defaults are
+	 * the library's (parse). */
 	if (a.tree == NULL)
 		a.tree = a.op == TOPO_OP_REDUCE ? "hierarchical" : "physical";
 	if (a.group == NULL)
 		a.group = "world";
-	if (a.plan.bytes == 0)
-		a.plan.bytes = 8;
-	if (a.run.iterations == 0)
-		a.run.iterations = 1;
-	if (a.run.timeout == 0)
-		a.run.timeout = 60;
 	a.plan.algorithm = a.algorithm;
 
 	rc = cli_tree_load(&in, a.file, a.group, a.tree);

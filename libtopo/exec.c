@@ -31,6 +31,8 @@
 /* Deadlines further away than this (about 31 years) are "never". */
 #define MAX_TIMEOUT 1e9
 #define DEFAULT_TIMEOUT 60.0
+/* Most workers a run starts by default. */
+#define MAX_THREADS 4096
 
 /* The seed task: pushes every message with nothing to wait for from a
  * worker, so that they start on that worker's own stack rather than one by
@@ -301,11 +303,17 @@ static void reset(struct run *x, const int32_t *nwait0)
 	memcpy(x->nwait, nwait0, (size_t)p->nmsg * sizeof(int32_t));
 }
 
-static int online_processors(void)
+/* The default number of workers: one per CPU the process may run on (its
+ * affinity mask, as taskset, MPI launchers, Slurm and cgroup cpusets set
+ * it), or per online processor when the mask cannot be read; at least 1,
+ * at most MAX_THREADS. */
+static int default_threads(void)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	long n = topo__cpus_allowed(NULL, 0);
 
-	return n < 1 ? 1 : n > 4096 ? 4096 : (int)n;
+	if (n < 1)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int)n;
 }
 
 int topo_plan_run(const topo_plan *p, const struct topo_run_params *params,
@@ -320,7 +328,7 @@ int topo__plan_run_transport(const topo_plan *p,
 			     const struct topo__transport_ops *tr,
 			     topo_report **out, topo_error *err)
 {
-	struct topo_run_params q = {0};
+	struct topo_run_params q;
 	struct run x = {0};
 	struct verify_ctx v;
 	topo_report *r = NULL;
@@ -334,14 +342,15 @@ int topo__plan_run_transport(const topo_plan *p,
 	if (p == NULL || out == NULL)
 		return topo__err(err, TOPO_EARG, NULL, NULL,
 				 "topo_plan_run: plan and out are required");
-	if (params != NULL)
-		q = *params;
+	rc = topo__run_params_read(&q, params, err);
+	if (rc != 0)
+		return rc;
 	if (q.threads < 0 || q.iterations < 0 || !(q.timeout >= 0))
 		return topo__err(err, TOPO_EARG, NULL, NULL,
 				 "threads (%d), iterations (%d) and timeout "
 				 "(%g) must not be negative",
 				 q.threads, q.iterations, q.timeout);
-	threads = q.threads > 0 ? q.threads : online_processors();
+	threads = q.threads > 0 ? q.threads : default_threads();
 	iterations = q.iterations > 0 ? q.iterations : 1;
 	timeout = q.timeout > 0 ? q.timeout : DEFAULT_TIMEOUT;
 	if (timeout > MAX_TIMEOUT)

@@ -12,6 +12,7 @@
 
 #include "topo_internal.h"
 
+#include <sched.h>
 #include <time.h>
 
 /* The buffers every member owns. */
@@ -66,6 +67,18 @@ struct topo_plan {
 	int32_t *slot_expect;
 	int64_t ntransport; /* messages with src != dst */
 };
+
+/* Reading a caller's parameter struct of any version (params.c): *q gets
+ * every field the caller's struct holds, the defaults for the others.
+ * Returns 0 or TOPO_EARG with err->text saying what is wrong (size 0: not
+ * initialised; a size no version has; bytes set beyond what this version
+ * knows).  topo__run_params_read accepts NULL params: all defaults. */
+int topo__plan_params_read(struct topo_plan_params *q,
+			   const struct topo_plan_params *params,
+			   topo_error *err);
+int topo__run_params_read(struct topo_run_params *q,
+			  const struct topo_run_params *params,
+			  topo_error *err);
 
 /* Builder helpers (plan.c).  All return 0 or TOPO_ENOMEM / TOPO_ELIMIT
  * with err filled. */
@@ -180,5 +193,22 @@ int topo__pool_wait(struct topo__pool *pool, const struct timespec *deadline);
 void topo__pool_abort(struct topo__pool *pool);
 /* Stops and joins the workers.  NULL is allowed. */
 void topo__pool_free(struct topo__pool *pool);
+
+/* ---------------------------------------------------------------------- */
+/* The processors the process may run on (cpus.c) */
+
+/* Counts the CPUs set in the first setsize bytes of set (as
+ * CPU_ALLOC_SIZE() sizes them; at most 2^18 CPUs are looked at) and
+ * stores the ids of the first max of them, ascending, into ids (which may
+ * be NULL).  Returns the count.  Pure: no system call, no allocation. */
+int topo__cpuset_ids(const cpu_set_t *set, size_t setsize, int *ids,
+		     int max);
+/* The CPUs of the calling thread's affinity mask (sched_getaffinity: set
+ * for the whole process by taskset, MPI launchers, Slurm and cgroup
+ * cpusets, and inherited by every thread), of any size up to 2^18 CPUs:
+ * returns their count and stores the ids of the first max of them,
+ * ascending, into ids (which may be NULL).  Returns 0 when the mask
+ * cannot be read (ids untouched). */
+int topo__cpus_allowed(int *ids, int max);
 
 #endif /* TOPO_EXEC_INTERNAL_H */

@@ -526,8 +526,9 @@ int topo_plan_new(topo_plan **out, const topo_tree *t,
 		return topo__err(err, TOPO_EARG, NULL, NULL,
 				 "topo_plan_new: out, tree and parameters are "
 				 "required");
-	q = *params;
-	rc = check_params(&q, t, &algo, &root, err);
+	rc = topo__plan_params_read(&q, params, err);
+	if (rc == 0)
+		rc = check_params(&q, t, &algo, &root, err);
 	if (rc != 0)
 		return rc;
 	p = topo__calloc(1, sizeof(*p));

@@ -391,31 +391,31 @@ static int init_sync(struct topo__pool *pool)
 }
 
 /*
- * Pins worker i to the i-th CPU the process may run on, when there are no
- * more workers than CPUs.  Without it, a worker woken by a running one is
- * queued on the waker's CPU even when another is idle (seen on a 2-CPU
- * KVM guest, kernel 6.18), and waits there for the load balancer, 1 to 3
- * ms, which is longer than a whole 16-member reduce.  Best effort: a
- * failure leaves the thread unpinned.
+ * Pins a worker to one CPU: the pool pins worker i to the i-th CPU the
+ * process may run on (topo__cpus_allowed), when there are no more workers
+ * than those CPUs.  Without it, a worker woken by a running one is queued
+ * on the waker's CPU even when another is idle (seen on a 2-CPU KVM
+ * guest, kernel 6.18), and waits there for the load balancer, 1 to 3 ms,
+ * which is longer than a whole 16-member reduce.  Best effort: a failure
+ * leaves the thread unpinned.
  */
-static void pin_attr(pthread_attr_t *attr, int i, int threads)
+static void pin_attr(pthread_attr_t *attr, int cpu)
 {
-	cpu_set_t allowed, one;
-	int k = 0;
+	cpu_set_t one, *set = &one;
+	size_t size = sizeof(one);
 
-	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0 ||
-	    threads > CPU_COUNT(&allowed))
-		return;
-	for (int c = 0; c < CPU_SETSIZE; c++) {
-		if (!CPU_ISSET(c, &allowed))
-			continue;
-		if (k++ == i) {
-			CPU_ZERO(&one);
-			CPU_SET(c, &one);
-			pthread_attr_setaffinity_np(attr, sizeof(one), &one);
+	if (cpu >= CPU_SETSIZE) {
+		size = CPU_ALLOC_SIZE(cpu + 1);
+		set = topo__calloc(1, size);
+		if (set == NULL)
 			return;
-		}
+	} else {
+		CPU_ZERO(&one);
 	}
+	CPU_SET_S(cpu, size, set);
+	pthread_attr_setaffinity_np(attr, size, set);
+	if (set != &one)
+		topo__free(set);
 }
 
 int topo__pool_new(struct topo__pool **out, int threads,
@@ -423,7 +423,7 @@ int topo__pool_new(struct topo__pool **out, int threads,
 		   topo_error *err)
 {
 	struct topo__pool *pool;
-	int rc = TOPO_ENOMEM;
+	int rc = TOPO_ENOMEM, *cpu = NULL;
 
 	*out = NULL;
 	if (threads < 1)
@@ -458,12 +458,22 @@ int topo__pool_new(struct topo__pool **out, int threads,
 			  "cannot initialise the worker pool's locks");
 		goto out;
 	}
+	/* Where to pin each worker, when each can have a CPU of its own (a
+	 * failed allocation only leaves them unpinned). */
+	if (topo__cpus_allowed(NULL, 0) >= threads) {
+		cpu = topo__mallocarray((size_t)threads, sizeof(int));
+		if (cpu != NULL && topo__cpus_allowed(cpu, threads) < threads) {
+			topo__free(cpu); /* the mask changed meanwhile */
+			cpu = NULL;
+		}
+	}
 	for (int i = 0; i < threads; i++) {
 		pthread_attr_t attr;
 		int e = pthread_attr_init(&attr);
 
 		if (e == 0) {
-			pin_attr(&attr, i, threads);
+			if (cpu != NULL)
+				pin_attr(&attr, cpu[i]);
 			e = pthread_create(&pool->workers[i]->thread, &attr,
 					   worker_main, pool->workers[i]);
 			pthread_attr_destroy(&attr);
@@ -478,9 +488,11 @@ int topo__pool_new(struct topo__pool **out, int threads,
 		}
 		pool->started++;
 	}
+	topo__free(cpu);
 	*out = pool;
 	return 0;
 out:
+	topo__free(cpu);
 	if (rc == TOPO_ENOMEM)
 		topo__err(err, rc, NULL, NULL, "out of memory");
 	topo__pool_free(pool);

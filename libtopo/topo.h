@@ -18,6 +18,8 @@
  *  - The library never prints and never exits.
  *  - Ids are 32-bit: endpoint, task and node ids are int32_t >= 0; -1 means
  *    "none" (the parent of a root, the origin of a message).
+ *  - Every function is declared TOPO_EXTERN: the shared library exports
+ *    these and nothing else.
  */
 #ifndef TOPO_H
 #define TOPO_H
@@ -30,10 +32,33 @@
 extern "C" {
 #endif
 
+/* Marks the library's interface, every function below.  The shared
+ * library is built with -fvisibility=hidden and exports these alone, in
+ * version node TOPO_0 of libtopo/libtopo.map; its internal topo__* names
+ * stay hidden.  tests/abi/run.sh checks that the header, the map, the
+ * exports and libtopo(3) agree. */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define TOPO_EXTERN __attribute__((visibility("default")))
+#else
+#define TOPO_EXTERN
+#endif
+
+/* The version of this header.  The library's own, which may differ when
+ * a program runs against another shared library than it was built with,
+ * is topo_version_string() and topo_version_cmp(). */
 #define TOPO_VERSION_MAJOR 0
 #define TOPO_VERSION_MINOR 1
 #define TOPO_VERSION_PATCH 0
 #define TOPO_VERSION_STRING "0.1.0"
+
+/* The version of the library running, "MAJOR.MINOR.PATCH" (static, never
+ * NULL): TOPO_VERSION_STRING as the library was built. */
+TOPO_EXTERN const char *topo_version_string(void);
+/* Compares the version of the library running with major.minor.patch:
+ * returns a negative number when the library is older, 0 when it is that
+ * version, a positive number when it is newer.  A program that needs
+ * 0.2.0 or later checks topo_version_cmp(0, 2, 0) >= 0. */
+TOPO_EXTERN int topo_version_cmp(int major, int minor, int patch);
 
 /* The compile output format version written (collc(5)); every version
  * from 1 up to it is read. */
@@ -60,7 +85,7 @@ enum topo_errno {
 
 /* Returns a static English text for a TOPO_E* code ("unknown error" for
  * anything else).  Never NULL. */
-const char *topo_strerror(int code);
+TOPO_EXTERN const char *topo_strerror(int code);
 
 /*
  * An error record, filled by the function that fails.  Fields that do not
@@ -87,13 +112,14 @@ typedef struct topo_error {
 } topo_error;
 
 /* Empties an error record (code 0, no text).  err may be NULL. */
-void topo_error_clear(topo_error *err);
+TOPO_EXTERN void topo_error_clear(topo_error *err);
 
 /* Formats err as one line without the program name, the way collc prints
  * it: "FILE:LINE:COL: text", "FILE: /pointer: text",
  * "spec \"S\": at P: text", or combinations of them.  Writes at most size
  * bytes including the terminating NUL; returns buf. */
-char *topo_error_format(const topo_error *err, char *buf, size_t size);
+TOPO_EXTERN char *topo_error_format(const topo_error *err, char *buf,
+				    size_t size);
 
 /* ---------------------------------------------------------------------- */
 /* Machines (collc(5): the machine description)                            */
@@ -109,48 +135,54 @@ typedef struct topo_machine topo_machine;
  * Returns 0, TOPO_EIO (cannot read), TOPO_ESYNTAX (JSON; err->line/column
  * set), TOPO_EINVAL (meaning; err->pointer set), TOPO_ESPEC, TOPO_ELIMIT or
  * TOPO_ENOMEM.  On success the caller owns *out (topo_machine_free). */
-int topo_machine_load_file(topo_machine **out, const char *path,
-			   topo_error *err);
+TOPO_EXTERN int topo_machine_load_file(topo_machine **out, const char *path,
+				       topo_error *err);
 
 /* As topo_machine_load_file, from len bytes of JSON text; source names the
  * text in errors (NULL: "<string>"). */
-int topo_machine_load_string(topo_machine **out, const char *json, size_t len,
-			     const char *source, topo_error *err);
+TOPO_EXTERN int topo_machine_load_string(topo_machine **out, const char *json,
+					 size_t len, const char *source,
+					 topo_error *err);
 
 /* Frees a machine and everything it owns.  NULL is allowed. */
-void topo_machine_free(topo_machine *m);
+TOPO_EXTERN void topo_machine_free(topo_machine *m);
 
-const char *topo_machine_name(const topo_machine *m);
-int32_t topo_machine_nodes(const topo_machine *m);
-int32_t topo_machine_tasks(const topo_machine *m);
-int32_t topo_machine_endpoints_per_task(const topo_machine *m);
-int32_t topo_machine_endpoints(const topo_machine *m);
+TOPO_EXTERN const char *topo_machine_name(const topo_machine *m);
+TOPO_EXTERN int32_t topo_machine_nodes(const topo_machine *m);
+TOPO_EXTERN int32_t topo_machine_tasks(const topo_machine *m);
+TOPO_EXTERN int32_t topo_machine_endpoints_per_task(const topo_machine *m);
+TOPO_EXTERN int32_t topo_machine_endpoints(const topo_machine *m);
 /* Tasks on node n, and the global id of its first task (tasks are numbered
  * in node order).  n must be a valid node id. */
-int32_t topo_machine_node_tasks(const topo_machine *m, int32_t n);
-int32_t topo_machine_node_first_task(const topo_machine *m, int32_t n);
+TOPO_EXTERN int32_t topo_machine_node_tasks(const topo_machine *m, int32_t n);
+TOPO_EXTERN int32_t topo_machine_node_first_task(const topo_machine *m,
+						 int32_t n);
 /* The node hosting a task / an endpoint (endpoint id = task * E + row). */
-int32_t topo_machine_task_node(const topo_machine *m, int32_t task);
-int32_t topo_machine_endpoint_node(const topo_machine *m, int32_t ep);
+TOPO_EXTERN int32_t topo_machine_task_node(const topo_machine *m, int32_t task);
+TOPO_EXTERN int32_t topo_machine_endpoint_node(const topo_machine *m,
+					       int32_t ep);
 
 /* The network: "tree", "kary" or "torus" (as given in the input). */
-const char *topo_machine_network_type(const topo_machine *m);
-int32_t topo_machine_physical_root(const topo_machine *m);
+TOPO_EXTERN const char *topo_machine_network_type(const topo_machine *m);
+TOPO_EXTERN int32_t topo_machine_physical_root(const topo_machine *m);
 /* The node-level network tree, whatever the input type: parent[n] for
  * n in 0..nodes-1, -1 at the physical root.  Owned by m. */
-const int32_t *topo_machine_network_parent(const topo_machine *m);
+TOPO_EXTERN const int32_t *topo_machine_network_parent(const topo_machine *m);
 /* Depth of node n in the network tree (0 at the physical root). */
-int32_t topo_machine_node_depth(const topo_machine *m, int32_t n);
+TOPO_EXTERN int32_t topo_machine_node_depth(const topo_machine *m, int32_t n);
 /* For "kary": the fanout; 0 otherwise. */
-int32_t topo_machine_network_fanout(const topo_machine *m);
+TOPO_EXTERN int32_t topo_machine_network_fanout(const topo_machine *m);
 /* For "torus": number of dimensions and their sizes (owned by m); 0/NULL
  * otherwise. */
-int topo_machine_torus_dims(const topo_machine *m, const int32_t **out);
+TOPO_EXTERN int topo_machine_torus_dims(const topo_machine *m,
+					const int32_t **out);
 
 /* Groups named in the description's "groups" object, in file order. */
-size_t topo_machine_group_count(const topo_machine *m);
-const char *topo_machine_group_name(const topo_machine *m, size_t i);
-const char *topo_machine_group_spec(const topo_machine *m, size_t i);
+TOPO_EXTERN size_t topo_machine_group_count(const topo_machine *m);
+TOPO_EXTERN const char *topo_machine_group_name(const topo_machine *m,
+						size_t i);
+TOPO_EXTERN const char *topo_machine_group_spec(const topo_machine *m,
+						size_t i);
 
 /* ---------------------------------------------------------------------- */
 /* Groups: stride specifications over the endpoint table (collc(7))       */
@@ -163,22 +195,24 @@ typedef struct topo_group topo_group;
  * in collc(7).  Returns 0, TOPO_ESPEC (err->spec and err->position set;
  * also for an empty result), TOPO_ENOMEM or TOPO_EARG.  The group keeps a
  * pointer to m, which must outlive it. */
-int topo_group_new(topo_group **out, const topo_machine *m, const char *name,
-		   const char *spec, topo_error *err);
+TOPO_EXTERN int topo_group_new(topo_group **out, const topo_machine *m,
+			       const char *name, const char *spec,
+			       topo_error *err);
 
 /* Checks a spec's syntax and ranges against m without building the group;
  * same errors as topo_group_new. */
-int topo_spec_check(const topo_machine *m, const char *spec, topo_error *err);
+TOPO_EXTERN int topo_spec_check(const topo_machine *m, const char *spec,
+				topo_error *err);
 
-void topo_group_free(topo_group *g);
-const char *topo_group_name(const topo_group *g);
-const char *topo_group_spec(const topo_group *g);
-const topo_machine *topo_group_machine(const topo_group *g);
-int32_t topo_group_size(const topo_group *g);
+TOPO_EXTERN void topo_group_free(topo_group *g);
+TOPO_EXTERN const char *topo_group_name(const topo_group *g);
+TOPO_EXTERN const char *topo_group_spec(const topo_group *g);
+TOPO_EXTERN const topo_machine *topo_group_machine(const topo_group *g);
+TOPO_EXTERN int32_t topo_group_size(const topo_group *g);
 /* Members' endpoint ids, ascending; index = group rank.  Owned by g. */
-const int32_t *topo_group_members(const topo_group *g);
+TOPO_EXTERN const int32_t *topo_group_members(const topo_group *g);
 /* Group rank of endpoint ep, or -1 when ep is not a member. O(log n). */
-int32_t topo_group_rank(const topo_group *g, int32_t ep);
+TOPO_EXTERN int32_t topo_group_rank(const topo_group *g, int32_t ep);
 
 /* ---------------------------------------------------------------------- */
 /* Trees and route tables (collc(7))                                      */
@@ -188,47 +222,48 @@ typedef struct topo_tree topo_tree;
 enum topo_edge { TOPO_EDGE_ROOT = 0, TOPO_EDGE_SHM = 1, TOPO_EDGE_NET = 2 };
 
 /* "root", "shm" or "net". */
-const char *topo_edge_name(enum topo_edge e);
+TOPO_EXTERN const char *topo_edge_name(enum topo_edge e);
 
 /* Checks a tree shape name: "physical", "hierarchical", "binomial",
  * "chain" or "kary:K" with 1 <= K <= 2^31-1.  Returns 0 or TOPO_EARG
  * (err->text says what is valid). */
-int topo_tree_shape_check(const char *shape, topo_error *err);
+TOPO_EXTERN int topo_tree_shape_check(const char *shape, topo_error *err);
 
 /* Builds the spanning tree of the given shape over g's members.  Linear in
  * the group size.  Returns 0, TOPO_EARG (unknown shape) or TOPO_ENOMEM.
  * The tree keeps a pointer to g, which must outlive it. */
-int topo_tree_new(topo_tree **out, const topo_group *g, const char *shape,
-		  topo_error *err);
+TOPO_EXTERN int topo_tree_new(topo_tree **out, const topo_group *g,
+			      const char *shape, topo_error *err);
 
-void topo_tree_free(topo_tree *t);
+TOPO_EXTERN void topo_tree_free(topo_tree *t);
 /* The shape name as given ("kary:4"). */
-const char *topo_tree_name(const topo_tree *t);
-const topo_group *topo_tree_group(const topo_tree *t);
+TOPO_EXTERN const char *topo_tree_name(const topo_tree *t);
+TOPO_EXTERN const topo_group *topo_tree_group(const topo_tree *t);
 /* The root's group rank. */
-int32_t topo_tree_root(const topo_tree *t);
+TOPO_EXTERN int32_t topo_tree_root(const topo_tree *t);
 /* parent[r] is the parent's group rank, -1 at the root.  Owned by t. */
-const int32_t *topo_tree_parent(const topo_tree *t);
+TOPO_EXTERN const int32_t *topo_tree_parent(const topo_tree *t);
 /* The edge from rank r to its parent (TOPO_EDGE_ROOT at the root). */
-enum topo_edge topo_tree_edge(const topo_tree *t, int32_t r);
+TOPO_EXTERN enum topo_edge topo_tree_edge(const topo_tree *t, int32_t r);
 /* The children of rank r, ascending; returns their count and sets *out to
  * an array owned by t. */
-int32_t topo_tree_children(const topo_tree *t, int32_t r,
-			   const int32_t **out);
+TOPO_EXTERN int32_t topo_tree_children(const topo_tree *t, int32_t r,
+				       const int32_t **out);
 /* Longest root-to-leaf path, in edges. */
-int32_t topo_tree_depth(const topo_tree *t);
+TOPO_EXTERN int32_t topo_tree_depth(const topo_tree *t);
 /* Number of shm and net edges. */
-void topo_tree_edge_counts(const topo_tree *t, int64_t *shm, int64_t *net);
+TOPO_EXTERN void topo_tree_edge_counts(const topo_tree *t, int64_t *shm,
+				       int64_t *net);
 
 /* The route table (collc(7)): where member r forwards a message that
  * arrived from rank `from` (-1: r is the logical root and originates it).
  * Writes the ranks to forward to, ascending, into out (which must hold
  * topo_tree_degree(t, r) entries) and returns their count, or TOPO_EARG
  * when `from` is neither -1 nor a tree neighbour of r.  Allocates nothing. */
-int32_t topo_tree_route(const topo_tree *t, int32_t r, int32_t from,
-			int32_t *out);
+TOPO_EXTERN int32_t topo_tree_route(const topo_tree *t, int32_t r, int32_t from,
+				    int32_t *out);
 /* Number of tree neighbours of r (parent and children). */
-int32_t topo_tree_degree(const topo_tree *t, int32_t r);
+TOPO_EXTERN int32_t topo_tree_degree(const topo_tree *t, int32_t r);
 
 /* ---------------------------------------------------------------------- */
 /* Compilation: a machine, its groups and their trees (collc(5) output)    */
@@ -242,10 +277,10 @@ typedef struct topo_compiled topo_compiled;
  * "physical", "hierarchical", "binomial").  Returns 0, TOPO_ESPEC,
  * TOPO_EARG, TOPO_ENOMEM.  *out keeps a pointer to m, which must outlive
  * it. */
-int topo_compile(topo_compiled **out, const topo_machine *m,
-		 const char *const *names, const char *const *specs,
-		 size_t nextra, const char *const *shapes, size_t nshapes,
-		 topo_error *err);
+TOPO_EXTERN int topo_compile(topo_compiled **out, const topo_machine *m,
+			     const char *const *names, const char *const *specs,
+			     size_t nextra, const char *const *shapes,
+			     size_t nshapes, topo_error *err);
 
 /*
  * Loads a compile output file (collc(5)), checking its structure: the
@@ -267,27 +302,30 @@ int topo_compile(topo_compiled **out, const topo_machine *m,
  * or TOPO_EARG (out or path NULL).  On success the caller owns *out
  * (topo_compiled_free), which owns its machine.
  */
-int topo_compiled_load_file(topo_compiled **out, const char *path,
-			    topo_error *err);
+TOPO_EXTERN int topo_compiled_load_file(topo_compiled **out, const char *path,
+					topo_error *err);
 /* As topo_compiled_load_file, from len bytes of JSON text; source names
  * the text in errors (NULL: "<string>"). */
-int topo_compiled_load_string(topo_compiled **out, const char *json,
-			      size_t len, const char *source, topo_error *err);
+TOPO_EXTERN int topo_compiled_load_string(topo_compiled **out, const char *json,
+					  size_t len, const char *source,
+					  topo_error *err);
 
-void topo_compiled_free(topo_compiled *c);
-const topo_machine *topo_compiled_machine(const topo_compiled *c);
-size_t topo_compiled_group_count(const topo_compiled *c);
-const topo_group *topo_compiled_group(const topo_compiled *c, size_t i);
+TOPO_EXTERN void topo_compiled_free(topo_compiled *c);
+TOPO_EXTERN const topo_machine *topo_compiled_machine(const topo_compiled *c);
+TOPO_EXTERN size_t topo_compiled_group_count(const topo_compiled *c);
+TOPO_EXTERN const topo_group *topo_compiled_group(const topo_compiled *c,
+						  size_t i);
 /* The group of that name, or NULL. */
-const topo_group *topo_compiled_find_group(const topo_compiled *c,
-					   const char *name);
-size_t topo_compiled_tree_count(const topo_compiled *c, size_t group);
-const topo_tree *topo_compiled_tree(const topo_compiled *c, size_t group,
-				    size_t i);
+TOPO_EXTERN const topo_group *topo_compiled_find_group(const topo_compiled *c,
+						       const char *name);
+TOPO_EXTERN size_t topo_compiled_tree_count(const topo_compiled *c,
+					    size_t group);
+TOPO_EXTERN const topo_tree *topo_compiled_tree(const topo_compiled *c,
+						size_t group, size_t i);
 /* The tree of that shape name in that group, or NULL. */
-const topo_tree *topo_compiled_find_tree(const topo_compiled *c,
-					 const topo_group *g,
-					 const char *name);
+TOPO_EXTERN const topo_tree *topo_compiled_find_tree(const topo_compiled *c,
+						     const topo_group *g,
+						     const char *name);
 
 /* Flags for topo_compiled_write() and topo_compiled_write_size().  The
  * default (0) writes a version 2 document whose route tables are
@@ -308,16 +346,16 @@ const topo_tree *topo_compiled_find_tree(const topo_compiled *c,
  * Returns 0, TOPO_EIO (err->text has strerror(errno)), TOPO_ENOMEM or
  * TOPO_EARG (c or f NULL, unknown or contradictory flags).  f is flushed,
  * not closed. */
-int topo_compiled_write(const topo_compiled *c, FILE *f, unsigned flags,
-			topo_error *err);
+TOPO_EXTERN int topo_compiled_write(const topo_compiled *c, FILE *f,
+				    unsigned flags, topo_error *err);
 
 /* The exact number of bytes topo_compiled_write(c, f, flags) writes,
  * without writing: linear in the members (and the rows of tables that
  * depart from the rule), not in the output, so a caller can refuse an
  * output too large before making it.  Returns 0 (*out set), TOPO_ENOMEM
  * or TOPO_EARG (as topo_compiled_write; *out is 0 then). */
-int topo_compiled_write_size(const topo_compiled *c, unsigned flags,
-			     uint64_t *out, topo_error *err);
+TOPO_EXTERN int topo_compiled_write_size(const topo_compiled *c, unsigned flags,
+					 uint64_t *out, topo_error *err);
 
 /* ---------------------------------------------------------------------- */
 /* Route tables as data (the rule, or as loaded from a file)               */
@@ -334,18 +372,19 @@ int topo_compiled_write_size(const topo_compiled *c, unsigned flags,
  * have, ascending by origin.  The order of a member's rows carries no
  * meaning; a row is known by its origin.
  */
-int32_t topo_routes_rows(const topo_tree *t, int32_t r);
+TOPO_EXTERN int32_t topo_routes_rows(const topo_tree *t, int32_t r);
 /* Row i of member r: returns the number of targets and sets *from and *to
  * (owned by t, or filled into scratch, which must hold
  * topo_tree_degree(t, r) entries), or TOPO_EARG when r or i is out of
  * range. */
-int32_t topo_routes_row(const topo_tree *t, int32_t r, int32_t i,
-			int32_t *from, const int32_t **to, int32_t *scratch);
+TOPO_EXTERN int32_t topo_routes_row(const topo_tree *t, int32_t r, int32_t i,
+				    int32_t *from, const int32_t **to,
+				    int32_t *scratch);
 /* How many rows of member r depart from the rule of collc(7) (rows that
  * differ from the rule's, rows the rule does not have, and rule rows that
  * are missing); r = -1: of the whole table.  0 for a table that follows
  * the rule; TOPO_EARG for an r out of range. */
-int64_t topo_routes_departures(const topo_tree *t, int32_t r);
+TOPO_EXTERN int64_t topo_routes_departures(const topo_tree *t, int32_t r);
 
 /* ---------------------------------------------------------------------- */
 /* Graphviz                                                                */
@@ -355,7 +394,8 @@ int64_t topo_routes_departures(const topo_tree *t, int32_t r);
  * bold and dashed, the tree root double-circled and the node-local roots
  * boxed.  Returns 0, TOPO_EIO (err->text has strerror(errno)) or TOPO_EARG
  * (t or f NULL).  f is flushed, not closed. */
-int topo_tree_write_dot(const topo_tree *t, FILE *f, topo_error *err);
+TOPO_EXTERN int topo_tree_write_dot(const topo_tree *t, FILE *f,
+				    topo_error *err);
 
 /* ---------------------------------------------------------------------- */
 /* Replay: plan a collective over a tree and run it with real data         */
@@ -391,91 +431,143 @@ enum topo_redop {
 
 /* Names as the CLI spells them ("bcast", "int32", "sum"), and back: the
  * parsers return 0 or TOPO_EARG (err->text lists the valid names). */
-const char *topo_op_name(enum topo_op op);
-const char *topo_type_name(enum topo_type type);
-size_t topo_type_size(enum topo_type type);
-const char *topo_redop_name(enum topo_redop op);
-int topo_op_parse(enum topo_op *out, const char *name, topo_error *err);
-int topo_type_parse(enum topo_type *out, const char *name, topo_error *err);
-int topo_redop_parse(enum topo_redop *out, const char *name, topo_error *err);
+TOPO_EXTERN const char *topo_op_name(enum topo_op op);
+TOPO_EXTERN const char *topo_type_name(enum topo_type type);
+TOPO_EXTERN size_t topo_type_size(enum topo_type type);
+TOPO_EXTERN const char *topo_redop_name(enum topo_redop op);
+TOPO_EXTERN int topo_op_parse(enum topo_op *out, const char *name,
+			      topo_error *err);
+TOPO_EXTERN int topo_type_parse(enum topo_type *out, const char *name,
+				topo_error *err);
+TOPO_EXTERN int topo_redop_parse(enum topo_redop *out, const char *name,
+				 topo_error *err);
 
-/* What to plan.  Zero-initialise, then set what you need. */
+/*
+ * The parameter structs below may grow, at their end only, in later
+ * versions.  Their first member, size, is the size of the struct the
+ * caller was compiled with, so that a program built against an older,
+ * smaller struct keeps working with a newer library (the fields it does
+ * not know take their defaults) and one built against a newer struct is
+ * understood as far as this library can.  Initialise them with their
+ * _init function, which sets size and every default, then set what you
+ * need:
+ *
+ *	struct topo_plan_params pp;
+ *
+ *	topo_plan_params_init(&pp, sizeof(pp), TOPO_OP_REDUCE);
+ *	pp.bytes = 1 << 20;
+ *
+ * A struct whose size is 0 (zero-initialised, never initialised) or too
+ * small is refused with TOPO_EARG, never read with guessed defaults.
+ */
+
+/* What to plan.  The defaults are topo_plan_params_init's. */
 struct topo_plan_params {
-	enum topo_op op;
-	const char *algorithm; /* NULL: the op's default (collrun(1)) */
-	int32_t root;          /* endpoint id; -1: the tree's root */
-	size_t bytes;          /* per member (see collrun(1)); 0: 8 */
-	enum topo_type type;   /* element type; default TOPO_INT8 */
+	size_t size;	 /* sizeof the caller's struct: the _init sets it */
+	enum topo_op op; /* set by the _init */
+	/* NULL (default): the op's default algorithm (collrun(1)) */
+	const char *algorithm;
+	int32_t root; /* endpoint id; -1 (default): the tree's root */
+	size_t bytes; /* per member (see collrun(1)); default 8 */
+	/* element type; default TOPO_INT32 for reduce, TOPO_INT8 otherwise */
+	enum topo_type type;
 	enum topo_redop redop; /* reduce only; default TOPO_SUM */
 	/* bcast and reduce: segment size in bytes (reduce: a multiple of
-	 * the type size); 0: 64 KiB segments from 256 KiB up, else whole */
+	 * the type size); 0 (default): 64 KiB segments from 256 KiB up,
+	 * else whole */
 	size_t segment;
-	size_t chunk;          /* gather chunked: chunk size, 0: auto */
+	size_t chunk; /* gather chunked: chunk size; 0 (default): auto */
 };
+
+/* Sets p->size = size and every field within the first size bytes to its
+ * default for op (the rest of those bytes to 0).  size is sizeof(*p) as
+ * the caller knows it; it must cover at least size and op.  Returns 0, or
+ * TOPO_EARG when p is NULL, size is too small (the bytes given are then
+ * zeroed) or op is out of range (the struct is initialised all the same,
+ * and topo_plan_new will refuse the op). */
+TOPO_EXTERN int topo_plan_params_init(struct topo_plan_params *p, size_t size,
+				      enum topo_op op);
 
 typedef struct topo_plan topo_plan;
 
-/* Plans an operation over tree t (and its group).  bcast "flood" follows
- * t's route table as it is (also a hand-edited one: faults show up when the
- * plan runs).  Returns 0, TOPO_EARG (unknown algorithm, root not a member,
+/* Plans an operation over tree t (and its group) as params says: only its
+ * first params->size bytes are read, and the fields beyond them take their
+ * defaults.  bcast "flood" follows t's route table as it is (also a
+ * hand-edited one: faults show up when the plan runs).  Returns 0,
+ * TOPO_EARG (params not initialised: size 0 or too small, or setting a
+ * field this version does not know; unknown algorithm, root not a member,
  * bytes not a multiple of the type size, bitwise op on a float type, ...),
  * TOPO_ELIMIT (more messages than supported, or buffers that cannot fit
  * in memory) or TOPO_ENOMEM.  The plan keeps a pointer to t, which must
  * outlive it. */
-int topo_plan_new(topo_plan **out, const topo_tree *t,
-		  const struct topo_plan_params *params, topo_error *err);
-void topo_plan_free(topo_plan *p);
+TOPO_EXTERN int topo_plan_new(topo_plan **out, const topo_tree *t,
+			      const struct topo_plan_params *params,
+			      topo_error *err);
+TOPO_EXTERN void topo_plan_free(topo_plan *p);
 /* The algorithm's name ("flood"), the root's endpoint id, messages per
  * iteration (transport messages, local steps excluded), and the bytes of
  * buffers a run allocates. */
-const char *topo_plan_algorithm(const topo_plan *p);
-int32_t topo_plan_root(const topo_plan *p);
-int64_t topo_plan_messages(const topo_plan *p);
-int64_t topo_plan_buffer_bytes(const topo_plan *p);
+TOPO_EXTERN const char *topo_plan_algorithm(const topo_plan *p);
+TOPO_EXTERN int32_t topo_plan_root(const topo_plan *p);
+TOPO_EXTERN int64_t topo_plan_messages(const topo_plan *p);
+TOPO_EXTERN int64_t topo_plan_buffer_bytes(const topo_plan *p);
 
-/* How to run.  Zero-initialise, then set what you need. */
+/* How to run.  The defaults are topo_run_params_init's. */
 struct topo_run_params {
-	int threads;     /* worker threads; 0: online processors */
-	int iterations;  /* 0: 1 */
-	double timeout;  /* seconds for the whole run; 0: 60 */
+	size_t size; /* sizeof the caller's struct (the _init sets it) */
+	/* worker threads; 0 (default): one per CPU of the process's affinity
+	 * mask (sched_getaffinity), at least 1, at most 4096 */
+	int threads;
+	int iterations; /* default 1 */
+	double timeout; /* seconds for the whole run; default 60 */
 };
+
+/* Sets p->size = size and every field within the first size bytes to its
+ * default (the rest of those bytes to 0).  size is sizeof(*p) as the
+ * caller knows it; it must cover at least size.  Returns 0, or TOPO_EARG
+ * when p is NULL or size is too small (the bytes given are then
+ * zeroed). */
+TOPO_EXTERN int topo_run_params_init(struct topo_run_params *p, size_t size);
 
 typedef struct topo_report topo_report;
 
-/* Runs p: allocates every member's buffers, replays the plan `iterations`
+/* Runs p as params says (NULL: all the defaults; read like topo_plan_new's
+ * params): allocates every member's buffers, replays the plan `iterations`
  * times with a pool of worker threads, verifies every byte every member ends
  * with after each iteration, and fills a report.  A run stops after the
  * first iteration that finds errors.  Returns 0 when the run happened
  * (verified or not: see topo_report_verified), TOPO_ELIMIT when the buffers
  * would not fit in memory (err->text gives the size needed; nothing
  * allocated), TOPO_ENOMEM, TOPO_EIO when threads cannot be started, or
- * TOPO_EARG (NULL plan or out; negative threads, iterations or timeout).
- * The caller owns *out (topo_report_free). */
-int topo_plan_run(const topo_plan *p, const struct topo_run_params *params,
-		  topo_report **out, topo_error *err);
+ * TOPO_EARG (NULL plan or out; params not initialised; negative threads,
+ * iterations or timeout).  The caller owns *out (topo_report_free). */
+TOPO_EXTERN int topo_plan_run(const topo_plan *p,
+			      const struct topo_run_params *params,
+			      topo_report **out, topo_error *err);
 
-void topo_report_free(topo_report *r);
-int topo_report_verified(const topo_report *r);
-int topo_report_threads(const topo_report *r);
+TOPO_EXTERN void topo_report_free(topo_report *r);
+TOPO_EXTERN int topo_report_verified(const topo_report *r);
+TOPO_EXTERN int topo_report_threads(const topo_report *r);
 /* Iterations that completed and were timed. */
-int topo_report_iterations(const topo_report *r);
+TOPO_EXTERN int topo_report_iterations(const topo_report *r);
 /* Transport messages and bytes of one iteration, split by where they go:
  * shm when source and destination members are on one node, net otherwise. */
-void topo_report_messages(const topo_report *r, int64_t *shm, int64_t *net);
-void topo_report_bytes_moved(const topo_report *r, int64_t *shm,
-			     int64_t *net);
+TOPO_EXTERN void topo_report_messages(const topo_report *r, int64_t *shm,
+				      int64_t *net);
+TOPO_EXTERN void topo_report_bytes_moved(const topo_report *r, int64_t *shm,
+					 int64_t *net);
 /* Seconds of the collective alone, over the iterations. */
-void topo_report_seconds(const topo_report *r, double *min, double *median,
-			 double *max);
+TOPO_EXTERN void topo_report_seconds(const topo_report *r, double *min,
+				     double *median, double *max);
 /* Errors found (0 when verified).  Error i: the endpoint concerned (-1
  * for the run as a whole, as with "timeout"), its kind ("undelivered",
  * "duplicated", "wrong data", "timeout", "failed") and a detail text; all
  * owned by r.  Only the first 1000 are kept;
  * topo_report_error_total() counts them all. */
-size_t topo_report_error_count(const topo_report *r);
-int64_t topo_report_error_total(const topo_report *r);
-int32_t topo_report_error(const topo_report *r, size_t i, const char **kind,
-			  const char **detail);
+TOPO_EXTERN size_t topo_report_error_count(const topo_report *r);
+TOPO_EXTERN int64_t topo_report_error_total(const topo_report *r);
+TOPO_EXTERN int32_t topo_report_error(const topo_report *r, size_t i,
+				      const char **kind, const char **detail);
 
 #ifdef __cplusplus
 }

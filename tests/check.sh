@@ -1,10 +1,10 @@
 #!/bin/sh
-# tests/check.sh BUILD [unit|cli|schemas|man|install|tsan|fault|valgrind ...] - runs the test suites and
+# tests/check.sh BUILD [unit|cli|schemas|man|abi|install|tsan|fault|valgrind ...] - runs the test suites and
 # prints one closing line "N passed, N failed" summed over all of them.
 # Exit status 0 only when every suite passed.
 B=${1:?usage: tests/check.sh BUILD [suite...]}
 shift
-[ $# -gt 0 ] || set -- unit cli schemas man install tsan
+[ $# -gt 0 ] || set -- unit cli schemas man abi install tsan
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 case $B in /*) ;; *) B=$top/$B ;; esac
@@ -31,6 +31,7 @@ for suite in "$@"; do
 	cli) run "cli" sh "$here/cli/run.sh" "$B" ;;
 	schemas) run "schemas" python3 "$here/schemas/check_schemas.py" "$B" ;;
 	man) run "man" sh "$here/man/lint.sh" ;;
+	abi) run "abi" sh "$here/abi/run.sh" "$B" ;;
 	install) run "install" sh "$here/install/run.sh" ;;
 	tsan) run "tsan" sh "$here/tsan/run.sh" "$top/build-thread" ;;
 	fault) run "fault" sh "$here/fault/run.sh" "$top/build-address-undefined" "$top/build-thread" ;;

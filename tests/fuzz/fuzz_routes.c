@@ -99,12 +99,10 @@ static void plan(const topo_tree *t, size_t a, int32_t root_rank, int derived)
 	topo_error err;
 	int rc;
 
-	memset(&pp, 0, sizeof(pp));
-	pp.op = algos[a].op;
+	topo_plan_params_init(&pp, sizeof(pp), algos[a].op);
 	pp.algorithm = algos[a].name;
 	pp.root = topo_group_members(g)[root_rank];
-	pp.bytes = 16;
-	pp.type = pp.op == TOPO_OP_REDUCE ? TOPO_INT32 : TOPO_INT8;
+	pp.bytes = 16; /* type: int32 for reduce, int8 otherwise */
 	topo_error_clear(&err);
 	rc = topo_plan_new(&p, t, &pp, &err);
 	fuzz_check_error(rc, &err, "topo_plan_new");
@@ -119,7 +117,7 @@ static void plan(const topo_tree *t, size_t a, int32_t root_rank, int derived)
 	FUZZ_CHECK(topo_plan_root(p) == pp.root, "plan root %d, want %d",
 		   (int)topo_plan_root(p), (int)pp.root);
 	if (topo_group_size(g) <= MAX_RUN) {
-		memset(&rp, 0, sizeof(rp));
+		topo_run_params_init(&rp, sizeof(rp));
 		rp.threads = 1;
 		rp.iterations = 1;
 		rp.timeout = 1.0;

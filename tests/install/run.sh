@@ -1,7 +1,9 @@
 #!/bin/sh
 # tests/install/run.sh - `make install` and `make uninstall` into a DESTDIR:
-# every file lands where PREFIX says, a program builds against the installed
-# header and library through pkg-config and runs, and uninstall removes it all.
+# every file lands where PREFIX says (also a man page link to libtopo(3) for
+# each public function of topo.h, which mandoc renders, and the JSON
+# Schemas), a program builds against the installed header and library
+# through pkg-config and runs, and uninstall removes it all.
 top=$(cd "$(dirname "$0")/../.." && pwd)
 dest=$(mktemp -d)
 trap 'rm -rf "$dest"' EXIT
@@ -20,6 +22,33 @@ for f in bin/collc bin/collrun lib/libtopo.a lib/libtopo.so lib/libtopo.so.0 inc
 done
 ok grep -q '^prefix=/opt/collc$' "$dest/opt/collc/lib/pkgconfig/libtopo.pc"
 
+# `man FUNCTION` for every public function: a link to libtopo(3), which
+# renders with the function in its SYNOPSIS (mandoc's bold is overstruck:
+# the sed removes it).  With man-db present, `man -w` finds the page too.
+man=$dest/opt/collc/share/man
+funcs=$(awk -f "$top/libtopo/exports.awk" "$top/libtopo/topo.h")
+ok test "$(echo "$funcs" | wc -w)" -gt 80
+for f in $funcs; do
+	page=$man/man3/$f.3
+	if [ ! -e "$page" ]; then
+		echo "FAIL: no man page $page"
+		fail=$((fail + 1))
+		continue
+	fi
+	mandoc -T ascii "$page" 2>&1 | sed 's/.\x08//g' >"$dest/page"
+	ok grep -q "^     $f(" "$dest/page"
+	if command -v man >/dev/null 2>&1; then
+		ok test "$(MANPATH=$man man -w "$f" 2>&1)" = "$man/man3/libtopo.3"
+	fi
+done
+
+# The JSON Schemas of collc(5), as in the source tree.
+for s in "$top"/schemas/*.schema.json; do
+	ok cmp -s "$s" "$dest/opt/collc/share/collc/schemas/$(basename "$s")"
+done
+ok test -f "$dest/opt/collc/share/collc/schemas/machine.schema.json"
+ok test -f "$dest/opt/collc/share/collc/schemas/routes.schema.json"
+
 # A consumer program, built the way libtopo(3) says.
 cat >"$dest/use.c" <<'C'
 #include <topo.h>
@@ -34,7 +63,10 @@ int main(void)
 	    topo_group_new(&g, m, NULL, "all", &err) ||
 	    topo_tree_new(&t, g, "physical", &err))
 		return 1;
-	printf("%d %d\n", topo_group_size(g), topo_tree_parent(t)[2]);
+	/* The shared library's own version, and the header's. */
+	printf("%d %d %s %d %s\n", topo_group_size(g), topo_tree_parent(t)[2],
+	       topo_version_string(), topo_version_cmp(TOPO_VERSION_MAJOR,
+	       TOPO_VERSION_MINOR, TOPO_VERSION_PATCH), TOPO_VERSION_STRING);
 	topo_tree_free(t); topo_group_free(g); topo_machine_free(m);
 	return 0;
 }
@@ -45,13 +77,18 @@ ok test $? = 0
 cc -o "$dest/use" "$dest/use.c" $(cat "$dest/flags") -ljansson -lpthread 2>>"$dest/log"
 ok test $? = 0
 out=$(LD_LIBRARY_PATH="$dest/opt/collc/lib" "$dest/use")
-ok test "$out" = "3 1"
-ok test "$("$dest/opt/collc/bin/collc" --version)" = "collc 0.1.0"
+ver=$(sed -n 's/^#define TOPO_VERSION_STRING "\(.*\)"/\1/p' "$top/libtopo/topo.h")
+ok test -n "$ver"
+ok test "$out" = "3 1 $ver 0 $ver"
+ok test -e "$dest/opt/collc/lib/libtopo.so.$ver"
+ok test "$("$dest/opt/collc/bin/collc" --version)" = "collc $ver"
+ok test "$("$dest/opt/collc/bin/collrun" --version)" = "collrun $ver"
 
 make -s -C "$top" uninstall SANITIZE= B="$dest/build" DESTDIR="$dest" PREFIX=/opt/collc >>"$dest/log" 2>&1
 ok test $? = 0
 left=$(find "$dest/opt" -type f -o -type l | wc -l)
 ok test "$left" = 0
+ok test ! -e "$dest/opt/collc/share/collc"
 [ $fail = 0 ] || cat "$dest/log"
 echo "install: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -606,12 +606,10 @@ static topo_plan *plan(const topo_tree *t, enum topo_op op, const char *algo,
 	struct topo_plan_params pp;
 	topo_plan *p = NULL;
 
-	memset(&pp, 0, sizeof(pp));
-	pp.op = op;
+	topo_plan_params_init(&pp, sizeof(pp), op);
 	pp.algorithm = algo;
 	pp.root = root_ep;
-	pp.bytes = bytes;
-	pp.type = op == TOPO_OP_REDUCE ? TOPO_INT32 : TOPO_INT8;
+	pp.bytes = bytes; /* type: int32 for reduce, int8 otherwise */
 	topo_error_clear(err);
 	last_rc = topo_plan_new(&p, t, &pp, err);
 	return p;
@@ -847,8 +845,7 @@ static void check_flood(const topo_tree *t, int32_t L)
 	topo_error err;
 	int64_t S, bad = -1;
 
-	memset(&pp, 0, sizeof(pp));
-	pp.op = TOPO_OP_BCAST;
+	topo_plan_params_init(&pp, sizeof(pp), TOPO_OP_BCAST);
 	pp.root = t->g->members[L];
 	pp.bytes = flood_bytes;
 	pp.segment = flood_segment;
@@ -940,8 +937,7 @@ static void check_gather_chunked(const topo_tree *t, int32_t L)
 					    (int64_t)gather_chunk;
 	int32_t bad = -1;
 
-	memset(&pp, 0, sizeof(pp));
-	pp.op = TOPO_OP_GATHER;
+	topo_plan_params_init(&pp, sizeof(pp), TOPO_OP_GATHER);
 	pp.root = t->g->members[L];
 	pp.bytes = 24;
 	pp.chunk = gather_chunk;
@@ -1000,8 +996,7 @@ static void check_reduce(const topo_tree *t, int32_t L)
 	size_t B = 4 * tsize(reduce_type);
 	int32_t bad = -1, R = t->root;
 
-	memset(&pp, 0, sizeof(pp));
-	pp.op = TOPO_OP_REDUCE;
+	topo_plan_params_init(&pp, sizeof(pp), TOPO_OP_REDUCE);
 	pp.algorithm = reduce_algo;
 	pp.root = t->g->members[L];
 	pp.bytes = B;
@@ -1057,8 +1052,7 @@ static void check_reduce_segments(const topo_tree *t, int32_t L)
 	if (seg > B)
 		seg = B;
 	S = (int64_t)((B + seg - 1) / seg);
-	memset(&pp, 0, sizeof(pp));
-	pp.op = TOPO_OP_REDUCE;
+	topo_plan_params_init(&pp, sizeof(pp), TOPO_OP_REDUCE);
 	pp.algorithm = reduce_algo;
 	pp.root = t->g->members[L];
 	pp.bytes = B;
@@ -1124,8 +1118,7 @@ static topo_plan *faulty(const topo_group *g, const int32_t *rows, size_t bytes,
 
 	set_routes(t, rows);
 	*tp = t;
-	memset(&pp, 0, sizeof(pp));
-	pp.op = TOPO_OP_BCAST;
+	topo_plan_params_init(&pp, sizeof(pp), TOPO_OP_BCAST);
 	pp.root = g->members[0];
 	pp.bytes = bytes;
 	pp.segment = segment;
@@ -1321,8 +1314,7 @@ static void test_sizes(const topo_machine *m)
 	check_flood(t3, 0);
 
 	/* gather chunked: automatic chunks. */
-	memset(&pp, 0, sizeof(pp));
-	pp.op = TOPO_OP_GATHER;
+	topo_plan_params_init(&pp, sizeof(pp), TOPO_OP_GATHER);
 	pp.bytes = 1 << 20;
 	pp.type = TOPO_DOUBLE;
 	topo_error_clear(&err);
@@ -1375,8 +1367,7 @@ static void test_sizes(const topo_machine *m)
 	      err.text);
 
 	/* reduce: bytes in whole elements. */
-	memset(&pp, 0, sizeof(pp));
-	pp.op = TOPO_OP_REDUCE;
+	topo_plan_params_init(&pp, sizeof(pp), TOPO_OP_REDUCE);
 	pp.algorithm = "tree";
 	pp.bytes = 6;
 	pp.type = TOPO_INT32;
@@ -1428,8 +1419,7 @@ static void test_reduce_segments(const topo_machine *m)
 	check_reduce_segments(t, g->size - 1);
 
 	/* Exact counts for the automatic case: 1 MiB in 16 segments. */
-	memset(&pp, 0, sizeof(pp));
-	pp.op = TOPO_OP_REDUCE;
+	topo_plan_params_init(&pp, sizeof(pp), TOPO_OP_REDUCE);
 	pp.algorithm = "tree";
 	pp.bytes = 1 << 20;
 	pp.type = TOPO_INT32;
@@ -1484,8 +1474,7 @@ static void test_hierarchical_refusal(const topo_machine *m)
 	char want[300];
 	int32_t bad = -1, *edited;
 
-	memset(&pp, 0, sizeof(pp));
-	pp.op = TOPO_OP_REDUCE;
+	topo_plan_params_init(&pp, sizeof(pp), TOPO_OP_REDUCE);
 	pp.algorithm = "hierarchical";
 	pp.bytes = 8;
 	pp.type = TOPO_INT32;

@@ -8,6 +8,33 @@
 #include "check.h"
 #include "topo_internal.h"
 
+/* The runtime version is the header's, and compares as a version. */
+static void test_version(void)
+{
+	char want[32];
+
+	snprintf(want, sizeof(want), "%d.%d.%d", TOPO_VERSION_MAJOR,
+		 TOPO_VERSION_MINOR, TOPO_VERSION_PATCH);
+	CHECK_STR(topo_version_string(), want);
+	CHECK_STR(topo_version_string(), TOPO_VERSION_STRING);
+	CHECK_INT(topo_version_cmp(TOPO_VERSION_MAJOR, TOPO_VERSION_MINOR,
+				   TOPO_VERSION_PATCH),
+		  0);
+	CHECK(topo_version_cmp(TOPO_VERSION_MAJOR, TOPO_VERSION_MINOR,
+			       TOPO_VERSION_PATCH + 1) < 0,
+	      "a later patch is newer");
+	CHECK(topo_version_cmp(TOPO_VERSION_MAJOR, TOPO_VERSION_MINOR + 1, 0) <
+		  0,
+	      "a later minor is newer");
+	CHECK(topo_version_cmp(TOPO_VERSION_MAJOR + 1, 0, 0) < 0,
+	      "a later major is newer");
+	CHECK(topo_version_cmp(TOPO_VERSION_MAJOR, TOPO_VERSION_MINOR - 1,
+			       TOPO_VERSION_PATCH + 99) > 0,
+	      "an earlier minor is older, whatever its patch");
+	CHECK(topo_version_cmp(TOPO_VERSION_MAJOR - 1, 99, 99) > 0,
+	      "an earlier major is older");
+}
+
 static void test_errors(void)
 {
 	topo_error err;
@@ -297,6 +324,7 @@ static void test_machine_build(void)
 
 int main(void)
 {
+	test_version();
 	test_errors();
 	test_alloc_hook();
 	test_kary();

@@ -21,6 +21,7 @@
 
 #include <float.h>
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -169,10 +170,23 @@ static void finish(struct topo_plan *p)
 	CHECK(topo__plan_finish(p, &err) == 0, "%s", err.text);
 }
 
+/* Run parameters with the defaults but for these three. */
+static struct topo_run_params run_params(int threads, int iterations,
+					 double timeout)
+{
+	struct topo_run_params rp;
+
+	topo_run_params_init(&rp, sizeof(rp));
+	rp.threads = threads;
+	rp.iterations = iterations;
+	rp.timeout = timeout;
+	return rp;
+}
+
 static topo_report *run(const struct topo_plan *p, int threads, int iterations,
 			double timeout)
 {
-	struct topo_run_params rp = {threads, iterations, timeout};
+	struct topo_run_params rp = run_params(threads, iterations, timeout);
 	topo_report *r = NULL;
 	topo_error err;
 	int rc;
@@ -1349,7 +1363,7 @@ static void test_memory(void)
 	topo_group *g = group_of(m, "world", NULL, 12);
 	topo_tree t = fake_tree(g, 0);
 	struct topo_plan *p = direct_bcast(&t, 8);
-	struct topo_run_params rp = {1, 1, 0};
+	struct topo_run_params rp = run_params(1, 1, 0);
 	topo_report *r = (topo_report *)&r;
 	topo_error err;
 	long before, after;
@@ -1396,11 +1410,12 @@ static void test_run_params(void)
 	topo_group *g = group_of(m, "world", NULL, 12);
 	topo_tree t = fake_tree(g, 3);
 	struct topo_plan *p = direct_bcast(&t, 64);
-	struct topo_run_params rp = {-1, 0, 0};
+	struct topo_run_params rp = run_params(-1, 0, 0);
 	topo_report *r = (topo_report *)&r;
 	topo_error err;
+	cpu_set_t mask, one;
 	long k;
-	int rc = 0;
+	int rc = 0, c, streak = 0;
 
 	finish(p);
 	topo_error_clear(&err);
@@ -1408,26 +1423,42 @@ static void test_run_params(void)
 	CHECK_STR(err.text, "threads (-1), iterations (0) and timeout (0) "
 			    "must not be negative");
 	CHECK(r == NULL, "*out not cleared");
-	rp = (struct topo_run_params){0, 0, -0.5};
+	rp = run_params(0, 0, -0.5);
 	topo_error_clear(&err);
 	CHECK_INT(topo_plan_run(p, &rp, &r, &err), TOPO_EARG);
 	topo_error_clear(&err);
 	CHECK_INT(topo_plan_run(NULL, &rp, &r, &err), TOPO_EARG);
 	CHECK_INT(topo_plan_run(p, NULL, NULL, &err), TOPO_EARG);
-	/* NULL parameters: all defaults. */
+	/* NULL parameters: all defaults, one worker per CPU of the affinity
+	 * mask. */
+	CHECK_INT(sched_getaffinity(0, sizeof(mask), &mask), 0);
 	topo_error_clear(&err);
 	CHECK_INT(topo_plan_run(p, NULL, &r, &err), 0);
 	expect_verified(r, "defaults");
-	CHECK_INT(topo_report_threads(r), sysconf(_SC_NPROCESSORS_ONLN));
+	CHECK_INT(topo_report_threads(r), CPU_COUNT(&mask));
 	CHECK_INT(topo_report_iterations(r), 1);
+	topo_report_free(r);
+	/* A mask of one CPU, as `taskset -c N` gives: one worker. */
+	for (c = CPU_SETSIZE - 1; c > 0 && !CPU_ISSET(c, &mask); c--)
+		;
+	CPU_ZERO(&one);
+	CPU_SET(c, &one);
+	CHECK_INT(sched_setaffinity(0, sizeof(one), &one), 0);
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_run(p, NULL, &r, &err), 0);
+	CHECK_INT(sched_setaffinity(0, sizeof(mask), &mask), 0);
+	expect_verified(r, "one CPU");
+	CHECK_INT(topo_report_threads(r), 1);
 	topo_report_free(r);
 	/* Accessors accept NULL. */
 	topo_report_free(NULL);
 	CHECK_INT(topo_report_verified(NULL), 0);
 	CHECK_INT(topo_report_error_count(NULL), 0);
 
-	for (k = 0; k < 200; k++) {
-		rp = (struct topo_run_params){2, 2, 0};
+	/* Until 5 runs in a row succeed: a failure the run survives (where
+	 * to pin the workers) is followed by more allocations. */
+	for (k = 0; k < 200 && streak < 5; k++) {
+		rp = run_params(2, 2, 0);
 		r = (topo_report *)&r;
 		topo_error_clear(&err);
 		topo__alloc_fail_after(k);
@@ -1436,14 +1467,16 @@ static void test_run_params(void)
 		if (rc == 0) {
 			expect_verified(r, "after allocation failures");
 			topo_report_free(r);
-			break;
+			streak++;
+			continue;
 		}
+		streak = 0;
 		CHECK_INT(rc, TOPO_ENOMEM);
 		CHECK(strncmp(err.text, "out of memory", 13) == 0, "%s",
 		      err.text);
 		CHECK(r == NULL, "failed run set *out");
 	}
-	CHECK(rc == 0 && k >= 8, "succeeded after %ld failures", k);
+	CHECK(rc == 0 && streak == 5 && k >= 13, "succeeded after %ld runs", k);
 	topo_plan_free(p);
 	topo_group_free(g);
 	topo_machine_free(m);
@@ -1492,8 +1525,7 @@ static void test_reduce_segments(void)
 
 		topo_error_clear(&err);
 		CHECK_INT(topo_tree_new(&t, g, c[i].shape, &err), 0);
-		memset(&q, 0, sizeof(q));
-		q.op = TOPO_OP_REDUCE;
+		topo_plan_params_init(&q, sizeof(q), TOPO_OP_REDUCE);
 		q.algorithm = c[i].algo;
 		q.root = c[i].root;
 		q.bytes = c[i].bytes;
@@ -1542,8 +1574,7 @@ static void test_plan_memory(void)
 
 	topo_error_clear(&err);
 	CHECK_INT(topo_tree_new(&t, g, "hierarchical", &err), 0);
-	memset(&q, 0, sizeof(q));
-	q.root = -1;
+	topo_plan_params_init(&q, sizeof(q), TOPO_OP_BCAST);
 	for (int op = 0; op <= TOPO_OP_REDUCE; op++) {
 		topo_plan *p = NULL;
 		int64_t need = -1;
@@ -1596,18 +1627,25 @@ static void test_plan_memory(void)
 	topo_machine_free(m);
 }
 
-static void plan_bad(const topo_tree *t, struct topo_plan_params q, int code,
-		     const char *want, int line)
+/* topo_plan_new refuses params (of any version) with code and text want. */
+static void plan_refused(const topo_tree *t, const void *params, int code,
+			 const char *want, int line)
 {
 	topo_plan *p = (topo_plan *)&p;
 	topo_error err;
 
 	topo_error_clear(&err);
-	CHECK(topo_plan_new(&p, t, &q, &err) == code, "line %d: code %d", line,
-	      err.code);
+	CHECK(topo_plan_new(&p, t, params, &err) == code, "line %d: code %d",
+	      line, err.code);
 	CHECK(p == NULL, "line %d: *out not NULL", line);
 	CHECK(strcmp(err.text, want) == 0, "line %d: \"%s\", want \"%s\"", line,
 	      err.text, want);
+}
+
+static void plan_bad(const topo_tree *t, struct topo_plan_params q, int code,
+		     const char *want, int line)
+{
+	plan_refused(t, &q, code, want, line);
 }
 
 static void test_plan_new(void)
@@ -1636,7 +1674,7 @@ static void test_plan_new(void)
 	CHECK_INT(topo_tree_new(&t2h, g2, "hierarchical", &err), 0);
 	CHECK_INT(topo_tree_new(&t3, g3, "binomial", &err), 0);
 
-	memset(&q, 0, sizeof(q));
+	topo_plan_params_init(&q, sizeof(q), TOPO_OP_BCAST);
 	q.root = 99;
 	plan_bad(t, q, TOPO_EARG,
 		 "endpoint 99 is not a member of group \"world\" (members: "
@@ -1712,15 +1750,14 @@ static void test_plan_new(void)
 	topo_error_clear(&err);
 	CHECK_INT(topo_plan_new(NULL, t, &q, &err), TOPO_EARG);
 
-	/* Defaults: 8 bytes, the op's first algorithm, the tree's root
-	 * (reduce's default algorithm wants the hierarchical tree). */
+	/* Defaults (topo_plan_params_init): 8 bytes, the op's first
+	 * algorithm, the tree's root (reduce's default algorithm wants the
+	 * hierarchical tree). */
 	for (int op = 0; op < 4; op++) {
 		const topo_tree *tt = op == TOPO_OP_REDUCE ? t2h : t2;
 		topo_plan *p = NULL;
 
-		memset(&q, 0, sizeof(q));
-		q.op = (enum topo_op)op;
-		q.root = -1;
+		topo_plan_params_init(&q, sizeof(q), (enum topo_op)op);
 		topo_error_clear(&err);
 		CHECK(topo_plan_new(&p, tt, &q, &err) == 0, "%s: %s",
 		      defaults[op], err.text);
@@ -1731,7 +1768,11 @@ static void test_plan_new(void)
 		CHECK_INT(p->params.bytes, 8);
 		CHECK_INT(p->root, tt->root);
 		CHECK_INT(p->n, 4);
-		CHECK_INT(p->type_size, 1);
+		/* reduce: int32, the others int8 */
+		CHECK_INT(p->params.type,
+			  op == TOPO_OP_REDUCE ? TOPO_INT32 : TOPO_INT8);
+		CHECK_INT(p->type_size, op == TOPO_OP_REDUCE ? 4 : 1);
+		CHECK_INT(p->params.redop, TOPO_SUM);
 		CHECK(p->params.algorithm == p->algorithm,
 		      "params.algorithm not the plan's own");
 		topo_plan_free(p);
@@ -1741,8 +1782,7 @@ static void test_plan_new(void)
 		topo_plan *p = NULL;
 		char name[] = "or-combine";
 
-		memset(&q, 0, sizeof(q));
-		q.op = TOPO_OP_SCATTER;
+		topo_plan_params_init(&q, sizeof(q), TOPO_OP_SCATTER);
 		q.algorithm = name;
 		q.root = 10;
 		q.bytes = 24;
@@ -1766,6 +1806,242 @@ static void test_plan_new(void)
 	topo_group_free(g3);
 	topo_machine_free(m);
 	topo_machine_free(big);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The parameter structs: initialisers, and structs of other versions */
+
+/* A struct topo_plan_params as an older version might have had it: the
+ * fields up to bytes. */
+struct old_plan_params {
+	size_t size;
+	enum topo_op op;
+	const char *algorithm;
+	int32_t root;
+	size_t bytes;
+};
+
+/* The oldest possible: the operation alone. */
+struct op_plan_params {
+	size_t size;
+	enum topo_op op;
+};
+
+/* One from a later version, with a field this one does not know. */
+struct new_plan_params {
+	struct topo_plan_params known;
+	uint64_t later;
+};
+
+/* Plans over t with params (any version), expecting success; NULL
+ * otherwise. */
+static topo_plan *plan_with(const topo_tree *t, const void *params,
+			    const char *what)
+{
+	topo_plan *p = NULL;
+	topo_error err;
+
+	topo_error_clear(&err);
+	CHECK(topo_plan_new(&p, t, params, &err) == 0, "%s: %s", what,
+	      err.text);
+	return p;
+}
+
+static void test_params(void)
+{
+	topo_machine *m = small_machine();
+	topo_group *g = group_of(m, "world", NULL, 12);
+	topo_tree *t = NULL;
+	struct topo_plan_params q, zero;
+	struct topo_run_params rp, rzero;
+	struct old_plan_params *old = malloc(sizeof(*old));
+	struct op_plan_params *opq = malloc(sizeof(*opq));
+	struct new_plan_params big;
+	topo_plan *p = NULL;
+	topo_report *r = NULL;
+	topo_error err;
+	char want[400];
+	int32_t root;
+
+	topo_error_clear(&err);
+	CHECK_INT(topo_tree_new(&t, g, "hierarchical", &err), 0);
+	/* The fixture's tree root is not endpoint 0, which a zero-filled
+	 * root would name. */
+	root = g->members[t->root];
+	CHECK_INT(root, 6);
+
+	/* Every documented default. */
+	memset(&q, 0x5a, sizeof(q));
+	CHECK_INT(topo_plan_params_init(&q, sizeof(q), TOPO_OP_REDUCE), 0);
+	CHECK_INT(q.size, sizeof(q));
+	CHECK_INT(q.op, TOPO_OP_REDUCE);
+	CHECK(q.algorithm == NULL, "algorithm not NULL");
+	CHECK_INT(q.root, -1);
+	CHECK_INT(q.bytes, 8);
+	CHECK_INT(q.type, TOPO_INT32);
+	CHECK_INT(q.redop, TOPO_SUM);
+	CHECK_INT(q.segment, 0);
+	CHECK_INT(q.chunk, 0);
+	CHECK_INT(topo_plan_params_init(&q, sizeof(q), TOPO_OP_SCATTER), 0);
+	CHECK_INT(q.type, TOPO_INT8);
+	CHECK_INT(q.root, -1);
+	memset(&rp, 0x5a, sizeof(rp));
+	CHECK_INT(topo_run_params_init(&rp, sizeof(rp)), 0);
+	CHECK_INT(rp.size, sizeof(rp));
+	CHECK_INT(rp.threads, 0);
+	CHECK_INT(rp.iterations, 1);
+	CHECK(rp.timeout == 60, "timeout %g", rp.timeout);
+
+	/* Initialised: the tree's root, not endpoint 0. */
+	topo_plan_params_init(&q, sizeof(q), TOPO_OP_BCAST);
+	p = plan_with(t, &q, "initialised");
+	if (p != NULL)
+		CHECK_INT(topo_plan_root(p), root);
+	topo_plan_free(p);
+
+	/* Zero-initialised, as the header once said to: refused, and the
+	 * text says what to do. */
+	memset(&zero, 0, sizeof(zero));
+	zero.op = TOPO_OP_BCAST;
+	plan_bad(t, zero, TOPO_EARG,
+		 "struct topo_plan_params is not initialised (its size is 0): "
+		 "call topo_plan_params_init() first",
+		 __LINE__);
+	topo_plan_params_init(&q, sizeof(q), TOPO_OP_BCAST);
+	p = plan_with(t, &q, "for the runs");
+	memset(&rzero, 0, sizeof(rzero));
+	r = (topo_report *)&r;
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_run(p, &rzero, &r, &err), TOPO_EARG);
+	CHECK_STR(err.text, "struct topo_run_params is not initialised (its "
+			    "size is 0): call topo_run_params_init() first");
+	CHECK(r == NULL, "*out not cleared");
+	topo_plan_free(p);
+
+	/* Too small, or no size at all: refused. */
+	topo_plan_params_init(&q, sizeof(q), TOPO_OP_BCAST);
+	q.size = sizeof(size_t);
+	for (int i = 0; i < 2; i++) {
+		snprintf(want, sizeof(want),
+			 "struct topo_plan_params has size %zu, not that of "
+			 "any version of it (%zu to 4096 bytes; this one: "
+			 "%zu): initialise it with topo_plan_params_init(p, "
+			 "sizeof(*p), ...)",
+			 q.size,
+			 offsetof(struct topo_plan_params, op) +
+			     sizeof(enum topo_op),
+			 sizeof(q));
+		plan_bad(t, q, TOPO_EARG, want, __LINE__);
+		q.size = 5000; /* garbage: the bytes it claims are not read */
+	}
+	CHECK_INT(topo_plan_params_init(&q, sizeof(size_t), TOPO_OP_BCAST),
+		  TOPO_EARG);
+	CHECK_INT(q.size, 0); /* the bytes given are zeroed */
+	CHECK_INT(topo_plan_params_init(NULL, sizeof(q), TOPO_OP_BCAST),
+		  TOPO_EARG);
+	CHECK_INT(topo_run_params_init(NULL, sizeof(rp)), TOPO_EARG);
+	CHECK_INT(topo_run_params_init(&rp, 4), TOPO_EARG);
+	/* An unknown op: initialised all the same, and refused when
+	 * planned. */
+	CHECK_INT(topo_plan_params_init(&q, sizeof(q), (enum topo_op)9),
+		  TOPO_EARG);
+	CHECK_INT(q.size, sizeof(q));
+	CHECK_INT(q.root, -1);
+	plan_bad(t, q, TOPO_EARG, "unknown operation 9", __LINE__);
+
+	/* A program built against an older, smaller struct: the fields it
+	 * has are read, the others take their defaults (reduce: int32).
+	 * old and opq are allocated to their size, so that AddressSanitizer
+	 * sees any read beyond it. */
+	CHECK_INT(sizeof(*old), offsetof(struct topo_plan_params, type));
+	memset(old, 0, sizeof(*old));
+	old->size = sizeof(*old);
+	old->op = TOPO_OP_REDUCE;
+	old->algorithm = "tree";
+	old->root = 3;
+	old->bytes = 16;
+	p = plan_with(t, old, "old struct");
+	if (p != NULL) {
+		CHECK_STR(topo_plan_algorithm(p), "tree");
+		CHECK_INT(topo_plan_root(p), 3);
+		CHECK_INT(p->params.bytes, 16);
+		CHECK_INT(p->params.type, TOPO_INT32);
+		CHECK_INT(p->params.redop, TOPO_SUM);
+		CHECK_INT(p->params.segment, 0);
+		CHECK_INT(p->params.chunk, 0);
+	}
+	topo_plan_free(p);
+	opq->size = sizeof(*opq);
+	opq->op = TOPO_OP_GATHER;
+	p = plan_with(t, opq, "op only");
+	if (p != NULL) {
+		CHECK_STR(topo_plan_algorithm(p), "chunked");
+		CHECK_INT(topo_plan_root(p), root);
+		CHECK_INT(p->params.bytes, 8);
+		CHECK_INT(p->params.type, TOPO_INT8);
+	}
+	topo_plan_free(p);
+
+	/* A later version's struct: understood while what this version does
+	 * not know is 0, refused once it is set. */
+	CHECK_INT(topo_plan_params_init(&big.known, sizeof(big), TOPO_OP_BCAST),
+		  0);
+	CHECK_INT(big.later, 0);
+	big.known.bytes = 24;
+	p = plan_with(t, &big, "later struct");
+	if (p != NULL)
+		CHECK_INT(p->params.bytes, 24);
+	topo_plan_free(p);
+	big.later = 1;
+	snprintf(want, sizeof(want),
+		 "struct topo_plan_params of %zu bytes sets byte %zu, but "
+		 "libtopo %s knows only its first %zu: a field of a later "
+		 "version is not supported by this library",
+		 sizeof(big), offsetof(struct new_plan_params, later),
+		 TOPO_VERSION_STRING, sizeof(struct topo_plan_params));
+	plan_refused(t, &big, TOPO_EARG, want, __LINE__);
+
+	/* Run parameters of an older version, without timeout (which must
+	 * then be the default, 60 s), read directly and used for a run. */
+	topo_plan_params_init(&q, sizeof(q), TOPO_OP_BCAST);
+	p = plan_with(t, &q, "for the runs");
+	{
+		struct old_run_params {
+			size_t size;
+			int threads;
+			int iterations;
+		} *oldrun = malloc(sizeof(*oldrun));
+		struct topo_run_params got;
+
+		CHECK_INT(sizeof(*oldrun),
+			  offsetof(struct topo_run_params, timeout));
+		oldrun->size = sizeof(*oldrun);
+		oldrun->threads = 3;
+		oldrun->iterations = 2;
+		memset(&got, 0, sizeof(got));
+		topo_error_clear(&err);
+		CHECK_INT(topo__run_params_read(&got, (const void *)oldrun,
+						&err),
+			  0);
+		CHECK_INT(got.threads, 3);
+		CHECK_INT(got.iterations, 2);
+		CHECK(got.timeout == 60, "timeout %g, want 60", got.timeout);
+		topo_error_clear(&err);
+		CHECK_INT(topo_plan_run(p, (const void *)oldrun, &r, &err), 0);
+		if (r != NULL) {
+			CHECK_INT(topo_report_threads(r), 3);
+			CHECK_INT(topo_report_iterations(r), 2);
+			CHECK_INT(topo_report_verified(r), 1);
+		}
+		topo_report_free(r);
+		free(oldrun);
+	}
+	topo_plan_free(p);
+	free(old);
+	free(opq);
+	topo_tree_free(t);
+	topo_group_free(g);
+	topo_machine_free(m);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1848,6 +2124,7 @@ int main(void)
 	test_memory();
 	test_run_params();
 	test_plan_new();
+	test_params();
 	test_reduce_segments();
 	test_plan_memory();
 	bench_million();

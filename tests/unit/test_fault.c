@@ -117,15 +117,14 @@ static void fixture_new(struct fixture *f, int nodes, int tasks,
 			const char *shape, enum topo_op op,
 			const char *algorithm, size_t bytes)
 {
-	struct topo_plan_params pp = {0};
+	struct topo_plan_params pp;
 	topo_error err;
 
 	memset(f, 0, sizeof(*f));
 	f->m = machine(nodes, tasks);
 	topo_error_clear(&err);
-	pp.op = op;
+	topo_plan_params_init(&pp, sizeof(pp), op);
 	pp.algorithm = algorithm;
-	pp.root = -1;
 	pp.bytes = bytes;
 	if (topo_group_new(&f->g, f->m, "world", "all", &err) != 0 ||
 	    topo_tree_new(&f->t, f->g, shape, &err) != 0 ||
@@ -223,9 +222,13 @@ static const struct topo__transport_ops faulty = {
 static topo_report *run(const topo_plan *p, int threads, int iterations,
 			double timeout, int *rc, topo_error *err)
 {
-	struct topo_run_params rp = {threads, iterations, timeout};
+	struct topo_run_params rp;
 	topo_report *r = NULL;
 
+	topo_run_params_init(&rp, sizeof(rp));
+	rp.threads = threads;
+	rp.iterations = iterations;
+	rp.timeout = timeout;
 	topo_error_clear(err);
 	*rc = topo__plan_run_transport(p, &rp, &faulty, &r, err);
 	return r;

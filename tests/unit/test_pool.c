@@ -8,7 +8,9 @@
  * fan-out.  Then the ways a wait ends early: a deadline while a task is
  * blocked (the pool waits for it, drops what is queued and is reusable),
  * an abort from inside a task and from outside, and pushes that find no
- * memory.  Idle workers must not use the CPU.  Prints tasks per second.
+ * memory.  Idle workers must not use the CPU.  Then the CPUs the process
+ * may run on (cpus.c): masks of any size counted, and each worker pinned
+ * to the i-th allowed CPU when there are enough.  Prints tasks per second.
  */
 #define TOPO_INTERNAL
 #include "exec_internal.h"
@@ -16,6 +18,7 @@
 #include "check.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -414,6 +417,136 @@ static void nomem_case(void)
 	ctx_free(c);
 }
 
+/* topo__cpuset_ids on masks made up here: one of CPU_SETSIZE CPUs, and
+ * one of 4096 (larger than a cpu_set_t), whose CPUs beyond 1023 count. */
+static void cpuset_case(void)
+{
+	size_t big = CPU_ALLOC_SIZE(4096);
+	cpu_set_t *set = CPU_ALLOC(4096), one;
+	int ids[4] = {-7, -7, -7, -7};
+
+	if (set == NULL)
+		exit(2);
+	CPU_ZERO_S(big, set);
+	CHECK_INT(topo__cpuset_ids(set, big, ids, 4), 0);
+	CHECK_INT(ids[0], -7);
+	CPU_SET_S(4095, big, set);
+	CPU_SET_S(3, big, set);
+	CPU_SET_S(1024, big, set);
+	CPU_SET_S(1023, big, set);
+	CHECK_INT(topo__cpuset_ids(set, big, NULL, 0), 4);
+	CHECK_INT(topo__cpuset_ids(set, big, ids, 3), 4);
+	CHECK_INT(ids[0], 3);
+	CHECK_INT(ids[1], 1023);
+	CHECK_INT(ids[2], 1024);
+	CHECK_INT(ids[3], -7); /* max 3: the fourth is not stored */
+	/* Only the first setsize bytes are read. */
+	CHECK_INT(topo__cpuset_ids(set, CPU_ALLOC_SIZE(1024), ids, 4), 2);
+	CPU_FREE(set);
+	CPU_ZERO(&one);
+	CPU_SET(1, &one);
+	CHECK_INT(topo__cpuset_ids(&one, sizeof(one), ids, 4), 1);
+	CHECK_INT(ids[0], 1);
+}
+
+/* What each worker's thread may run on, recorded by its own tasks: the CPU
+ * when it is pinned to one, -1 when it may run on several. */
+struct pins {
+	int cpu[8];
+	int ran[8];
+};
+
+static void record_pin(void *vctx, int64_t task, int worker)
+{
+	struct pins *p = vctx;
+	struct timespec d = {0, 1000 * 1000};
+	cpu_set_t set;
+
+	(void)task;
+	if (worker < 0 || worker >= 8)
+		return;
+	p->cpu[worker] = -2;
+	if (pthread_getaffinity_np(pthread_self(), sizeof(set), &set) == 0) {
+		p->cpu[worker] = -1;
+		for (int c = 0; c < CPU_SETSIZE && CPU_COUNT(&set) == 1; c++)
+			if (CPU_ISSET(c, &set))
+				p->cpu[worker] = c;
+	}
+	p->ran[worker]++;
+	nanosleep(&d, NULL); /* so that the other workers get tasks too */
+}
+
+/* Runs 16 tasks per worker on a new pool of `threads` and checks that
+ * every worker that ran one is pinned to want[i] (-1: not pinned to one
+ * CPU). */
+static void check_pins(int threads, const int *want, const char *what)
+{
+	struct pins p;
+	struct topo__pool *pool = NULL;
+	struct timespec deadline = in(30);
+	topo_error err;
+	int ran = 0;
+
+	memset(&p, 0, sizeof(p));
+	topo_error_clear(&err);
+	CHECK(topo__pool_new(&pool, threads, record_pin, &p, &err) == 0,
+	      "%s: %s", what, err.text);
+	if (pool == NULL)
+		return;
+	for (int64_t i = 0; i < 16 * threads; i++)
+		topo__pool_push(pool, i, -1);
+	CHECK_INT(topo__pool_wait(pool, &deadline), 0);
+	topo__pool_free(pool);
+	for (int i = 0; i < threads; i++) {
+		if (p.ran[i] == 0)
+			continue;
+		ran++;
+		CHECK(p.cpu[i] == want[i], "%s: worker %d on CPU %d, want %d",
+		      what, i, p.cpu[i], want[i]);
+	}
+	CHECK(ran > 0, "%s: no worker ran a task", what);
+}
+
+/* The process's own mask: counted like sched_getaffinity's CPU_COUNT,
+ * workers pinned to its CPUs in order when there are enough of them, and
+ * the same again when the mask is cut down to its last CPU (as `taskset -c
+ * N` would): one CPU, worker 0 pinned to it rather than to CPU 0. */
+static void affinity_case(void)
+{
+	cpu_set_t mask, last;
+	int ids[8], want[8], n, c;
+
+	if (sched_getaffinity(0, sizeof(mask), &mask) != 0) {
+		printf("affinity: sched_getaffinity failed, not checked\n");
+		return;
+	}
+	n = topo__cpus_allowed(ids, 8);
+	CHECK_INT(n, CPU_COUNT(&mask));
+	c = 0;
+	for (int i = 0; i < n && i < 8; i++) {
+		while (!CPU_ISSET(c, &mask))
+			c++;
+		CHECK_INT(ids[i], c);
+		c++;
+	}
+	if (n >= 1 && n <= 8)
+		check_pins(n, ids, "one worker per allowed CPU");
+	for (int i = 0; i < 8; i++)
+		want[i] = n == 1 ? ids[0] : -1;
+	if (n < 8)
+		check_pins(n + 1, want, "more workers than CPUs: not pinned");
+
+	CPU_ZERO(&last);
+	CPU_SET(ids[n < 8 ? n - 1 : 7], &last);
+	CHECK_INT(sched_setaffinity(0, sizeof(last), &last), 0);
+	CHECK_INT(topo__cpus_allowed(ids, 8), 1);
+	CHECK(CPU_ISSET(ids[0], &last), "allowed CPU %d", ids[0]);
+	want[0] = ids[0];
+	check_pins(1, want, "restricted to one CPU");
+	CHECK_INT(sched_setaffinity(0, sizeof(mask), &mask), 0);
+	CHECK_INT(topo__cpus_allowed(NULL, 0), CPU_COUNT(&mask));
+}
+
 int main(void)
 {
 	shape_case(FLAT, "flat", 1, 100000, 0);
@@ -436,5 +569,7 @@ int main(void)
 	abort_case(8);
 	idle_case();
 	nomem_case();
+	cpuset_case();
+	affinity_case();
 	return check_done("test_pool");
 }

@@ -648,9 +648,8 @@ static char *replay(const topo_tree *t, int32_t root)
 	char *out = malloc(8192);
 	size_t len = 0;
 
-	memset(&pp, 0, sizeof(pp));
-	memset(&rp, 0, sizeof(rp));
-	pp.op = TOPO_OP_BCAST;
+	topo_plan_params_init(&pp, sizeof(pp), TOPO_OP_BCAST);
+	topo_run_params_init(&rp, sizeof(rp));
 	pp.root = root;
 	pp.bytes = 16;
 	rp.threads = 1;

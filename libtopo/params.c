@@ -84,7 +84,8 @@ static void run_defaults(struct topo_run_params *p, size_t size)
 int topo_plan_params_init(struct topo_plan_params *p, size_t size,
 			  enum topo_op op)
 {
-	if (p == NULL)
+	/* A size beyond any struct is garbage: nothing of p is touched. */
+	if (p == NULL || size > MAX_SIZE)
 		return TOPO_EARG;
 	memset(p, 0, size);
 	if (size < PLAN_MIN_SIZE)
@@ -95,7 +96,7 @@ int topo_plan_params_init(struct topo_plan_params *p, size_t size,
 
 int topo_run_params_init(struct topo_run_params *p, size_t size)
 {
-	if (p == NULL)
+	if (p == NULL || size > MAX_SIZE)
 		return TOPO_EARG;
 	memset(p, 0, size);
 	if (size < RUN_MIN_SIZE)

@@ -1941,6 +1941,15 @@ static void test_params(void)
 		  TOPO_EARG);
 	CHECK_INT(topo_run_params_init(NULL, sizeof(rp)), TOPO_EARG);
 	CHECK_INT(topo_run_params_init(&rp, 4), TOPO_EARG);
+	/* A garbage size is refused before anything is written: q and rp
+	 * are far smaller than what it claims. */
+	q.size = 77;
+	CHECK_INT(topo_plan_params_init(&q, (size_t)1 << 20, TOPO_OP_BCAST),
+		  TOPO_EARG);
+	CHECK_INT(q.size, 77);
+	rp.size = 77;
+	CHECK_INT(topo_run_params_init(&rp, (size_t)1 << 20), TOPO_EARG);
+	CHECK_INT(rp.size, 77);
 	/* An unknown op: initialised all the same, and refused when
 	 * planned. */
 	CHECK_INT(topo_plan_params_init(&q, sizeof(q), (enum topo_op)9),

@@ -110,6 +110,7 @@ int topo_compile(topo_compiled **out, const topo_machine *m,
 		 size_t nextra, const char *const *shapes, size_t nshapes,
 		 topo_error *err)
 {
+	struct topo__node_memo memo = {NULL, 0, 0};
 	struct entry *list = NULL;
 	topo_compiled *c = NULL;
 	size_t count = 0;
@@ -136,7 +137,9 @@ int topo_compile(topo_compiled **out, const topo_machine *m,
 
 	rc = TOPO_ENOMEM;
 	c = topo__calloc(1, sizeof(*c));
-	if (c == NULL)
+	/* One node memo for every physical tree: a group's tree then costs
+	 * its members, not the machine's nodes. */
+	if (c == NULL || topo__node_memo_new(&memo, m) != 0)
 		goto nomem;
 	c->m = m;
 	c->groups = topo__calloc(count, sizeof(*c->groups));
@@ -156,14 +159,15 @@ int topo_compile(topo_compiled **out, const topo_machine *m,
 			goto nomem;
 		}
 		for (size_t j = 0; j < nshapes; j++) {
-			rc = topo_tree_new(&c->trees[i][j], c->groups[i],
-					   shapes[j], err);
+			rc = topo__tree_new(&c->trees[i][j], c->groups[i],
+					    shapes[j], &memo, err);
 			if (rc != 0)
 				goto fail;
 			c->ntrees[i]++;
 		}
 	}
 	topo__free(list);
+	topo__node_memo_free(&memo);
 	*out = c;
 	return 0;
 nomem:
@@ -173,6 +177,7 @@ nomem:
 		  m->name);
 fail:
 	topo__free(list);
+	topo__node_memo_free(&memo);
 	topo_compiled_free(c);
 	return rc;
 }

@@ -198,12 +198,33 @@ struct topo_tree {
 };
 
 /*
+ * Per-node scratch of the physical tree, reusable from tree to tree: a
+ * cell counts only when its stamp is the current one, so a tree touches
+ * the cells of its member nodes and their ancestors, never all of them,
+ * and many small groups over a big machine cost what their members cost.
+ * cell[v] = stamp << 32 | (value + 1).
+ */
+struct topo__node_memo {
+	uint64_t *cell; /* [nodes], zeroed when allocated */
+	int32_t nodes;
+	uint32_t stamp;
+};
+
+/* Allocates a memo for m (TOPO_ENOMEM), frees one (NULL allowed). */
+int topo__node_memo_new(struct topo__node_memo *memo, const topo_machine *m);
+void topo__node_memo_free(struct topo__node_memo *memo);
+
+/*
  * Shape builders (tree_*.c): fill parent[0..n-1] with group ranks (-1 at the
  * root) for g's members.  Pure arithmetic except where scratch is needed:
- * the caller passes a scratch area of topo__tree_scratch_size() bytes.
+ * the physical tree takes a node memo of g's machine.
  */
-size_t topo__tree_scratch_size(const topo_group *g);
-void topo__tree_physical(const topo_group *g, int32_t *parent, void *scratch);
+void topo__tree_physical(const topo_group *g, int32_t *parent,
+			 struct topo__node_memo *memo);
+/* topo_tree_new with the caller's memo for a physical tree (NULL: one of
+ * its own), so that a compile shares one among its groups. */
+int topo__tree_new(topo_tree **out, const topo_group *g, const char *shape,
+		   struct topo__node_memo *memo, topo_error *err);
 void topo__tree_hierarchical(const topo_group *g, int32_t *parent,
 			     void *scratch);
 void topo__tree_binomial(int32_t n, int32_t *parent);

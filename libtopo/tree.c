@@ -100,12 +100,6 @@ int topo_tree_shape_check(const char *shape, topo_error *err)
 	return parse_shape(shape, &kind, &k, err);
 }
 
-size_t topo__tree_scratch_size(const topo_group *g)
-{
-	/* physical: one int32_t per machine node (see tree_physical.c). */
-	return (size_t)g->m->nodes * sizeof(int32_t);
-}
-
 static int32_t member_node(const topo_machine *m, int32_t ep)
 {
 	return m->task_node[ep / m->eps_per_task];
@@ -228,12 +222,12 @@ fail:
 	return rc;
 }
 
-int topo_tree_new(topo_tree **out, const topo_group *g, const char *shape,
-		  topo_error *err)
+int topo__tree_new(topo_tree **out, const topo_group *g, const char *shape,
+		   struct topo__node_memo *memo, topo_error *err)
 {
+	struct topo__node_memo own = {NULL, 0, 0};
 	enum shape_kind kind;
 	int32_t k, bad, *parent = NULL;
-	void *scratch = NULL;
 	int rc;
 
 	*out = NULL;
@@ -248,10 +242,12 @@ int topo_tree_new(topo_tree **out, const topo_group *g, const char *shape,
 		goto nomem;
 	switch (kind) {
 	case SHAPE_PHYSICAL:
-		scratch = topo__malloc(topo__tree_scratch_size(g));
-		if (scratch == NULL)
-			goto nomem;
-		topo__tree_physical(g, parent, scratch);
+		if (memo == NULL) {
+			if (topo__node_memo_new(&own, g->m) != 0)
+				goto nomem;
+			memo = &own;
+		}
+		topo__tree_physical(g, parent, memo);
 		break;
 	case SHAPE_HIERARCHICAL:
 		/* Needs no scratch: two passes over the members. */
@@ -267,7 +263,7 @@ int topo_tree_new(topo_tree **out, const topo_group *g, const char *shape,
 		topo__tree_kary(g->size, k, parent);
 		break;
 	}
-	topo__free(scratch);
+	topo__node_memo_free(&own);
 	rc = topo__tree_from_parent(out, g, shape, parent, &bad);
 	if (rc == TOPO_EINVAL)
 		/* A builder bug, not the caller's: say which. */
@@ -282,12 +278,18 @@ int topo_tree_new(topo_tree **out, const topo_group *g, const char *shape,
 				 shape, g->name, (int)g->size);
 	return 0;
 nomem:
-	topo__free(scratch);
+	topo__node_memo_free(&own);
 	topo__free(parent);
 	return topo__err(err, TOPO_ENOMEM, NULL, NULL,
 			 "out of memory building tree \"%s\" over group "
 			 "\"%s\" (%d members)",
 			 shape, g->name, (int)g->size);
+}
+
+int topo_tree_new(topo_tree **out, const topo_group *g, const char *shape,
+		  topo_error *err)
+{
+	return topo__tree_new(out, g, shape, NULL, err);
 }
 
 const char *topo_tree_name(const topo_tree *t)

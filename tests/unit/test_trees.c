@@ -550,6 +550,49 @@ static void test_random(void)
 	}
 }
 
+/* One node memo shared by many physical trees (as a compile shares it),
+ * across the wrap of its stamps: every tree as a fresh memo builds it. */
+static void test_shared_memo(void)
+{
+	long differ = 0, trees = 0;
+
+	for (int round = 0; round < 100; round++) {
+		topo_machine *m = random_machine();
+		struct topo__node_memo memo;
+
+		CHECK_INT(topo__node_memo_new(&memo, m), 0);
+		/* Half the rounds start just before the stamps wrap. */
+		if (round % 2)
+			memo.stamp = UINT32_MAX - 5;
+		for (int k = 0; k < 12; k++) {
+			topo_group *g = random_group(m);
+			int32_t *parent =
+			    topo__mallocarray((size_t)g->size, sizeof(int32_t));
+			topo_tree *fresh = NULL;
+			topo_error err;
+
+			topo__tree_physical(g, parent, &memo);
+			topo_error_clear(&err);
+			CHECK_INT(topo_tree_new(&fresh, g, "physical", &err), 0);
+			if (fresh != NULL &&
+			    memcmp(parent, topo_tree_parent(fresh),
+				   (size_t)g->size * sizeof(int32_t)) != 0)
+				differ++;
+			trees++;
+			topo_tree_free(fresh);
+			topo__free(parent);
+			topo_group_free(g);
+		}
+		CHECK(round % 2 == 0 || memo.stamp < 100,
+		      "round %d: the stamps did not wrap (%u)", round,
+		      (unsigned)memo.stamp);
+		topo__node_memo_free(&memo);
+		topo_machine_free(m);
+	}
+	CHECK(differ == 0, "%ld of %ld trees built with a shared memo differ",
+	      differ, trees);
+}
+
 /* ------------------------------------------------------------ compile */
 
 static void test_compile(void)
@@ -725,6 +768,7 @@ int main(void)
 	test_shape_names();
 	test_from_parent();
 	test_random();
+	test_shared_memo();
 	test_compile();
 	test_tree_nomem();
 	return check_done("test_trees");

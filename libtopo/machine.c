@@ -37,6 +37,7 @@ struct load {
 	int32_t fanout;	 /* kary */
 	int ndims;	 /* torus */
 	int32_t *dims;	 /* [ndims], torus */
+	int32_t root;	 /* physical_root, kary and torus */
 };
 
 /* The keys of each object, as collc(5) lists them. */
@@ -313,14 +314,12 @@ static int check_limit(struct load *ld)
 			 (long long)ld->tasks, (int)ld->eps, digits + i);
 }
 
-/* Explicit network: check each entry, then that the whole is a tree. */
-static int load_tree(struct load *ld, json_t *v)
+/* Explicit network, first pass: the array and each entry, allocating
+ * nothing. */
+static int check_tree_entries(struct load *ld, json_t *v)
 {
-	char got[128], ptr[64], range[32], path[160];
-	int32_t *state = NULL, bad, root;
-	const char *why;
+	char got[128], ptr[64], range[32];
 	size_t count;
-	int rc = 0;
 
 	node_range(ld->nodes, range, sizeof(range));
 	if (!json_is_array(v)) {
@@ -352,8 +351,22 @@ static int load_tree(struct load *ld, json_t *v)
 				       "node %" JSON_INTEGER_FORMAT
 				       " does not exist (nodes: %s)",
 				       p, range);
-		ld->parent[n] = (int32_t)p;
 	}
+	return 0;
+}
+
+/* Explicit network, second pass: the parent array, and that the whole is
+ * a tree (which needs a state per node). */
+static int build_tree(struct load *ld, json_t *v)
+{
+	char ptr[64], path[160];
+	int32_t *state = NULL, bad, root;
+	const char *why;
+	int rc = 0;
+
+	for (int32_t n = 0; n < ld->nodes; n++)
+		ld->parent[n] = (int32_t)json_integer_value(
+		    json_array_get(v, (size_t)n));
 	state = topo__mallocarray((size_t)ld->nodes, sizeof(int32_t));
 	if (state == NULL)
 		return no_memory(ld);
@@ -444,12 +457,15 @@ static int load_dims(struct load *ld, json_t *v)
 	return 0;
 }
 
-static int load_network(struct load *ld, json_t *net)
+/* The network, checked without allocating anything per node: its type,
+ * its keys, its one required key and every value; an explicit tree's
+ * entries one by one (whether they make a tree needs memory per node:
+ * build_network).  Sets ld->net_type, ld->fanout, ld->dims, ld->root. */
+static int check_network(struct load *ld, json_t *net)
 {
 	const char *const *valid;
 	json_t *type, *v;
 	char got[128], context[32];
-	int32_t root = 0;
 	int rc;
 
 	if (!json_is_object(net)) {
@@ -496,12 +512,8 @@ static int load_network(struct load *ld, json_t *net)
 		return invalid(ld, "/network",
 			       "missing \"%s\" (required for type \"%s\")",
 			       valid[1], ld->net_type);
-	ld->parent = topo__mallocarray((size_t)ld->nodes, sizeof(int32_t));
-	if (ld->parent == NULL)
-		return no_memory(ld);
 	if (valid == tree_keys)
-		return load_tree(ld, v);
-
+		return check_tree_entries(ld, v);
 	if (valid == kary_keys)
 		rc = want_int(ld, v, "/network/fanout", 1, &ld->fanout);
 	else
@@ -509,24 +521,34 @@ static int load_network(struct load *ld, json_t *net)
 	if (rc != 0)
 		return rc;
 	v = json_object_get(net, "physical_root");
-	if (v != NULL) {
-		rc = want_node(ld, v, "/network/physical_root", &root);
-		if (rc != 0)
-			return rc;
-	}
-	if (valid == kary_keys)
-		topo__network_kary(ld->parent, ld->nodes, ld->fanout, root);
-	else
-		topo__network_torus(ld->parent, ld->dims, ld->ndims, root);
+	if (v != NULL)
+		return want_node(ld, v, "/network/physical_root", &ld->root);
 	return 0;
 }
 
-/* The groups' shape and names; their specs need the built machine. */
+/* The node-level parent array, once everything cheap is checked. */
+static int build_network(struct load *ld, json_t *net)
+{
+	ld->parent = topo__mallocarray((size_t)ld->nodes, sizeof(int32_t));
+	if (ld->parent == NULL)
+		return no_memory(ld);
+	if (strcmp(ld->net_type, "tree") == 0)
+		return build_tree(ld, json_object_get(net, "parent"));
+	if (strcmp(ld->net_type, "kary") == 0)
+		topo__network_kary(ld->parent, ld->nodes, ld->fanout, ld->root);
+	else
+		topo__network_torus(ld->parent, ld->dims, ld->ndims, ld->root);
+	return 0;
+}
+
+/* The groups' shape, names and specs (read against the machine's sizes);
+ * what the specs select needs the built machine. */
 static int check_groups(struct load *ld, json_t *groups)
 {
 	const char *name;
 	json_t *v;
 	char got[128], ptr[256];
+	int rc;
 
 	if (!json_is_object(groups)) {
 		show(groups, got, sizeof(got));
@@ -550,6 +572,15 @@ static int check_groups(struct load *ld, json_t *groups)
 				       "must be a non-empty stride spec "
 				       "string such as \"cols 0::2\" (got %s)",
 				       got);
+		}
+		/* Its words and indices, from the sizes alone; whether it
+		 * selects anything is for add_groups. */
+		rc = topo__spec_syntax(ld->eps, (int32_t)ld->tasks, ld->nodes,
+				       (int32_t)(ld->tasks * ld->eps),
+				       json_string_value(v), ld->err);
+		if (rc != 0) {
+			topo__err_locate(ld->err, ld->source, ptr);
+			return rc;
 		}
 	}
 	return 0;
@@ -663,8 +694,6 @@ static int load_doc(topo_machine **out, struct load *ld, json_t *doc,
 			goto done;
 	}
 	rc = check_limit(ld);
-	if (rc == 0)
-		rc = fill_tasks(ld, tasks);
 	if (rc != 0)
 		goto done;
 
@@ -676,7 +705,7 @@ static int load_doc(topo_machine **out, struct load *ld, json_t *doc,
 			     "\"torus\")");
 		goto done;
 	}
-	rc = load_network(ld, v);
+	rc = check_network(ld, v);
 	if (rc != 0)
 		goto done;
 
@@ -686,6 +715,16 @@ static int load_doc(topo_machine **out, struct load *ld, json_t *doc,
 		if (rc != 0)
 			goto done;
 	}
+
+	/* Everything that can be checked without memory in proportion to
+	 * the machine has been: a wrong file of 41 bytes that claims half a
+	 * billion nodes gets its real error at once, not after gigabytes
+	 * (or "out of memory" under a limit).  Now the per-node work. */
+	rc = fill_tasks(ld, tasks);
+	if (rc == 0)
+		rc = build_network(ld, v);
+	if (rc != 0)
+		goto done;
 
 	rc = topo__machine_build(&m, name, ld->nodes, ld->node_tasks, ld->eps,
 				 ld->net_type, ld->parent, ld->err);

@@ -69,7 +69,9 @@ struct mask {
 struct parser {
 	const char *s;
 	size_t len, pos;
-	const topo_machine *m;
+	const topo_machine *m; /* NULL when only checking */
+	int64_t size[4];       /* of each axis, by enum axis */
+	bool check_only;       /* read and check, select nothing */
 	topo_error *err;
 	word *value;	   /* [N] the spec's value so far */
 	struct mask ep;	   /* [N] the current term's ep constraint */
@@ -328,17 +330,7 @@ static int read_number(struct parser *p, int32_t *out)
 
 static int64_t axis_size(const struct parser *p, enum axis axis)
 {
-	switch (axis) {
-	case AXIS_ROW:
-		return p->m->eps_per_task;
-	case AXIS_TASK:
-		return p->m->tasks;
-	case AXIS_NODE:
-		return p->m->nodes;
-	case AXIS_EP:
-		break;
-	}
-	return p->m->endpoints;
+	return p->size[axis];
 }
 
 /* What may follow a number that ends an index list element. */
@@ -536,6 +528,8 @@ static int read_selector(struct parser *p, const struct axis_word *aw, size_t n)
 			break;
 		p->pos++;
 	}
+	if (p->check_only)
+		return 0;
 	mark(p, &p->sel);
 	switch (aw->axis) {
 	case AXIS_ROW:
@@ -695,13 +689,69 @@ static int alloc_maps(struct parser *p)
 	return 0;
 }
 
+/* Reads the whole spec, applying each term unless only checking. */
+static int read_spec(struct parser *p)
+{
+	bool all;
+	int rc;
+
+	p->len = strlen(p->s);
+	if (p->len > INT_MAX)
+		return fail(p, 0, "spec is too long (%zu characters)", p->len);
+	skip_space(p);
+	if (at_end(p))
+		return fail(p, 0,
+			    "spec is empty (expected \"all\" or "
+			    "selectors such as \"cols 0::2\")");
+	rc = read_term(p, &all);
+	if (rc != 0)
+		return rc;
+	if (!p->check_only)
+		apply_term(p, all, true);
+	while (!at_end(p)) {
+		/* read_term stopped at an operator with whitespace around. */
+		char op = p->s[p->pos++];
+
+		skip_space(p);
+		if (at_end(p))
+			return fail(p, p->pos, "expected a term after \"%c\"",
+				    op);
+		rc = read_term(p, &all);
+		if (rc != 0)
+			return rc;
+		if (!p->check_only)
+			apply_term(p, all, op == '+');
+	}
+	return 0;
+}
+
+int topo__spec_syntax(int32_t rows, int32_t tasks, int32_t nodes,
+		      int32_t endpoints, const char *spec, topo_error *err)
+{
+	struct parser p = {.s = spec, .err = err, .check_only = true};
+	int rc;
+
+	if (spec == NULL)
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "a spec is required");
+	p.size[AXIS_ROW] = rows;
+	p.size[AXIS_TASK] = tasks;
+	p.size[AXIS_NODE] = nodes;
+	p.size[AXIS_EP] = endpoints;
+	rc = read_spec(&p);
+	if (rc == TOPO_ENOMEM)
+		topo__err(err, rc, NULL, NULL,
+			  "out of memory reading spec \"%.200s\"", spec);
+	topo__free(p.progs);
+	return rc;
+}
+
 int topo__spec_eval(const topo_machine *m, const char *spec, int32_t **members,
 		    int32_t *n, topo_error *err)
 {
 	struct parser p = {.s = spec, .m = m, .err = err};
 	int64_t count, N;
 	int32_t *out = NULL;
-	bool all;
 	int rc;
 
 	*members = NULL;
@@ -710,39 +760,15 @@ int topo__spec_eval(const topo_machine *m, const char *spec, int32_t **members,
 		return topo__err(err, TOPO_EARG, NULL, NULL,
 				 "a machine and a spec are required");
 	N = m->endpoints;
-	p.len = strlen(spec);
-	if (p.len > INT_MAX)
-		return fail(&p, 0, "spec is too long (%zu characters)", p.len);
+	p.size[AXIS_ROW] = m->eps_per_task;
+	p.size[AXIS_TASK] = m->tasks;
+	p.size[AXIS_NODE] = m->nodes;
+	p.size[AXIS_EP] = m->endpoints;
 	rc = alloc_maps(&p);
+	if (rc == 0)
+		rc = read_spec(&p);
 	if (rc != 0)
 		goto out;
-
-	skip_space(&p);
-	if (at_end(&p)) {
-		rc = fail(&p, 0,
-			  "spec is empty (expected \"all\" or "
-			  "selectors such as \"cols 0::2\")");
-		goto out;
-	}
-	rc = read_term(&p, &all);
-	if (rc != 0)
-		goto out;
-	apply_term(&p, all, true);
-	while (!at_end(&p)) {
-		/* read_term stopped at an operator with whitespace around. */
-		char op = p.s[p.pos++];
-
-		skip_space(&p);
-		if (at_end(&p)) {
-			rc =
-			    fail(&p, p.pos, "expected a term after \"%c\"", op);
-			goto out;
-		}
-		rc = read_term(&p, &all);
-		if (rc != 0)
-			goto out;
-		apply_term(&p, all, op == '+');
-	}
 
 	count = bits_count(p.value, 0, nwords(N));
 	if (count == 0) {

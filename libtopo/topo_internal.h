@@ -172,6 +172,13 @@ struct topo_group {
  * TOPO_ESPEC (err->spec, err->position), TOPO_ENOMEM. */
 int topo__spec_eval(const topo_machine *m, const char *spec,
 		    int32_t **members, int32_t *n, topo_error *err);
+/* Reads spec and checks its words and indices against the axes' sizes
+ * (rows = endpoints per task), selecting nothing: no memory in proportion
+ * to the machine, so a machine description's groups are checked before
+ * the machine is built.  Whether a spec selects anything is known only
+ * from topo__spec_eval.  Errors as topo__spec_eval's. */
+int topo__spec_syntax(int32_t rows, int32_t tasks, int32_t nodes,
+		      int32_t endpoints, const char *spec, topo_error *err);
 /* Wraps an ascending member array in a group; takes ownership of members
  * (also on failure). */
 int topo__group_from_members(topo_group **out, const topo_machine *m,

@@ -70,5 +70,27 @@ for kib in 16000 24000 32000 48000 64000; do
 	    "$B/collc" routes "$work/r.json" --member 5
 done
 
+# A wrong file that claims a huge machine gets its real error whatever the
+# limit: everything cheap is checked before anything per node (issue 9:
+# under any limit below about 8.6 GB, "nodes": 2147483647 turned every
+# later error into "out of memory").
+printf '{"nodes": 2147483647, "tasks_per_node": 1, "network": {"type": "kary", "fanout": 2}, "groups": {"g": "cols 0::0"}}' \
+    >"$work/hugebad.json"
+printf '{"nodes": 500000000, "tasks_per_node": 1}' >"$work/nonet.json"
+for kib in 16000 64000 500000; do
+	(ulimit -v $kib && exec "$B/collc" compile "$work/hugebad.json") \
+	    >/dev/null 2>"$work/err"
+	st=$?
+	if [ $st = 2 ] && grep -q 'stride is 0' "$work/err"; then ok; else
+		bad "huge machine, bad spec, at $kib KiB: exit $st: $(head -1 "$work/err")"
+	fi
+	(ulimit -v $kib && exec "$B/collc" compile "$work/nonet.json") \
+	    >/dev/null 2>"$work/err"
+	st=$?
+	if [ $st = 2 ] && grep -q 'missing "network"' "$work/err"; then ok; else
+		bad "500M nodes, no network, at $kib KiB: exit $st: $(head -1 "$work/err")"
+	fi
+done
+
 echo "limits: $pass passed, $fail failed"
 [ $fail = 0 ]

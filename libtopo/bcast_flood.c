@@ -299,6 +299,12 @@ int topo__plan_bcast_flood(struct topo_plan *p, topo_error *err)
 		if (rc == 0 && has_dup[v])
 			rc = topo__plan_bufsize(p, TOPO__WORK, v, bytes, err);
 	}
+	/* Per segment: the root's copy and the flood's messages, each
+	 * waiting for at most its arrival, the duplicates' order, and a
+	 * counter per member. */
+	if (rc == 0)
+		rc = topo__plan_expect(p, nseg * (f.cnt + 1), nseg * (f.cnt + nd),
+				       nseg * (int64_t)p->n, err);
 	for (int64_t k = 0; rc == 0 && k < nseg; k++) {
 		int64_t slot0 = -1, off = k * (int64_t)seg;
 

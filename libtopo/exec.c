@@ -19,6 +19,7 @@
  */
 #define TOPO_INTERNAL
 #include "exec_hook.h"
+#include "plan_memory.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -34,10 +35,14 @@
 /* Most workers a run starts by default. */
 #define MAX_THREADS 4096
 
-/* The seed task: pushes every message with nothing to wait for from a
+/* Seed tasks: task -1 - i pushes the messages with nothing to wait for
+ * from the i-th on, SEED_BATCH of them and a seed for the rest, from a
  * worker, so that they start on that worker's own stack rather than one by
- * one through the pool's queue. */
-#define SEED_TASK (-1)
+ * one through the pool's queue, and so that the pool never holds more
+ * than a batch of them at once (a gather in a million chunks has tens of
+ * millions, which would otherwise all sit on one stack). */
+#define SEED_TASK(i) (-1 - (int64_t)(i))
+#define SEED_BATCH 4096
 
 struct report_error {
 	int32_t endpoint;
@@ -78,8 +83,16 @@ static void run_task(void *ctx, int64_t task, int worker)
 	const struct topo__msg *m;
 	int rc;
 
-	if (task == SEED_TASK) {
-		for (int64_t i = 0; i < x->nroots; i++)
+	if (task < 0) {
+		int64_t i = -1 - task, end = i + SEED_BATCH;
+
+		/* The rest first: the stack is LIFO, so this batch runs
+		 * before the next is released. */
+		if (end < x->nroots)
+			topo__pool_push(x->pool, SEED_TASK(end), worker);
+		else
+			end = x->nroots;
+		for (; i < end; i++)
 			topo__pool_push(x->pool, x->roots[i], worker);
 		return;
 	}
@@ -335,7 +348,7 @@ int topo__plan_run_transport(const topo_plan *p,
 	int32_t *nwait0 = NULL;
 	double *seconds = NULL, timeout, deadline_s;
 	struct timespec deadline;
-	int rc = TOPO_ENOMEM, iterations, threads;
+	int rc = TOPO_ENOMEM, iterations, threads, seconds_cap;
 
 	if (out != NULL)
 		*out = NULL;
@@ -362,7 +375,21 @@ int topo__plan_run_transport(const topo_plan *p,
 	x.tr = tr;
 	atomic_init(&x.failed, -1);
 	atomic_init(&x.failed_rc, 0);
-	/* First, so that a run too big for memory allocates nothing. */
+	/* First, so that a run too big for memory allocates nothing: the
+	 * buffers, the run's state and the workers' stacks (the transport
+	 * checks its exact arena again). */
+	{
+		struct topo__memory_need need;
+		int64_t buffers = topo_plan_buffer_bytes(p);
+
+		topo__plan_run_need(p, buffers == INT64_MAX ? -1 : buffers,
+				    &need);
+		if (need.run >= 0)
+			need.run += (int64_t)threads * (int64_t)TOPO__POOL_STACK;
+		rc = topo__memory_check(&need, err);
+		if (rc != 0)
+			return rc;
+	}
 	rc = x.tr->open(&x.state, p, err);
 	if (rc != 0)
 		return rc;
@@ -372,7 +399,11 @@ int topo__plan_run_transport(const topo_plan *p,
 		goto out;
 	r->threads = threads;
 	r->err = topo__mallocarray(MAX_ERRORS, sizeof(*r->err));
-	seconds = topo__mallocarray((size_t)iterations, sizeof(double));
+	/* The times of the iterations run, grown as they complete: a run
+	 * asked for 2^31 - 1 iterations and ended by its timeout must not
+	 * reserve 16 GiB up front. */
+	seconds_cap = iterations < 1024 ? iterations : 1024;
+	seconds = topo__mallocarray((size_t)seconds_cap, sizeof(double));
 	nwait0 = topo__mallocarray((size_t)p->nmsg, sizeof(int32_t));
 	x.nwait = topo__mallocarray((size_t)p->nmsg, sizeof(int32_t));
 	x.slot_count = topo__mallocarray((size_t)p->nslots, sizeof(int64_t));
@@ -419,7 +450,7 @@ int topo__plan_run_transport(const topo_plan *p,
 		reset(&x, nwait0);
 		t0 = now();
 		if (p->nmsg > 0) {
-			topo__pool_push(x.pool, SEED_TASK, -1);
+			topo__pool_push(x.pool, SEED_TASK(0), -1);
 			w = topo__pool_wait(x.pool, &deadline);
 		}
 		t1 = now();
@@ -446,6 +477,22 @@ int topo__plan_run_transport(const topo_plan *p,
 				  "(iteration %d of %d)",
 				  timeout, it + 1, iterations);
 			break;
+		}
+		if (r->iterations == seconds_cap) {
+			int cap = seconds_cap > INT32_MAX / 2 ? INT32_MAX
+							      : 2 * seconds_cap;
+			double *more = topo__realloc(
+			    seconds, (size_t)cap * sizeof(double));
+
+			if (more == NULL) {
+				rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
+					       "out of memory recording the "
+					       "time of iteration %d",
+					       it + 1);
+				goto out;
+			}
+			seconds = more;
+			seconds_cap = cap;
 		}
 		seconds[r->iterations++] = t1 - t0;
 		r->total += topo__verify(p, verify_buffer, &x, x.slot_count,

@@ -66,6 +66,7 @@ struct topo_plan {
 	int32_t *slot_member;
 	int32_t *slot_expect;
 	int64_t ntransport; /* messages with src != dst */
+	bool expected;	    /* the algorithm called topo__plan_expect */
 };
 
 /* Reading a caller's parameter struct of any version (params.c): *q gets
@@ -103,6 +104,27 @@ int topo__plan_slots(struct topo_plan *p, int64_t count, int32_t member,
 /* Builds succ/succ_off and nwait from the dependencies; counts
  * ntransport. */
 int topo__plan_finish(struct topo_plan *p, topo_error *err);
+
+/* The stack of each worker thread (pool.c), counted by the run's memory
+ * check. */
+#define TOPO__POOL_STACK ((size_t)1 << 20)
+
+struct topo__memory_need;
+/* What p's buffers (sized so far), a plan of msgs messages, deps
+ * dependencies and slots receipt counters, and a run of it need. */
+void topo__plan_need(const struct topo_plan *p, int64_t msgs, int64_t deps,
+		     int64_t slots, struct topo__memory_need *need);
+/* An algorithm says, once its buffers are sized and before its first
+ * message, how many messages, dependencies and receipt counters it will
+ * build (upper bounds): a plan that would not fit in memory with its
+ * buffers and its run is refused now (TOPO_ELIMIT, with the sizes), not
+ * after gigabytes of messages. */
+int topo__plan_expect(struct topo_plan *p, int64_t msgs, int64_t deps,
+		      int64_t slots, topo_error *err);
+/* What a run of the finished plan p needs beyond the plan: arena bytes of
+ * buffers, the wait counts and receipt counts of a run. */
+void topo__plan_run_need(const struct topo_plan *p, int64_t arena,
+			 struct topo__memory_need *need);
 
 /* Algorithms (one file each): fill p (whose t, params, n, root and
  * type_size are set) with buffers, messages, dependencies and slots. */

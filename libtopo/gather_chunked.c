@@ -92,6 +92,10 @@ int topo__plan_gather_chunked(struct topo_plan *p, topo_error *err)
 	rc = topo__plan_bufsize(p, TOPO__RECV, root, (int64_t)n * B, err);
 	for (int32_t r = 0; rc == 0 && r < n; r++)
 		rc = topo__plan_bufsize(p, TOPO__SEND, r, B, err);
+	/* The root's copy and k chunks from each other member; no
+	 * dependencies; a counter per member. */
+	if (rc == 0)
+		rc = topo__plan_expect(p, 1 + k * ((int64_t)n - 1), 0, n, err);
 	/* The root's counter slot0 + r counts rank r's chunks. */
 	if (rc == 0)
 		rc = topo__plan_slots(p, n, root, &slot0, err);

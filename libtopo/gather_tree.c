@@ -68,6 +68,10 @@ int topo__plan_gather_tree(struct topo_plan *p, topo_error *err)
 			rc = topo__plan_bufsize(p, TOPO__WORK, v,
 						(int64_t)size[v] * B, err);
 	}
+	/* Linear in the members, as for the scatter tree. */
+	if (rc == 0)
+		rc = topo__plan_expect(p, 3 * (int64_t)n, 3 * (int64_t)n, n,
+				       err);
 	if (rc == 0)
 		rc = topo__plan_slots(p, n, -1, &slot0, err);
 	for (int32_t v = 0; rc == 0 && v < n; v++)

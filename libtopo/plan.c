@@ -7,12 +7,15 @@
  * A plan is pure data: group ranks, buffer kinds, offsets and lengths, so
  * that a transport between processes can run the same plan.
  *
- * Memory: a plan whose buffers cannot fit is refused while it is being
- * built, before its first message: every algorithm sizes its buffers
- * first, and a plan of a few buffers too large for the machine would
- * otherwise build millions of messages (bcast of 1 GiB over 128 members
- * in 64 KiB segments: two million, 185 MB) only for the run to refuse it.
- * The transport checks again, exactly, before it allocates.
+ * Memory: a plan that cannot fit is refused while it is being built,
+ * before its first message: every algorithm sizes its buffers first and
+ * says how many messages, dependencies and receipt counters it will
+ * build (topo__plan_expect), and all of that with what a run of it needs
+ * must fit under the tightest of the memory available, the process's
+ * rlimits and its cgroup's limit.  Otherwise a plan of a few buffers
+ * would build millions of messages (bcast of 1 MiB in segments of one
+ * byte over 22 members: 22 million, 2 GB of plan) only for the run to
+ * fail.  The transport checks again, exactly, before it allocates.
  */
 #define TOPO_INTERNAL
 #include "exec_internal.h"
@@ -20,6 +23,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /* More messages (or dependencies, or receipt counters) than this is
@@ -48,46 +52,299 @@ static const struct algo {
 /* ---------------------------------------------------------------------- */
 /* Memory */
 
-int64_t topo__memory_available(void)
+/* A number from a one-line file (a cgroup's memory.max), or -1 ("max", no
+ * such file, no number). */
+static int64_t read_number_file(const char *path)
 {
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[256];
-	long long kb = -1;
-	long pages, page;
+	FILE *f = fopen(path, "r");
+	long long v = -1;
 
-	if (f != NULL) {
-		while (fgets(line, sizeof(line), f) != NULL)
-			if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1)
-				break;
-		fclose(f);
-		if (kb >= 0)
-			return kb > INT64_MAX / 1024 ? INT64_MAX : kb * 1024;
-	}
-	pages = sysconf(_SC_AVPHYS_PAGES);
-	page = sysconf(_SC_PAGESIZE);
-	if (pages < 0 || page <= 0)
-		return INT64_MAX; /* unknown: let the allocation decide */
-	return (int64_t)pages > INT64_MAX / page ? INT64_MAX
-						 : (int64_t)pages * page;
+	if (f == NULL)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
 }
 
-int topo__memory_check(int64_t need, topo_error *err)
+/* "Key: N kB" of /proc/self/status or /proc/meminfo, in bytes; -1. */
+static int64_t read_kb(const char *path, const char *key)
 {
-	int64_t avail;
+	FILE *f = fopen(path, "r");
+	char line[256];
+	size_t klen = strlen(key);
+	long long kb = -1;
 
-	if (need < 0)
-		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
-				 "buffers need more than %lld bytes",
-				 (long long)INT64_MAX);
-	avail = topo__memory_available();
-	if (need <= avail)
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, key, klen) == 0 && line[klen] == ':' &&
+		    sscanf(line + klen + 1, "%lld", &kb) == 1)
+			break;
+	fclose(f);
+	return kb < 0 ? -1 : kb > INT64_MAX / 1024 ? INT64_MAX : kb * 1024;
+}
+
+/* Room left under a limit: limit - used, or INT64_MAX for no limit. */
+static int64_t room(int64_t limit, int64_t used)
+{
+	if (limit < 0)
+		return INT64_MAX;
+	if (used < 0)
+		used = 0;
+	return limit > used ? limit - used : 0;
+}
+
+/* The cgroup (v2, else v1 memory controller) of this process: the room
+ * under its memory limit, INT64_MAX when it has none or none is found. */
+static int64_t cgroup_room(void)
+{
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	char line[4096], path[4200];
+	int64_t best = INT64_MAX;
+
+	if (f == NULL)
+		return INT64_MAX;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *nl = strchr(line, '\n'), *rel;
+
+		if (nl != NULL)
+			*nl = '\0';
+		if (strncmp(line, "0::", 3) == 0) {
+			/* v2: limits apply at every level up to the root. */
+			rel = line + 3;
+			for (;;) {
+				int64_t lim, cur, r;
+
+				snprintf(path, sizeof(path),
+					 "/sys/fs/cgroup%s/memory.max", rel);
+				lim = read_number_file(path);
+				snprintf(path, sizeof(path),
+					 "/sys/fs/cgroup%s/memory.current", rel);
+				cur = read_number_file(path);
+				r = room(lim, cur);
+				if (r < best)
+					best = r;
+				nl = strrchr(rel, '/');
+				if (nl == NULL || nl == rel)
+					break;
+				*nl = '\0';
+			}
+		} else if ((rel = strstr(line, ":memory:")) != NULL) {
+			int64_t lim, cur, r;
+
+			rel += 8;
+			snprintf(path, sizeof(path),
+				 "/sys/fs/cgroup/memory%s/memory.limit_in_bytes",
+				 rel);
+			lim = read_number_file(path);
+			snprintf(path, sizeof(path),
+				 "/sys/fs/cgroup/memory%s/memory.usage_in_bytes",
+				 rel);
+			cur = read_number_file(path);
+			/* v1 says "no limit" with a huge number. */
+			if (lim >= INT64_MAX / 2)
+				lim = -1;
+			r = room(lim, cur);
+			if (r < best)
+				best = r;
+		}
+	}
+	fclose(f);
+	return best;
+}
+
+/* The room under an rlimit, given what the process uses of it now. */
+static int64_t rlimit_room(int resource, const char *status_key)
+{
+	struct rlimit rl;
+
+	if (getrlimit(resource, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur > (rlim_t)INT64_MAX)
+		return INT64_MAX;
+	return room((int64_t)rl.rlim_cur,
+		    read_kb("/proc/self/status", status_key));
+}
+
+int64_t topo__memory_available(const char **limit)
+{
+	int64_t best = INT64_MAX, r;
+	const char *why = "memory";
+	long pages, page;
+
+	r = read_kb("/proc/meminfo", "MemAvailable");
+	if (r < 0) {
+		pages = sysconf(_SC_AVPHYS_PAGES);
+		page = sysconf(_SC_PAGESIZE);
+		if (pages >= 0 && page > 0)
+			r = (int64_t)pages > INT64_MAX / page
+				? INT64_MAX
+				: (int64_t)pages * page;
+	}
+	if (r >= 0 && r < best) {
+		best = r;
+		why = "memory";
+	}
+	r = rlimit_room(RLIMIT_AS, "VmSize");
+	if (r < best) {
+		best = r;
+		why = "the address space limit (ulimit -v)";
+	}
+	r = rlimit_room(RLIMIT_DATA, "VmData");
+	if (r < best) {
+		best = r;
+		why = "the data size limit (ulimit -d)";
+	}
+	r = cgroup_room();
+	if (r < best) {
+		best = r;
+		why = "the cgroup's memory limit";
+	}
+	if (limit != NULL)
+		*limit = why;
+	return best;
+}
+
+/* "N MiB", rounded up. */
+static long long mib(int64_t bytes)
+{
+	return (long long)(bytes / 1048576 + (bytes % 1048576 != 0));
+}
+
+int topo__memory_check(const struct topo__memory_need *need, topo_error *err)
+{
+	const char *limit;
+	int64_t avail, total = 0, parts[3];
+
+	parts[0] = need->buffers;
+	parts[1] = need->plan;
+	parts[2] = need->run;
+	for (int i = 0; i < 3; i++) {
+		if (parts[i] < 0 || parts[i] > INT64_MAX - total)
+			return topo__err(err, TOPO_ELIMIT, NULL, NULL,
+					 "the run needs more than %lld bytes",
+					 (long long)INT64_MAX);
+		total += parts[i];
+	}
+	avail = topo__memory_available(&limit);
+	if (total <= avail)
 		return 0;
 	return topo__err(err, TOPO_ELIMIT, NULL, NULL,
-			 "buffers need %lld bytes (%lld MiB); only %lld MiB "
-			 "of memory is available",
-			 (long long)need,
-			 (long long)(need / 1048576 + (need % 1048576 != 0)),
-			 (long long)(avail / 1048576));
+			 "the run needs %lld bytes (%lld MiB: buffers %lld, "
+			 "plan %lld, run state %lld MiB); only %lld MiB %s%s",
+			 (long long)total, mib(total), mib(parts[0]),
+			 mib(parts[1]), mib(parts[2]),
+			 (long long)(avail / 1048576),
+			 strcmp(limit, "memory") == 0
+			     ? "of memory is available"
+			     : "is available under ",
+			 strcmp(limit, "memory") == 0 ? "" : limit);
+}
+
+/* Bytes of a plan and of a run of it, per message, dependency and receipt
+ * counter: the message itself, its successor offset, two wait counts
+ * (the run's working copy and its reset) and a root entry; a dependency
+ * while building and as a successor; a counter's member, expectation and
+ * count.  (The pool holds a batch of roots at a time and the successors
+ * released, which the fixed part covers.)  A plan's estimate beside its
+ * buffers is what topo__plan_expect and the run check. */
+#define BYTES_PER_MSG                                                          \
+	((int64_t)sizeof(struct topo__msg) + 8 + 4 + 4 + 8)
+#define BYTES_PER_DEP ((int64_t)16 + 8)
+#define BYTES_PER_SLOT ((int64_t)4 + 4 + 8)
+/* The run's fixed part: the error records, the pool, the first timing
+ * records. */
+#define RUN_FIXED ((int64_t)1 << 20)
+
+static int64_t mul_sat(int64_t a, int64_t b)
+{
+	if (a <= 0 || b <= 0)
+		return 0;
+	return a > INT64_MAX / b ? -1 : a * b;
+}
+
+void topo__plan_need(const struct topo_plan *p, int64_t msgs, int64_t deps,
+		     int64_t slots, struct topo__memory_need *need)
+{
+	int64_t a = mul_sat(msgs, BYTES_PER_MSG), b = mul_sat(deps,
+							      BYTES_PER_DEP),
+		c = mul_sat(slots, BYTES_PER_SLOT);
+	int64_t buffers = topo_plan_buffer_bytes(p);
+
+	need->buffers = buffers == INT64_MAX ? -1 : buffers;
+	need->plan = a < 0 || b < 0 || c < 0 || a > INT64_MAX - b - c
+			 ? -1
+			 : a + b + c;
+	need->run = RUN_FIXED;
+}
+
+/* Grows *arr (of *cap elements of size elem) to at least want. */
+static int reserve(void **arr, int64_t *cap, int64_t want, size_t elem,
+		   topo_error *err)
+{
+	void *a;
+
+	if (want <= *cap)
+		return 0;
+	a = topo__realloc(*arr, (size_t)want * elem);
+	if (a == NULL)
+		return topo__err(err, TOPO_ENOMEM, NULL, NULL,
+				 "out of memory for a plan of %lld items",
+				 (long long)want);
+	*arr = a;
+	*cap = want;
+	return 0;
+}
+
+void topo__plan_run_need(const struct topo_plan *p, int64_t arena,
+			 struct topo__memory_need *need)
+{
+	/* Two wait counts and a root entry per message, a count per receipt
+	 * counter: the plan itself is in memory already. */
+	int64_t a = mul_sat(p->nmsg, 4 + 4 + 8), b = mul_sat(p->nslots, 8);
+
+	need->buffers = arena;
+	need->plan = 0;
+	need->run = a < 0 || b < 0 || a > INT64_MAX - b - RUN_FIXED
+			? -1
+			: a + b + RUN_FIXED;
+}
+
+int topo__plan_expect(struct topo_plan *p, int64_t msgs, int64_t deps,
+		      int64_t slots, topo_error *err)
+{
+	struct topo__memory_need need;
+	int rc;
+
+	if (msgs > MAX_ITEMS || deps > MAX_ITEMS || slots > MAX_ITEMS)
+		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
+				 "the plan would need %lld messages, %lld "
+				 "dependencies and %lld receipt counters "
+				 "(at most %lld of each)",
+				 (long long)msgs, (long long)deps,
+				 (long long)slots, (long long)MAX_ITEMS);
+	topo__plan_need(p, msgs, deps, slots, &need);
+	rc = topo__memory_check(&need, err);
+	if (rc != 0)
+		return rc;
+	p->expected = true;
+	/* The arrays at their final size now: growing by doubling would
+	 * reach up to twice that, and hold old and new at once while it
+	 * copies, which the check above does not count. */
+	rc = reserve((void **)&p->msg, &p->cap, msgs, sizeof(*p->msg), err);
+	if (rc == 0)
+		rc = reserve((void **)&p->dep, &p->depcap, deps,
+			     sizeof(*p->dep), err);
+	if (rc == 0 && slots > p->slotcap) {
+		int64_t cap = p->slotcap;
+
+		rc = reserve((void **)&p->slot_member, &cap, slots,
+			     sizeof(int32_t), err);
+		if (rc == 0)
+			rc = reserve((void **)&p->slot_expect, &p->slotcap,
+				     slots, sizeof(int32_t), err);
+	}
+	return rc;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -143,11 +400,13 @@ int topo__plan_msg(struct topo_plan *p, const struct topo__msg *m, int64_t *id,
 	int rc = 0;
 
 	/* The buffers sized so far (all of them, for every algorithm here)
-	 * must fit: see the file comment. */
-	if (p->nmsg == 0) {
-		int64_t need = topo_plan_buffer_bytes(p);
+	 * must fit, when the algorithm did not say what it would build
+	 * (topo__plan_expect): see the file comment. */
+	if (p->nmsg == 0 && !p->expected) {
+		struct topo__memory_need need;
 
-		rc = topo__memory_check(need == INT64_MAX ? -1 : need, err);
+		topo__plan_need(p, 0, 0, 0, &need);
+		rc = topo__memory_check(&need, err);
 	}
 	if (rc == 0)
 		rc = grow((void **)&p->msg, &p->cap, p->nmsg, sizeof(*p->msg),

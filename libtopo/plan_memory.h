@@ -10,15 +10,23 @@
 
 #include "topo_internal.h"
 
-/* Memory the system could give us now, in bytes: MemAvailable from
- * /proc/meminfo (which counts reclaimable caches), else the free pages;
- * INT64_MAX when neither is known. */
-int64_t topo__memory_available(void);
+/* Memory the process could be given now, in bytes: the least of
+ * MemAvailable (/proc/meminfo, which counts reclaimable caches; else the
+ * free pages), the room under RLIMIT_AS and RLIMIT_DATA (ulimit -v, -d)
+ * given what the process uses of them, and the room under its cgroup's
+ * memory limit (v2 memory.max at every level, or v1); INT64_MAX when
+ * none is known.  *limit (when not NULL) names the one that binds. */
+int64_t topo__memory_available(const char **limit);
 
-/* Returns 0 when `need` bytes of buffers fit in the memory available now,
- * else TOPO_ELIMIT with err saying "buffers need N bytes (M MiB); only A
- * MiB of memory is available".  need < 0 stands for more than int64
- * counts. */
-int topo__memory_check(int64_t need, topo_error *err);
+/* What a run needs, in bytes, by kind; a part < 0 stands for more than
+ * int64 counts. */
+struct topo__memory_need {
+	int64_t buffers, plan, run;
+};
+
+/* Returns 0 when need fits in the memory available now, else TOPO_ELIMIT
+ * with err saying "the run needs N bytes (M MiB: buffers B, plan P, run
+ * state R MiB); only A MiB is available under LIMIT". */
+int topo__memory_check(const struct topo__memory_need *need, topo_error *err);
 
 #endif /* TOPO_PLAN_MEMORY_H */

@@ -259,6 +259,12 @@ void topo__pool_push(struct topo__pool *pool, int64_t task, int worker)
 {
 	struct worker *w;
 
+	/* A pool that drops its tasks (a failed delivery, a lost task, the
+	 * deadline) would discard this one too: not pushing it spares an
+	 * allocation that may be what failed, which a seed of millions of
+	 * tasks would otherwise retry for each of them. */
+	if (atomic_load_explicit(&pool->drop, memory_order_relaxed))
+		return;
 	if (worker < 0 || worker >= pool->nthreads) {
 		pthread_mutex_lock(&pool->mu);
 		queue_push_locked(pool, task);
@@ -474,6 +480,10 @@ int topo__pool_new(struct topo__pool **out, int threads,
 		if (e == 0) {
 			if (cpu != NULL)
 				pin_attr(&attr, cpu[i]);
+			/* A worker's calls are shallow; the default stack (8
+			 * MiB of address space) would count against
+			 * RLIMIT_AS for nothing.  Best effort. */
+			pthread_attr_setstacksize(&attr, TOPO__POOL_STACK);
 			e = pthread_create(&pool->workers[i]->thread, &attr,
 					   worker_main, pool->workers[i]);
 			pthread_attr_destroy(&attr);

@@ -197,6 +197,12 @@ static int reduce_over_tree(struct topo_plan *p, const char *name,
 	}
 	if (rc == 0)
 		rc = topo__plan_bufsize(p, TOPO__RECV, L, B, err);
+	/* Per segment: per_seg messages, at most a dependency per member's
+	 * copy, per tree edge and per child of the forward, and a counter
+	 * per member. */
+	if (rc == 0)
+		rc = topo__plan_expect(p, nseg * per_seg, nseg * 3 * (int64_t)n,
+				       nseg * n, err);
 	if (rc != 0)
 		return rc;
 	ids.init = topo__mallocarray((size_t)n, sizeof(int64_t));

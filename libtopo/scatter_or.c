@@ -304,6 +304,11 @@ int topo__plan_scatter_or(struct topo_plan *p, topo_error *err)
 			rc = topo__plan_bufsize(p, TOPO__WORK, v,
 						(int64_t)o.K * o.B, err);
 	}
+	/* total messages (above); per slot at most two dependencies per
+	 * member and its pipelining waits; two counters per member. */
+	if (rc == 0)
+		rc = topo__plan_expect(p, total, 3 * total, 2 * (int64_t)o.n,
+				       err);
 	for (int pass = 0; pass < 2; pass++)
 		for (int32_t v = 0; rc == 0 && v < o.n; v++) {
 			int64_t want = pass == 0 ? (int64_t)o.n * nchild(t, v)

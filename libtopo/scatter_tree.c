@@ -71,6 +71,11 @@ int topo__plan_scatter_tree(struct topo_plan *p, topo_error *err)
 			rc = topo__plan_bufsize(p, TOPO__WORK, v,
 						(int64_t)size[v] * B, err);
 	}
+	/* A message, a dependency and a packing step per member at most,
+	 * twice over: linear in the members. */
+	if (rc == 0)
+		rc = topo__plan_expect(p, 3 * (int64_t)n, 3 * (int64_t)n, n,
+				       err);
 	if (rc == 0)
 		rc = topo__plan_slots(p, n, -1, &slot0, err);
 	for (int32_t v = 0; rc == 0 && v < n; v++)

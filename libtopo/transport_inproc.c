@@ -114,6 +114,7 @@ static void inproc_close(void *state)
 static int inproc_open(void **state, const struct topo_plan *p, topo_error *err)
 {
 	int64_t bytes[TOPO__NBUF], need = 0;
+	struct topo__memory_need mem;
 	struct inproc *s = NULL;
 	size_t pad;
 	int rc = TOPO_ENOMEM;
@@ -126,11 +127,14 @@ static int inproc_open(void **state, const struct topo_plan *p, topo_error *err)
 	for (int b = 0; b < TOPO__NBUF; b++) {
 		bytes[b] = arena_bytes(p, b);
 		if (bytes[b] < 0 ||
-		    bytes[b] > INT64_MAX - need - TOPO__NBUF * ARENA_ALIGN)
-			return topo__memory_check(-1, err);
+		    bytes[b] > INT64_MAX - need - TOPO__NBUF * ARENA_ALIGN) {
+			need = -1;
+			break;
+		}
 		need += bytes[b];
 	}
-	rc = topo__memory_check(need, err);
+	topo__plan_run_need(p, need, &mem);
+	rc = topo__memory_check(&mem, err);
 	if (rc != 0)
 		return rc;
 	rc = TOPO_ENOMEM;

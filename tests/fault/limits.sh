@@ -92,5 +92,30 @@ for kib in 16000 64000 500000; do
 	fi
 done
 
+# The memory refusal counts the plan and the run, not only the buffers,
+# against the tightest limit: 24 MB of buffers and 1.6 GB of plan (bcast
+# of 1 MiB in segments of one byte over 22 members) under ulimit -v 1 GB
+# and ulimit -d 1 GB is refused up front, naming the limit (it used to
+# build the plan until memory ran out).
+for lim in v d; do
+	(ulimit -$lim 1000000 && exec "$B/collrun" bcast "$EX/uneven.json" \
+	    --bytes 1M --segment 1) >/dev/null 2>"$work/err"
+	st=$?
+	if [ $st = 2 ] && grep -q '^collrun: the run needs [0-9]* bytes (.*plan [0-9]*.*ulimit -'$lim')$' "$work/err"; then
+		ok
+	else
+		bad "bcast 1 MiB in 1-byte segments under ulimit -$lim 1 GB: exit $st: $(head -1 "$work/err")"
+	fi
+done
+# 2^31 - 1 iterations ended by the timeout: the times of the iterations
+# run are kept, not 16 GiB reserved for all of them.
+(ulimit -v 300000 && exec "$B/collrun" bcast "$EX/tiny.json" \
+    --iterations 2147483647 --timeout 0.5) >"$work/out" 2>"$work/err"
+st=$?
+if [ $st = 1 ] && grep -q 'timeout: the run did not finish within 0.5 s' "$work/out" &&
+    [ ! -s "$work/err" ]; then ok; else
+	bad "2^31-1 iterations under ulimit -v 300 MB: exit $st: $(head -1 "$work/err")"
+fi
+
 echo "limits: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -1367,9 +1367,10 @@ static void test_memory(void)
 	topo_report *r = (topo_report *)&r;
 	topo_error err;
 	long before, after;
-	const char *head = "buffers need 1125899906842728 bytes "
-			   "(1073741825 MiB); only ";
-	const char *tail = " MiB of memory is available";
+	/* The buffers' MiB in the breakdown; the limit that binds depends
+	 * on where the test runs (memory, an rlimit, a cgroup). */
+	const char *head = "the run needs ";
+	const char *tail = "buffers 1073741825, plan 0, run state ";
 	int rc;
 
 	bufsize(p, TOPO__WORK, 3, INT64_C(1) << 50);
@@ -1383,8 +1384,8 @@ static void test_memory(void)
 	CHECK(r == NULL, "refused run set *out");
 	CHECK_INT(after - before, 0);
 	CHECK(strncmp(err.text, head, strlen(head)) == 0, "%s", err.text);
-	CHECK(strlen(err.text) > strlen(tail) &&
-		  strcmp(err.text + strlen(err.text) - strlen(tail), tail) == 0,
+	CHECK(strstr(err.text, tail) != NULL && strstr(err.text, " MiB ") &&
+		  strstr(err.text, "available") != NULL,
 	      "%s", err.text);
 	topo_plan_free(p);
 
@@ -1395,7 +1396,7 @@ static void test_memory(void)
 	finish(p);
 	topo_error_clear(&err);
 	CHECK_INT(topo_plan_run(p, &rp, &r, &err), TOPO_ELIMIT);
-	CHECK_STR(err.text, "buffers need more than 9223372036854775807 "
+	CHECK_STR(err.text, "the run needs more than 9223372036854775807 "
 			    "bytes");
 	CHECK_INT(topo_plan_buffer_bytes(p), INT64_MAX);
 	topo_plan_free(p);
@@ -1566,7 +1567,6 @@ static void test_plan_memory(void)
 	topo_group *g = group_of(m, "world", NULL, 12);
 	topo_tree *t = NULL;
 	struct topo_plan_params q;
-	const char *tail = " MiB of memory is available";
 	int64_t B = INT64_C(1) << 40;
 	char head[160];
 	topo_error err;
@@ -1597,16 +1597,13 @@ static void test_plan_memory(void)
 		CHECK(now() - t0 < 1.0, "%s refused after %.3f s",
 		      topo_op_name(q.op), now() - t0);
 		CHECK(p == NULL, "refused plan set *out");
-		snprintf(head, sizeof(head),
-			 "buffers need %lld bytes (%lld MiB); only ",
-			 (long long)need, (long long)(need >> 20));
-		CHECK(strncmp(err.text, head, strlen(head)) == 0,
-		      "%s: \"%s\", want \"%s...\"", topo_op_name(q.op),
+		snprintf(head, sizeof(head), "MiB: buffers %lld, plan ",
+			 (long long)((need >> 20) + ((need & 1048575) != 0)));
+		CHECK(strncmp(err.text, "the run needs ", 14) == 0 &&
+			  strstr(err.text, head) != NULL,
+		      "%s: \"%s\", want \"...%s...\"", topo_op_name(q.op),
 		      err.text, head);
-		CHECK(strlen(err.text) > strlen(tail) &&
-			  strcmp(err.text + strlen(err.text) - strlen(tail),
-				 tail) == 0,
-		      "%s", err.text);
+		CHECK(strstr(err.text, "available") != NULL, "%s", err.text);
 	}
 	/* More than int64 counts: gather's root receives 12 blocks of 2^59
 	 * bytes and the members send 12 more. */
@@ -1621,7 +1618,7 @@ static void test_plan_memory(void)
 		CHECK_INT(topo_plan_new(&p, t, &q, &err), TOPO_ELIMIT);
 		CHECK(p == NULL, "refused plan set *out");
 	}
-	CHECK_STR(err.text, "buffers need more than 9223372036854775807 bytes");
+	CHECK_STR(err.text, "the run needs more than 9223372036854775807 bytes");
 	topo_tree_free(t);
 	topo_group_free(g);
 	topo_machine_free(m);

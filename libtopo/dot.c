@@ -3,9 +3,13 @@
  * `dot -Tsvg`.
  *
  * One cluster per machine node holds that node's members, so shared-memory
- * edges stay inside a box and network edges cross between boxes.  The
- * tree root is a filled double circle, node-local roots (members reached
- * over the network) are boxes; shm edges are thin and solid, net edges
+ * edges stay inside a box and network edges cross between boxes.  A vertex
+ * is labelled with the member's endpoint id and group rank; the node is the
+ * cluster's label.  The tree root is a filled double circle, and every
+ * member whose edge to its parent is a net edge, whatever the tree's shape,
+ * is a box: in the physical and hierarchical trees those are the
+ * node-local roots, one per node, but in the binomial, chain and k-ary
+ * trees a node may hold several.  shm edges are thin and solid, net edges
  * bold, dashed and coloured.  The output depends on the tree alone, so
  * equal trees give equal files.
  */
@@ -87,8 +91,8 @@ int topo_tree_write_dot(const topo_tree *t, FILE *f, topo_error *err)
 	put_escaped(f, t->name);
 	fprintf(f,
 		": %d %s, depth %d, %lld shm %s, %lld net %s\\n"
-		"root: double circle; node-local roots: boxes; "
-		"shm edges solid, net edges bold dashed\"];\n",
+		"root: double circle; members reached over the network: "
+		"boxes; shm edges solid, net edges bold dashed\"];\n",
 		(int)t->n, plural(t->n, "member", "members"), (int)t->depth,
 		(long long)t->shm, plural(t->shm, "edge", "edges"),
 		(long long)t->net, plural(t->net, "edge", "edges"));

@@ -390,10 +390,11 @@ TOPO_EXTERN int64_t topo_routes_departures(const topo_tree *t, int32_t r);
 /* Graphviz                                                                */
 
 /* Writes t as a Graphviz digraph to f: one vertex per member labelled with
- * its endpoint id and node, clustered by node, shm edges solid, net edges
- * bold and dashed, the tree root double-circled and the node-local roots
- * boxed.  Returns 0, TOPO_EIO (err->text has strerror(errno)) or TOPO_EARG
- * (t or f NULL).  f is flushed, not closed. */
+ * its endpoint id and group rank, in one cluster per node labelled with the
+ * node id; shm edges solid, net edges bold and dashed; the tree root
+ * double-circled and every member whose edge to its parent is net boxed.
+ * Returns 0, TOPO_EIO (err->text has strerror(errno)) or TOPO_EARG (t or f
+ * NULL).  f is flushed, not closed. */
 TOPO_EXTERN int topo_tree_write_dot(const topo_tree *t, FILE *f,
 				    topo_error *err);
 

@@ -398,6 +398,20 @@ TOPO_EXTERN int64_t topo_routes_departures(const topo_tree *t, int32_t r);
 TOPO_EXTERN int topo_tree_write_dot(const topo_tree *t, FILE *f,
 				    topo_error *err);
 
+/* Writes t as a Graphviz digraph to f node by node, for trees too large
+ * to draw member by member: one vertex per node that hosts members of t's
+ * group, labelled with the node id, its number of members and of shm edges
+ * inside it (the tree root's node filled and labelled with the root's
+ * endpoint id too); one edge per ordered pair of nodes (parent's node,
+ * child's node) joined by net edges of t, labelled with their number when
+ * more than one.  Laid out left to right by the fewest net hops from the
+ * root to each node.  The output grows with the nodes and node pairs, the
+ * memory it uses (freed before it returns) with the members.  Returns 0,
+ * TOPO_ENOMEM (nothing written), TOPO_EIO (err->text has strerror(errno))
+ * or TOPO_EARG (t or f NULL).  f is flushed, not closed. */
+TOPO_EXTERN int topo_tree_write_dot_nodes(const topo_tree *t, FILE *f,
+					  topo_error *err);
+
 /* ---------------------------------------------------------------------- */
 /* Replay: plan a collective over a tree and run it with real data         */
 /* (collrun(1); the algorithms are described in libtopo(3))                */

@@ -38,7 +38,8 @@ static const char usage_routes[] =
     "                    [--rank R]... [--departures] [-o OUT]\n";
 static const char usage_dot[] =
     "usage: collc dot ROUTES.json|MACHINE.json [-g GROUP] [-t TREE] "
-    "[-o OUT.dot]\n";
+    "[-o OUT.dot]\n"
+    "                 [--nodes]\n";
 
 static const char usage_text[] =
     "usage: collc compile MACHINE.json [-o OUT.json] [-g NAME=SPEC]... "
@@ -51,6 +52,7 @@ static const char usage_text[] =
     "                     [--rank R]... [--departures] [-o OUT]\n"
     "       collc dot     ROUTES.json|MACHINE.json [-g GROUP] [-t TREE] "
     "[-o OUT.dot]\n"
+    "                     [--nodes]\n"
     "       collc COMMAND --help | collc --help | --version\n";
 
 static const char help_text[] =
@@ -139,6 +141,7 @@ static const char help_dot[] =
     "spec)\n"
     "  -t TREE     the tree (default physical)\n"
     "  -o FILE     write to FILE atomically\n"
+    "  --nodes     one vertex per machine node, not per member\n"
     "  -h, --help  show this help\n";
 
 enum {
@@ -148,6 +151,7 @@ enum {
 	OPT_MEMBER,
 	OPT_RANK,
 	OPT_DEPARTURES,
+	OPT_NODES,
 };
 
 /* Every option of every command; parse() refuses those a command does not
@@ -164,6 +168,7 @@ static const struct option long_opts[] = {
     {"member", required_argument, NULL, OPT_MEMBER},
     {"rank", required_argument, NULL, OPT_RANK},
     {"departures", no_argument, NULL, OPT_DEPARTURES},
+    {"nodes", no_argument, NULL, OPT_NODES},
     {NULL, 0, NULL, 0},
 };
 
@@ -177,13 +182,14 @@ struct command {
 static const int compile_longs[] = {OPT_ROUTES, OPT_FORMAT_VERSION,
 				    OPT_MAX_SIZE, 0};
 static const int routes_longs[] = {OPT_MEMBER, OPT_RANK, OPT_DEPARTURES, 0};
+static const int dot_longs[] = {OPT_NODES, 0};
 static const int no_longs[] = {0};
 
 static const struct command commands[] = {
     {"compile", usage_compile, help_compile, "hvogt", compile_longs},
     {"group", usage_group, help_group, "h", no_longs},
     {"routes", usage_routes, help_routes, "hogt", routes_longs},
-    {"dot", usage_dot, help_dot, "hogt", no_longs},
+    {"dot", usage_dot, help_dot, "hogt", dot_longs},
 };
 
 struct args {
@@ -203,6 +209,7 @@ struct args {
 	int32_t *members, *ranks;
 	size_t nmembers, nranks;
 	int departures;
+	int nodes; /* dot: --nodes */
 	int verbose;
 	int npos;
 	char **pos;
@@ -452,11 +459,21 @@ static int parse(struct args *a, const struct command *cmd, int argc,
 		case OPT_DEPARTURES:
 			a->departures = 1;
 			break;
+		case OPT_NODES:
+			a->nodes = 1;
+			break;
 		case ':':
 			return cli_usage_error(cmd->usage,
 					       "option %s needs an argument",
 					       argv[optind - 1]);
 		default:
+			/* A long option that takes no argument, given one. */
+			if (optopt >= 256)
+				return cli_usage_error(
+				    cmd->usage,
+				    "%s takes no argument (got \"%s\")",
+				    option_name(optopt, name, sizeof(name)),
+				    argv[optind - 1]);
 			if (optopt > 0 && optopt < 256)
 				return cli_usage_error(cmd->usage,
 						       "unknown option -%c",
@@ -822,9 +839,14 @@ static int cmd_dot(struct args *a)
 	if (rc != 0)
 		goto done;
 	topo_error_clear(&err);
-	rc = topo_tree_write_dot(tree.t, out.f, &err);
+	rc = a->nodes ? topo_tree_write_dot_nodes(tree.t, out.f, &err)
+		      : topo_tree_write_dot(tree.t, out.f, &err);
 	if (rc != 0) {
 		cli_out_abort(&out);
+		if (rc == TOPO_ENOMEM) {
+			rc = cli_error(&err, rc);
+			goto done;
+		}
 		cli_msg("%s: cannot write: %s",
 			a->output != NULL ? a->output : "standard output",
 			err.text);

@@ -390,12 +390,27 @@ TOPO_EXTERN int64_t topo_routes_departures(const topo_tree *t, int32_t r);
 /* Graphviz                                                                */
 
 /* Writes t as a Graphviz digraph to f: one vertex per member labelled with
- * its endpoint id and node, clustered by node, shm edges solid, net edges
- * bold and dashed, the tree root double-circled and the node-local roots
- * boxed.  Returns 0, TOPO_EIO (err->text has strerror(errno)) or TOPO_EARG
- * (t or f NULL).  f is flushed, not closed. */
+ * its endpoint id and group rank, in one cluster per node labelled with the
+ * node id; shm edges solid, net edges bold and dashed; the tree root
+ * double-circled and every member whose edge to its parent is net boxed.
+ * Returns 0, TOPO_EIO (err->text has strerror(errno)) or TOPO_EARG (t or f
+ * NULL).  f is flushed, not closed. */
 TOPO_EXTERN int topo_tree_write_dot(const topo_tree *t, FILE *f,
 				    topo_error *err);
+
+/* Writes t as a Graphviz digraph to f node by node, for trees too large
+ * to draw member by member: one vertex per node that hosts members of t's
+ * group, labelled with the node id, its number of members and of shm edges
+ * inside it (the tree root's node filled and labelled with the root's
+ * endpoint id too); one edge per ordered pair of nodes (parent's node,
+ * child's node) joined by net edges of t, labelled with their number when
+ * more than one.  Laid out left to right by the fewest net hops from the
+ * root to each node.  The output grows with the nodes and node pairs, the
+ * memory it uses (freed before it returns) with the members.  Returns 0,
+ * TOPO_ENOMEM (nothing written), TOPO_EIO (err->text has strerror(errno))
+ * or TOPO_EARG (t or f NULL).  f is flushed, not closed. */
+TOPO_EXTERN int topo_tree_write_dot_nodes(const topo_tree *t, FILE *f,
+					  topo_error *err);
 
 /* ---------------------------------------------------------------------- */
 /* Replay: plan a collective over a tree and run it with real data         */

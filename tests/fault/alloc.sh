@@ -170,6 +170,7 @@ set -- \
 	"collc group|collc|-|group|$m|cols 0::2 - node 2" \
 	"collc dot|collc|out.dot|dot|$m|-t|binomial|-o|out.dot" \
 	"collc dot routes|collc|-|dot|routes.json|-g|even-tasks" \
+	"collc dot --nodes|collc|out.dot|dot|$m|-t|binomial|--nodes|-o|out.dot" \
 	"collrun bcast|collrun|-|bcast|--threads|2|--bytes|64|$m" \
 	"collrun scatter|collrun|-|scatter|--threads|2|--bytes|64|$m" \
 	"collrun gather|collrun|-|gather|--threads|2|--bytes|64|$m" \

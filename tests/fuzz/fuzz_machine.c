@@ -9,7 +9,7 @@
  * trees, checked, written, and, when the output is small, loaded back and
  * written again: the two outputs must be byte for byte the same.  It is
  * also compiled with the chain and kary:3 shapes, and those trees of the
- * world are drawn (topo_tree_write_dot).
+ * world are drawn (topo_tree_write_dot, topo_tree_write_dot_nodes).
  */
 #include "fuzz_common.h"
 
@@ -192,6 +192,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			rc = topo_tree_write_dot(topo_compiled_tree(c, 0, j),
 						 dot, &err);
 			fuzz_check_error(rc, &err, "topo_tree_write_dot");
+			topo_error_clear(&err);
+			rc = topo_tree_write_dot_nodes(
+			    topo_compiled_tree(c, 0, j), dot, &err);
+			fuzz_check_error(rc, &err, "topo_tree_write_dot_nodes");
 		}
 		fclose(dot);
 		topo_compiled_free(c);

@@ -12,7 +12,7 @@
  *    topo_routes_row) names ranks of the group, the derived rule
  *    (topo_tree_route) answers for every tree neighbour, and the lookups by
  *    name find what they should;
- *  - drawn (topo_tree_write_dot) and planned: a bcast "flood" of 16
+ *  - drawn (topo_tree_write_dot, _nodes) and planned: a bcast "flood" of 16
  *    bytes over each tree's table as loaded, hand-edited or not, from a
  *    member the input's size picks; in groups of at most MAX_RUN members
  *    every other algorithm too, and every plan runs on one thread with a
@@ -218,6 +218,9 @@ static void check_trees(const topo_compiled *c, size_t seed)
 			topo_error_clear(&err);
 			fuzz_check_error(topo_tree_write_dot(t, dot, &err),
 					 &err, "topo_tree_write_dot");
+			topo_error_clear(&err);
+			fuzz_check_error(topo_tree_write_dot_nodes(t, dot, &err),
+					 &err, "topo_tree_write_dot_nodes");
 			if (members > MAX_PLAN_MEMBERS)
 				continue;
 			for (size_t a = 0; a < sizeof(algos) / sizeof(algos[0]);

@@ -1524,8 +1524,9 @@ static void test_dot(void)
 		  "digraph \"world/physical\" {\n"
 		  "  graph [labelloc=t, fontname=\"Helvetica\", label=\"group "
 		  "world (all), tree physical: 4 members, depth 2, 2 shm "
-		  "edges, 1 net edge\\nroot: double circle; node-local roots: "
-		  "boxes; shm edges solid, net edges bold dashed\"];\n"
+		  "edges, 1 net edge\\nroot: double circle; members reached "
+		  "over the network: boxes; shm edges solid, net edges bold "
+		  "dashed\"];\n"
 		  "  node [shape=ellipse, fontname=\"Helvetica\", "
 		  "fontsize=10];\n"
 		  "  edge [arrowsize=0.7];\n"
@@ -1588,6 +1589,18 @@ static void test_dot(void)
 	text = dot_mem(topo_compiled_tree(c3, 1, 1));
 	CHECK(strstr(text, "tree binomial: 5 members, depth 2") != NULL,
 	      "binomial legend");
+	/* Node 2 is reached twice over the network (eps 3 and 5): two boxes
+	 * in one cluster, which the legend must not call node-local roots. */
+	CHECK(strstr(text, "; members reached over the network: boxes;") !=
+		  NULL,
+	      "the legend says what the boxes are");
+	CHECK(strstr(text, "node-local") == NULL, "no node-local roots");
+	CHECK_INT(count(text, "shape=box"), 3);
+	CHECK(strstr(text,
+		     "    e3 [label=\"ep 3\\nrank 2\", shape=box];\n"
+		     "    e4 [label=\"ep 4\\nrank 3\"];\n"
+		     "    e5 [label=\"ep 5\\nrank 4\", shape=box];\n") != NULL,
+	      "two boxes in node 2");
 	/* binomial over ranks 0..4 = eps 1..5: 2 -> 3 and 1 -> 5 cross
 	 * nodes; 1 -> 2 and 3 -> 4 stay inside. */
 	CHECK(strstr(text, "  e1 -> e2 [style=\"bold,dashed\"") != NULL,

@@ -22,7 +22,10 @@
  * without moving it (constraint=false).  Ranking by a tree also spares
  * dot's crossing minimisation most of its work.
  *
- * The output depends on the tree alone, so equal trees give equal files.
+ * The output depends on the tree alone, so equal trees give equal files,
+ * except that the member view marks the members whose route rows depart
+ * from the rule (a table loaded hand-edited): the drawing and the table
+ * then say the same thing.
  */
 #define TOPO_INTERNAL
 #include "coll_pattern.h"
@@ -137,10 +140,20 @@ int topo_tree_write_dot(const topo_tree *t, FILE *f, topo_error *err)
 	fprintf(f,
 		": %d %s, depth %d, %lld shm %s, %lld net %s\\n"
 		"root: double circle; members reached over the network: "
-		"boxes; shm edges solid, net edges bold dashed\"];\n",
+		"boxes; shm edges solid, net edges bold dashed",
 		(int)t->n, plural(t->n, "member", "members"), (int)t->depth,
 		(long long)t->shm, plural(t->shm, "edge", "edges"),
 		(long long)t->net, plural(t->net, "edge", "edges"));
+	/* A route table that departs from the rule (loaded hand-edited)
+	 * says so, and where: the drawing shows the tree, the table is not
+	 * the tree's. */
+	if (topo_routes_departures(t, -1) > 0)
+		fprintf(f,
+			"\\nroute table edited: %lld %s depart from the rule "
+			"(red outline: members whose rows do)",
+			(long long)topo_routes_departures(t, -1),
+			plural(topo_routes_departures(t, -1), "row", "rows"));
+	fputs("\"];\n", f);
 	fputs("  node [shape=ellipse, fontname=\"Helvetica\", "
 	      "fontsize=10];\n  edge [arrowsize=0.7];\n",
 	      f);
@@ -168,6 +181,8 @@ int topo_tree_write_dot(const topo_tree *t, FILE *f, topo_error *err)
 			      f);
 		else if (t->edge[r] == TOPO_EDGE_NET)
 			fputs(", shape=box", f);
+		if (topo_routes_departures(t, r) > 0)
+			fputs(", color=red, penwidth=2", f);
 		fputs("];\n", f);
 	}
 	if (cur >= 0)

@@ -393,6 +393,8 @@ TOPO_EXTERN int64_t topo_routes_departures(const topo_tree *t, int32_t r);
  * its endpoint id and group rank, in one cluster per node labelled with the
  * node id; shm edges solid, net edges bold and dashed; the tree root
  * double-circled and every member whose edge to its parent is net boxed.
+ * When t's route table departs from the rule (loaded hand-edited), the
+ * label says how many rows do and those members are outlined in red.
  * Returns 0, TOPO_EIO (err->text has strerror(errno)) or TOPO_EARG (t or f
  * NULL).  f is flushed, not closed. */
 TOPO_EXTERN int topo_tree_write_dot(const topo_tree *t, FILE *f,

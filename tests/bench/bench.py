@@ -169,6 +169,14 @@ def bench_compile(a, out, md, summary):
                            f"encoding): {med:.2f} s, {size / 1e6:.1f} MB, "
                            f"{rss / MIB:.0f} MiB (target <= 0.5 s, <= 100 "
                            f"MB): {verdict(ok)}")
+        elif eps == 1 << 20 and mode == "full":
+            # The issue 2 target (<= 2 s) was the default's, which wrote
+            # every row then: 2.8 GB, bound by the page cache.
+            summary.append(f"compile 1,048,576 endpoints, --routes full "
+                           f"(opt-in, {size / 1e9:.1f} GB of output): "
+                           f"{med:.2f} s, {rss / MIB:.0f} MiB (no time "
+                           f"target; <= 1 GiB of memory: "
+                           f"{verdict(rss <= 1 << 30)})")
         elif eps == 1 << 20:
             ok = med <= 2 and rss <= 1 << 30
             summary.append(f"compile 1,048,576 endpoints, routes {mode}: "

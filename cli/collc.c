@@ -309,6 +309,19 @@ static int add_group(struct args *a, const char *arg)
 		return cli_usage_error(a->cmd->usage,
 				       "-g: expected NAME=SPEC (got \"%s\")",
 				       arg);
+	/* A name goes into JSON text, which must be UTF-8: written with
+	 * U+FFFD in place of bad bytes, the group could not be found by the
+	 * name given. */
+	{
+		long bad = cli_utf8_invalid(arg, (size_t)(eq - arg));
+
+		if (bad >= 0) {
+			cli_msg("-g: the group name is not valid UTF-8 (byte "
+				"0x%02x at offset %ld)",
+				(unsigned char)arg[bad], bad);
+			return EXIT_USAGE;
+		}
+	}
 	if (eq - arg == 5 && strncmp(arg, "world", 5) == 0) {
 		cli_msg("-g: group name \"world\" is reserved (the group of "
 			"all endpoints, spec \"all\")");

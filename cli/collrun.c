@@ -17,6 +17,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -322,9 +324,13 @@ static int parse(struct args *a, int argc, char **argv)
 			char *end;
 			double s;
 
+			/* Decimal only: strtod would also read "0x10" as
+			 * 16 and "inf". */
 			errno = 0;
 			s = strtod(optarg, &end);
 			if (errno != 0 || end == optarg || *end != '\0' ||
+			    strspn(optarg, "0123456789.eE+-") !=
+				strlen(optarg) ||
 			    !isfinite(s) || s <= 0 || s > 1e9)
 				return cli_usage_error(usage_text, "--timeout: expected "
 						   "seconds greater than 0, "
@@ -413,6 +419,13 @@ static int check_op_options(const struct args *a)
 	if (a->have_chunk && a->op != TOPO_OP_GATHER) {
 		cli_msg("--chunk applies to gather only, not %s",
 			topo_op_name(a->op));
+		return EXIT_USAGE;
+	}
+	if (a->have_chunk && a->algorithm != NULL &&
+	    strcmp(a->algorithm, "chunked") != 0) {
+		cli_msg("--chunk applies to gather chunked only, not gather "
+			"%s",
+			a->algorithm);
 		return EXIT_USAGE;
 	}
 	return -1;
@@ -633,6 +646,41 @@ static json_t *report_json(const struct shown *s)
 	return o;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Progress on standard error when it is a terminal: one line, rewritten
+ * in place ("collrun: running: 9000 of 20000 (45%)"), erased when the run
+ * ends.  The library calls it at most about ten times a second. */
+static int progress_shown;
+
+static void show_progress(void *ctx, const char *phase, int64_t done,
+			  int64_t total)
+{
+	(void)ctx;
+	if (total > 0)
+		fprintf(stderr,
+			"\r\033[K%s: %s: %" PRId64 " of %" PRId64 " (%d%%)",
+			cli_prog, phase, done, total,
+			(int)(100.0 * (double)done / (double)total));
+	else
+		fprintf(stderr, "\r\033[K%s: %s", cli_prog, phase);
+	fflush(stderr);
+	progress_shown = 1;
+}
+
+static void end_progress(void)
+{
+	if (progress_shown)
+		fputs("\r\033[K", stderr);
+	progress_shown = 0;
+}
+
 static int compare_double(const void *x, const void *y)
 {
 	double a = *(const double *)x, b = *(const double *)y;
@@ -649,29 +697,53 @@ static int compare_double(const void *x, const void *y)
  * first run that does not verify, whose report is the one kept in *out;
  * s gets the runs made and their min, median and max seconds. */
 static int run_fresh(const topo_plan *p, const struct topo_run_params *rp,
-		     topo_report **out, struct shown *s, topo_error *err)
+		     double start, topo_report **out, struct shown *s,
+		     topo_error *err)
 {
 	struct topo_run_params one = *rp;
-	int n = rp->iterations, rc = 0;
-	double *secs = malloc((size_t)n * sizeof(double)), lo, med, hi;
+	int n = rp->iterations, rc = 0, cap = 0;
+	double *secs = NULL, lo, med, hi;
 
 	*out = NULL;
 	s->runs = 0;
-	if (secs == NULL) {
-		err->code = TOPO_ENOMEM;
-		snprintf(err->text, sizeof(err->text), "out of memory");
-		return TOPO_ENOMEM;
-	}
 	mallopt(M_MMAP_THRESHOLD, 4096);
 	one.iterations = 1;
+	/* No progress per run: the runs are the iterations, shown here. */
+	one.progress = NULL;
 	for (int i = 0; i < n; i++) {
 		topo_report_free(*out);
 		*out = NULL;
+		/* One timeout for all the runs: each is told how much of it
+		 * is gone, and the one that runs out reports it. */
+		one.elapsed = now_s() - start;
 		rc = topo_plan_run(p, &one, out, err);
 		if (rc != 0)
 			break;
-		topo_report_seconds(*out, &lo, &med, &hi);
-		secs[s->runs++] = med;
+		if (topo_report_iterations(*out) > 0) {
+			/* The times, grown as runs complete: 2^31 - 1 runs
+			 * ended by the timeout reserve nothing up front. */
+			if (s->runs == cap) {
+				int ncap = cap == 0 ? 1024
+					   : cap > INT_MAX / 2 ? INT_MAX
+							       : 2 * cap;
+				double *more =
+				    realloc(secs, (size_t)ncap * sizeof(double));
+
+				if (more == NULL) {
+					err->code = TOPO_ENOMEM;
+					snprintf(err->text, sizeof(err->text),
+						 "out of memory");
+					rc = TOPO_ENOMEM;
+					break;
+				}
+				secs = more;
+				cap = ncap;
+			}
+			topo_report_seconds(*out, &lo, &med, &hi);
+			secs[s->runs++] = med;
+		}
+		if (rp->progress != NULL)
+			rp->progress(rp->progress_ctx, "running", i + 1, n);
 		if (!topo_report_verified(*out))
 			break;
 	}
@@ -731,6 +803,7 @@ int main(int argc, char **argv)
 	topo_error err;
 	topo_plan *p = NULL;
 	topo_report *r = NULL;
+	double start = now_s();
 	int rc;
 
 	cli_prog = "collrun";
@@ -767,17 +840,35 @@ int main(int argc, char **argv)
 		}
 		a.plan.root = topo_group_members(g)[a.root_rank];
 	}
+	/* --timeout bounds the whole run: loading, planning, the inputs,
+	 * every iteration and its verification.  Each stage is told how
+	 * much of it is gone. */
+	if (isatty(STDERR_FILENO)) {
+		a.plan.progress = show_progress;
+		a.run.progress = show_progress;
+	}
+	a.plan.timeout = a.run.timeout;
+	a.plan.elapsed = now_s() - start;
+	if (a.plan.elapsed >= a.run.timeout) {
+		cli_msg("the run did not finish within %g s (loading %s)",
+			a.run.timeout, cli_source(a.file));
+		rc = EXIT_FAILED;
+		goto done;
+	}
 	topo_error_clear(&err);
 	rc = topo_plan_new(&p, in.t, &a.plan, &err);
+	end_progress();
 	if (rc != 0) {
 		rc = cli_error(&err, rc);
 		goto done;
 	}
 	s.a = &a;
+	a.run.elapsed = now_s() - start;
 	if (a.fresh)
-		rc = run_fresh(p, &a.run, &r, &s, &err);
+		rc = run_fresh(p, &a.run, start, &r, &s, &err);
 	else
 		rc = topo_plan_run(p, &a.run, &r, &err);
+	end_progress();
 	if (rc != 0) {
 		/* Buffers too big for memory are the user's to fix (2);
 		 * threads that cannot start, or memory that runs out after

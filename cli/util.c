@@ -94,9 +94,10 @@ int cli_error(const topo_error *err, int code)
 		fprintf(stderr, "%s: %s\n", cli_prog, topo_strerror(code));
 	}
 	/* Input that cannot be read or understood is the user's to fix (2);
-	 * running out of memory is a failure of the run (1).  Output errors
-	 * are reported by the callers, which return EXIT_FAILED. */
-	return code == TOPO_ENOMEM ? EXIT_FAILED : EXIT_USAGE;
+	 * running out of memory or time is a failure of the run (1).  Output
+	 * errors are reported by the callers, which return EXIT_FAILED. */
+	return code == TOPO_ENOMEM || code == TOPO_ETIMEDOUT ? EXIT_FAILED
+							     : EXIT_USAGE;
 }
 
 static void on_signal(int sig)
@@ -464,6 +465,35 @@ static char *read_all(FILE *f, size_t *len)
 	buf[size] = '\0';
 	*len = size;
 	return buf;
+}
+
+long cli_utf8_invalid(const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	for (long i = 0; (size_t)i < len;) {
+		unsigned c = s[i];
+		int n = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 ? 1
+				      : (c & 0xf0) == 0xe0 ? 2
+				      : (c & 0xf8) == 0xf0 ? 3 : -1;
+		unsigned cp = n == 1 ? c & 0x1f : n == 2 ? c & 0x0f : c & 0x07;
+
+		if (n < 0)
+			return i;
+		for (int k = 1; k <= n; k++) {
+			if ((size_t)(i + k) >= len || (s[i + k] & 0xc0) != 0x80)
+				return i;
+			cp = cp << 6 | (s[i + k] & 0x3f);
+		}
+		/* No overlong forms, surrogates, or code points past
+		 * U+10FFFF (RFC 3629). */
+		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) ||
+		    (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return i;
+		i += 1 + n;
+	}
+	return -1;
 }
 
 const char *cli_source(const char *path)

@@ -64,6 +64,9 @@ void cli_out_abort(struct cli_out *out);
  * name from a file or a command line is printed this way. */
 void cli_put_clean(FILE *f, const char *s);
 
+/* The offset of the first byte of str[0..len) that is not well-formed
+ * UTF-8 (RFC 3629), or -1 when it all is. */
+long cli_utf8_invalid(const char *str, size_t len);
 /* The name errors give path: "standard input" for "-". */
 const char *cli_source(const char *path);
 /* Reads a whole file ("-": standard input) into a NUL-terminated

@@ -278,14 +278,6 @@ int32_t topo_report_error(const topo_report *r, size_t i, const char **kind,
 /* ---------------------------------------------------------------------- */
 /* Running */
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static struct timespec at(double t)
 {
 	struct timespec ts;
@@ -344,6 +336,9 @@ int topo__plan_run_transport(const topo_plan *p,
 	struct topo_run_params q;
 	struct run x = {0};
 	struct verify_ctx v;
+	struct topo__verify_time vt = {0, NULL, NULL, 0, false, 0, 0};
+	double next_progress = 0;
+	bool timed_out = false;
 	topo_report *r = NULL;
 	int32_t *nwait0 = NULL;
 	double *seconds = NULL, timeout, deadline_s;
@@ -358,17 +353,18 @@ int topo__plan_run_transport(const topo_plan *p,
 	rc = topo__run_params_read(&q, params, err);
 	if (rc != 0)
 		return rc;
-	if (q.threads < 0 || q.iterations < 0 || !(q.timeout >= 0))
+	if (q.threads < 0 || q.iterations < 0 || !(q.timeout >= 0) ||
+	    !(q.elapsed >= 0))
 		return topo__err(err, TOPO_EARG, NULL, NULL,
-				 "threads (%d), iterations (%d) and timeout "
-				 "(%g) must not be negative",
-				 q.threads, q.iterations, q.timeout);
+				 "threads (%d), iterations (%d), timeout "
+				 "(%g) and elapsed (%g) must not be negative",
+				 q.threads, q.iterations, q.timeout, q.elapsed);
 	threads = q.threads > 0 ? q.threads : default_threads();
 	iterations = q.iterations > 0 ? q.iterations : 1;
 	timeout = q.timeout > 0 ? q.timeout : DEFAULT_TIMEOUT;
 	if (timeout > MAX_TIMEOUT)
 		timeout = MAX_TIMEOUT;
-	deadline_s = now() + timeout;
+	deadline_s = topo__now() + timeout - q.elapsed;
 	deadline = at(deadline_s);
 
 	x.p = p;
@@ -421,9 +417,32 @@ int topo__plan_run_transport(const topo_plan *p,
 	for (int64_t i = 0; i < p->nmsg; i++)
 		if (nwait0[i] == 0)
 			x.roots[x.nroots++] = i;
+	/* The inputs, under the run's deadline too: over tens of
+	 * thousands of members of large buffers they take seconds. */
+	if (q.progress != NULL)
+		q.progress(q.progress_ctx, "filling inputs", 0, p->n);
+	next_progress = topo__now() + TOPO__PROGRESS_EVERY;
 	for (int32_t m = 0; m < p->n; m++) {
 		int64_t len = size_of(p, TOPO__SEND, m);
 
+		if (m % 64 == 0 || len >= (1 << 20)) {
+			double t = topo__now();
+
+			if (t >= deadline_s) {
+				add_error(r, -1, "timeout",
+					  "the run did not finish within %g s "
+					  "(filling the inputs: member %d of "
+					  "%d)",
+					  timeout, (int)m + 1, (int)p->n);
+				timed_out = true;
+				break;
+			}
+			if (q.progress != NULL && t >= next_progress) {
+				next_progress = t + TOPO__PROGRESS_EVERY;
+				q.progress(q.progress_ctx, "filling inputs", m,
+					   p->n);
+			}
+		}
 		if (len > 0)
 			topo__pattern_fill(p, m,
 					   x.tr->buffer(x.state, m, TOPO__SEND),
@@ -436,11 +455,18 @@ int topo__plan_run_transport(const topo_plan *p,
 
 	v.r = r;
 	v.members = p->t->g->members;
-	for (int it = 0; it < iterations; it++) {
+	vt.deadline = deadline_s;
+	vt.progress = q.progress;
+	vt.ctx = q.progress_ctx;
+	vt.next = next_progress;
+	vt.total = (int64_t)iterations * p->n;
+	if (q.progress != NULL && !timed_out)
+		q.progress(q.progress_ctx, "running", 0, iterations);
+	for (int it = 0; it < iterations && !timed_out; it++) {
 		double t0, t1;
 		int w = 0;
 
-		if (now() >= deadline_s) {
+		if (topo__now() >= deadline_s) {
 			add_error(r, -1, "timeout",
 				  "the run did not finish within %g s "
 				  "(before iteration %d of %d)",
@@ -448,12 +474,12 @@ int topo__plan_run_transport(const topo_plan *p,
 			break;
 		}
 		reset(&x, nwait0);
-		t0 = now();
+		t0 = topo__now();
 		if (p->nmsg > 0) {
 			topo__pool_push(x.pool, SEED_TASK(0), -1);
 			w = topo__pool_wait(x.pool, &deadline);
 		}
-		t1 = now();
+		t1 = topo__now();
 		if (w < 0) {
 			rc = topo__err(err, w, NULL, NULL,
 				       "out of memory while running the plan");
@@ -495,9 +521,23 @@ int topo__plan_run_transport(const topo_plan *p,
 			seconds_cap = cap;
 		}
 		seconds[r->iterations++] = t1 - t0;
-		r->total += topo__verify(p, verify_buffer, &x, x.slot_count,
-					 verify_report, &v,
-					 (int64_t)(MAX_ERRORS - r->nerr));
+		vt.base = (int64_t)it * p->n;
+		r->total += topo__verify_until(p, verify_buffer, &x,
+					       x.slot_count, verify_report, &v,
+					       (int64_t)(MAX_ERRORS - r->nerr),
+					       &vt);
+		if (vt.timed_out) {
+			add_error(r, -1, "timeout",
+				  "the run did not finish within %g s "
+				  "(verifying iteration %d of %d)",
+				  timeout, it + 1, iterations);
+			break;
+		}
+		if (q.progress != NULL && topo__now() >= vt.next) {
+			vt.next = topo__now() + TOPO__PROGRESS_EVERY;
+			q.progress(q.progress_ctx, "running", it + 1,
+				   iterations);
+		}
 		/* Later iterations would only repeat the same faults. */
 		if (r->total > 0)
 			break;

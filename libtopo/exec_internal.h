@@ -67,7 +67,27 @@ struct topo_plan {
 	int32_t *slot_expect;
 	int64_t ntransport; /* messages with src != dst */
 	bool expected;	    /* the algorithm called topo__plan_expect */
+	int64_t expect_msgs; /* what it said, for progress */
+	/* Planning's deadline (topo__now() seconds; 0: none) and the next
+	 * time its progress callback may be called. */
+	double deadline, next_progress;
 };
+
+/* Seconds on the monotonic clock. */
+static inline double topo__now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Between calls of a progress callback: about ten a second. */
+#define TOPO__PROGRESS_EVERY 0.1
+
+/* Checks planning's deadline and reports its progress; called every few
+ * thousand messages.  Returns 0 or TOPO_ETIMEDOUT (err set). */
+int topo__plan_tick(struct topo_plan *p, topo_error *err);
 
 /* Reading a caller's parameter struct of any version (params.c): *q gets
  * every field the caller's struct holds, the defaults for the others.
@@ -157,6 +177,19 @@ struct topo__verify_error {
 	char detail[160];
 };
 
+/* A verification's deadline (topo__now() seconds; 0: none) and progress
+ * callback; timed_out says whether it stopped at the deadline. */
+struct topo__verify_time {
+	double deadline;
+	topo_progress_fn progress;
+	void *ctx;
+	double next;
+	bool timed_out;
+	/* progress reports base + members checked, of total (a run's
+	 * verifications count on from one iteration to the next) */
+	int64_t base, total;
+};
+
 /* Checks member buffers after an iteration; buf(ctx, r, kind) gives
  * member r's buffer.  Calls report(ctx2, e) for each error found (at most
  * `max` reported, all counted); returns the number of errors. */
@@ -166,6 +199,16 @@ int64_t topo__verify(const struct topo_plan *p,
 		     void (*report)(void *ctx2,
 				    const struct topo__verify_error *e),
 		     void *ctx2, int64_t max);
+/* topo__verify, stopping at time->deadline (time->timed_out set; the
+ * errors found so far are counted) and reporting progress. */
+int64_t topo__verify_until(const struct topo_plan *p,
+			   unsigned char *(*buf)(void *ctx, int32_t r,
+						 int kind),
+			   void *ctx, const int64_t *slot_count,
+			   void (*report)(void *ctx2,
+					  const struct topo__verify_error *e),
+			   void *ctx2, int64_t max,
+			   struct topo__verify_time *time);
 
 /* ---------------------------------------------------------------------- */
 /* Transports: how a message's bytes get from one member to another. */

@@ -494,6 +494,21 @@ int topo__json_parse(const char *buf, size_t len, const char *source,
 					    ? "file is empty"
 					    : "file holds only white "
 					      "space (want a JSON object)");
+	/* A NUL byte is no JSON text anywhere (a string holds one as
+	 * \u0000), and jansson reads it as the end of its input, so it
+	 * would be reported at the end of the text: report it where it is. */
+	{
+		const char *nul = memchr(buf, '\0', len);
+
+		if (nul != NULL) {
+			int line, col;
+
+			line_col(buf, (size_t)(nul - buf), &line, &col);
+			return topo__err_syntax(err, source, line, col,
+						"a NUL byte (0x00) is not allowed "
+						"in JSON text");
+		}
+	}
 	/* The reserve: a token of L bytes needs a lexer buffer of at most
 	 * twice the power of two above L; twice that for the at most 1 KiB
 	 * jansson reads on after a failure, and room for the values that

@@ -20,7 +20,7 @@
  * Adding a field: append it, give it a default in *_defaults and a line in
  * *_read, and make 0 mean what older versions did.  It must not lie in
  * the tail padding of a released version (neither struct has any today:
- * 64 and 24 bytes on LP64, every byte a field's): a program built against
+ * 96 and 48 bytes on LP64, ending on a field): a program built against
  * that version may leave those bytes unset, and they would be read as the
  * new field.  Add fields in 8-byte units, or with an explicit member for
  * what would be padding.
@@ -66,6 +66,14 @@ static void plan_defaults(struct topo_plan_params *p, size_t size,
 		p->segment = 0;
 	if (HAVE(P, chunk, size))
 		p->chunk = 0;
+	if (HAVE(P, timeout, size))
+		p->timeout = 0;
+	if (HAVE(P, progress, size))
+		p->progress = NULL;
+	if (HAVE(P, progress_ctx, size))
+		p->progress_ctx = NULL;
+	if (HAVE(P, elapsed, size))
+		p->elapsed = 0;
 }
 
 static void run_defaults(struct topo_run_params *p, size_t size)
@@ -79,6 +87,12 @@ static void run_defaults(struct topo_run_params *p, size_t size)
 		p->iterations = 1;
 	if (HAVE(R, timeout, size))
 		p->timeout = 60;
+	if (HAVE(R, progress, size))
+		p->progress = NULL;
+	if (HAVE(R, progress_ctx, size))
+		p->progress_ctx = NULL;
+	if (HAVE(R, elapsed, size))
+		p->elapsed = 0;
 }
 
 int topo_plan_params_init(struct topo_plan_params *p, size_t size,
@@ -168,6 +182,14 @@ int topo__plan_params_read(struct topo_plan_params *q,
 		q->segment = given.segment;
 	if (HAVE(P, chunk, size))
 		q->chunk = given.chunk;
+	if (HAVE(P, timeout, size))
+		q->timeout = given.timeout;
+	if (HAVE(P, progress, size))
+		q->progress = given.progress;
+	if (HAVE(P, progress_ctx, size))
+		q->progress_ctx = given.progress_ctx;
+	if (HAVE(P, elapsed, size))
+		q->elapsed = given.elapsed;
 	return 0;
 }
 
@@ -193,5 +215,11 @@ int topo__run_params_read(struct topo_run_params *q,
 		q->iterations = given.iterations;
 	if (HAVE(R, timeout, size))
 		q->timeout = given.timeout;
+	if (HAVE(R, progress, size))
+		q->progress = given.progress;
+	if (HAVE(R, progress_ctx, size))
+		q->progress_ctx = given.progress_ctx;
+	if (HAVE(R, elapsed, size))
+		q->elapsed = given.elapsed;
 	return 0;
 }

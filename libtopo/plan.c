@@ -328,6 +328,7 @@ int topo__plan_expect(struct topo_plan *p, int64_t msgs, int64_t deps,
 	if (rc != 0)
 		return rc;
 	p->expected = true;
+	p->expect_msgs = msgs;
 	/* The arrays at their final size now: growing by doubling would
 	 * reach up to twice that, and hold old and new at once while it
 	 * copies, which the check above does not count. */
@@ -408,6 +409,10 @@ int topo__plan_msg(struct topo_plan *p, const struct topo__msg *m, int64_t *id,
 		topo__plan_need(p, 0, 0, 0, &need);
 		rc = topo__memory_check(&need, err);
 	}
+	/* Every 4096 messages, a glance at the clock: about a tenth of a
+	 * millisecond of planning between glances. */
+	if (rc == 0 && (p->nmsg & 4095) == 0 && p->nmsg > 0)
+		rc = topo__plan_tick(p, err);
 	if (rc == 0)
 		rc = grow((void **)&p->msg, &p->cap, p->nmsg, sizeof(*p->msg),
 			  "messages", err);
@@ -585,6 +590,27 @@ out:
 	return rc;
 }
 
+int topo__plan_tick(struct topo_plan *p, topo_error *err)
+{
+	double t;
+
+	if (p->deadline <= 0 && p->params.progress == NULL)
+		return 0;
+	t = topo__now();
+	if (p->deadline > 0 && t >= p->deadline)
+		return topo__err(err, TOPO_ETIMEDOUT, NULL, NULL,
+				 "the run did not finish within %g s "
+				 "(planning: %lld messages built)",
+				 p->params.timeout, (long long)p->nmsg);
+	if (p->params.progress != NULL && t >= p->next_progress) {
+		p->next_progress = t + TOPO__PROGRESS_EVERY;
+		p->params.progress(p->params.progress_ctx, "planning", p->nmsg,
+				   p->expect_msgs > p->nmsg ? p->expect_msgs
+							    : p->nmsg);
+	}
+	return 0;
+}
+
 int topo__plan_finish(struct topo_plan *p, topo_error *err)
 {
 	int64_t *off;
@@ -592,6 +618,9 @@ int topo__plan_finish(struct topo_plan *p, topo_error *err)
 
 	if (p->succ_off != NULL)
 		return 0; /* already finished */
+	rc = topo__plan_tick(p, err);
+	if (rc != 0)
+		return rc;
 	p->ntransport = 0;
 	for (int64_t i = 0; i < p->nmsg; i++) {
 		rc = check_msg(p, i, err);
@@ -628,6 +657,13 @@ int topo__plan_finish(struct topo_plan *p, topo_error *err)
 	}
 	for (int64_t i = 0; i < p->nmsg; i++)
 		off[i + 1] += off[i];
+	rc = topo__plan_tick(p, err);
+	if (rc != 0) {
+		topo__free(off);
+		topo__free(p->succ);
+		p->succ = NULL;
+		return rc;
+	}
 	/* Filling advances off[b] to the end of b's list, which is where
 	 * b + 1's starts: shifting by one restores the starts.  Each list
 	 * keeps the order in which the dependencies were added. */
@@ -754,6 +790,13 @@ static int check_params(struct topo_plan_params *q, const topo_tree *t,
 				 "%zu bytes is not a multiple of %zu, the "
 				 "size of %s",
 				 q->bytes, size, topo_type_name(q->type));
+	/* A chunk size the algorithm would ignore is refused: the caller
+	 * would think the gather chunked. */
+	if (q->chunk != 0 && strcmp((*algo)->name, "chunked") != 0)
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "a chunk size applies to gather chunked only, "
+				 "not %s %s",
+				 topo_op_name(q->op), (*algo)->name);
 	if (q->op == TOPO_OP_REDUCE && q->redop >= TOPO_BAND &&
 	    (q->type == TOPO_FLOAT || q->type == TOPO_DOUBLE))
 		return topo__err(err, TOPO_EARG, NULL, NULL,
@@ -786,6 +829,11 @@ int topo_plan_new(topo_plan **out, const topo_tree *t,
 				 "topo_plan_new: out, tree and parameters are "
 				 "required");
 	rc = topo__plan_params_read(&q, params, err);
+	if (rc == 0 && !(q.timeout >= 0 && q.elapsed >= 0))
+		rc = topo__err(err, TOPO_EARG, NULL, NULL,
+			       "the planning timeout (%g) and the time "
+			       "elapsed (%g) must not be negative",
+			       q.timeout, q.elapsed);
 	if (rc == 0)
 		rc = check_params(&q, t, &algo, &root, err);
 	if (rc != 0)
@@ -800,6 +848,12 @@ int topo_plan_new(topo_plan **out, const topo_tree *t,
 	p->n = t->n;
 	p->root = root;
 	p->type_size = topo_type_size(q.type);
+	if (q.timeout > 0)
+		p->deadline = topo__now() +
+			      (q.timeout < 1e9 ? q.timeout : 1e9) - q.elapsed;
+	if (q.progress != NULL)
+		q.progress(q.progress_ctx, "planning", 0, 0);
+	p->next_progress = topo__now() + TOPO__PROGRESS_EVERY;
 	rc = algo->fn(p, err);
 	if (rc == 0)
 		rc = topo__plan_finish(p, err);

@@ -75,7 +75,8 @@ TOPO_EXTERN int topo_version_cmp(int major, int minor, int patch);
 	X(TOPO_ESPEC, -5, "invalid stride specification")                      \
 	X(TOPO_ELIMIT, -6, "size limit exceeded")                              \
 	X(TOPO_ENOENT, -7, "no such group or tree")                            \
-	X(TOPO_EARG, -8, "invalid argument")
+	X(TOPO_EARG, -8, "invalid argument")                                   \
+	X(TOPO_ETIMEDOUT, -9, "timed out")
 
 enum topo_errno {
 #define TOPO__ENUM(name, value, text) name = value,
@@ -478,6 +479,16 @@ TOPO_EXTERN int topo_redop_parse(enum topo_redop *out, const char *name,
  * small is refused with TOPO_EARG, never read with guessed defaults.
  */
 
+/*
+ * Progress of a long plan or run, for a caller that wants to show it (the
+ * library never prints): phase names what is under way ("planning",
+ * "filling inputs", "running", "verifying"), done of total units
+ * (messages, members, iterations).  Called on the caller's thread only,
+ * when a phase starts and then at most about ten times a second.
+ */
+typedef void (*topo_progress_fn)(void *ctx, const char *phase, int64_t done,
+				 int64_t total);
+
 /* What to plan.  The defaults are topo_plan_params_init's. */
 struct topo_plan_params {
 	size_t size;	 /* sizeof the caller's struct: the _init sets it */
@@ -494,6 +505,17 @@ struct topo_plan_params {
 	 * else whole */
 	size_t segment;
 	size_t chunk; /* gather chunked: chunk size; 0 (default): auto */
+	/* seconds planning may take; 0 (default): no limit.  A plan not
+	 * built by then is refused with TOPO_ETIMEDOUT. */
+	double timeout;
+	/* Called on the caller's thread as planning goes (phase
+	 * "planning", messages built of those expected), at most about ten
+	 * times a second; NULL (default): not called. */
+	topo_progress_fn progress;
+	void *progress_ctx;
+	/* seconds of timeout already spent (loading, say): planning stops
+	 * at timeout - elapsed from now, and says "within <timeout> s" */
+	double elapsed;
 };
 
 /* Sets p->size = size and every field within the first size bytes to its
@@ -536,7 +558,17 @@ struct topo_run_params {
 	 * mask (sched_getaffinity), at least 1, at most 4096 */
 	int threads;
 	int iterations; /* default 1 */
-	double timeout; /* seconds for the whole run; default 60 */
+	/* seconds for the whole run (inputs, iterations, verification);
+	 * default 60 */
+	double timeout;
+	/* As for topo_plan_params: phases "filling inputs", "running"
+	 * (iterations), "verifying" (members); NULL (default): none. */
+	topo_progress_fn progress;
+	void *progress_ctx;
+	/* seconds of timeout already spent before this call (loading and
+	 * planning, say), so that one timeout bounds a program's whole
+	 * run: the run stops at timeout - elapsed from now; default 0 */
+	double elapsed;
 };
 
 /* Sets p->size = size and every field within the first size bytes to its

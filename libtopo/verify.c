@@ -647,6 +647,21 @@ int64_t topo__verify(const struct topo_plan *p,
 				    const struct topo__verify_error *e),
 		     void *ctx2, int64_t max)
 {
+	struct topo__verify_time none = {0, NULL, NULL, 0, false, 0, 0};
+
+	return topo__verify_until(p, buf, ctx, slot_count, report, ctx2, max,
+				  &none);
+}
+
+int64_t topo__verify_until(const struct topo_plan *p,
+			   unsigned char *(*buf)(void *ctx, int32_t r,
+						 int kind),
+			   void *ctx, const int64_t *slot_count,
+			   void (*report)(void *ctx2,
+					  const struct topo__verify_error *e),
+			   void *ctx2, int64_t max,
+			   struct topo__verify_time *time)
+{
 	struct check chk, *c = &chk;
 	struct tally *tally = NULL;
 	int64_t bad = 0, total;
@@ -689,6 +704,25 @@ int64_t topo__verify(const struct topo_plan *p,
 	for (int32_t r = 0; r < p->n; r++) {
 		int missing = 0;
 
+		/* Every 256 members, the clock: a member's check costs its
+		 * buffers' bytes, so a run of few large members looks each
+		 * time. */
+		if ((time->deadline > 0 || time->progress != NULL) &&
+		    (r % 256 == 0 || p->params.bytes >= (1u << 20))) {
+			double t = topo__now();
+
+			if (time->deadline > 0 && t >= time->deadline) {
+				time->timed_out = true;
+				break;
+			}
+			if (time->progress != NULL && t >= time->next) {
+				time->next = t + TOPO__PROGRESS_EVERY;
+				time->progress(time->ctx, "verifying",
+					       time->base + r,
+					       time->total > 0 ? time->total
+							       : p->n);
+			}
+		}
 		if (tally != NULL) {
 			report_tally(c, r, &tally[r]);
 			missing = tally[r].short_want > 0;

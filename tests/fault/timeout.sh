@@ -74,5 +74,40 @@ EOF
 	done
 done
 
+# --timeout bounds the whole run, whatever is running when it passes:
+# planning (a bcast of 1 MiB in one-byte segments: 22 million messages),
+# filling the inputs or an iteration (a reduce of 32 KiB over 65,536
+# members), or many runs of --fresh.  Each used to run on for 12 s to
+# 108 s and, for some, exit 0.  Now: exit 1 within 1.5 s of the deadline
+# (loading and the sanitizer's slowness included), naming the phase.
+EX=$(cd "$(dirname "$0")/../../examples" && pwd)
+timed() {  # timed NAME TIMEOUT WANT_PATTERN ARGS...: checks one run
+	name=$1 limit=$2 want=$3
+	shift 3
+	t0=$(now)
+	"$B/collrun" "$@" --timeout "$limit" >"$work/out" 2>"$work/err"
+	st=$?
+	took=$(echo "$(now) $t0" | awk '{printf "%.2f", $1 - $2}')
+	echo "$name: exit $st after $took s"
+	if [ $st != 1 ]; then
+		bad "$name: exit status $st, want 1"; head -3 "$work/err"
+	elif ! awk -v t="$took" -v l="$limit" 'BEGIN { exit !(t <= l + 1.5) }'; then
+		bad "$name: took $took s, want at most $limit + 1.5 s"
+	elif ! grep -q "$want" "$work/out" "$work/err"; then
+		bad "$name: no \"$want\" in:"; cat "$work/out" "$work/err" | head -5
+	else
+		ok
+	fi
+}
+timed "bcast in 1-byte segments" 0.5 \
+    'the run did not finish within 0.5 s (planning: ' \
+    bcast "$EX/uneven.json" --bytes 1M --segment 1
+timed "reduce of 32 KiB over 65,536 members" 2 \
+    'timeout: the run did not finish within 2 s (' \
+    reduce "$work/mid.json" --bytes 32K
+timed "20,000 fresh runs" 1 \
+    'timeout: the run did not finish within 1 s (' \
+    bcast "$EX/tiny.json" --fresh --iterations 20000
+
 echo "timeout: $pass passed, $fail failed"
 [ $fail = 0 ]

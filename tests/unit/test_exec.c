@@ -1328,6 +1328,144 @@ static void test_timeout(void)
 	topo_machine_free(m);
 }
 
+/* Progress as a caller sees it: phases in order, done never above total,
+ * every call on the calling thread. */
+struct seen {
+	pthread_t caller;
+	int calls, wrong_thread, regress;
+	char phases[8][32];
+	int nphases;
+	int64_t last_done;
+};
+
+static void record_progress(void *ctx, const char *phase, int64_t done,
+			    int64_t total)
+{
+	struct seen *s = ctx;
+
+	s->calls++;
+	if (!pthread_equal(pthread_self(), s->caller))
+		s->wrong_thread++;
+	if (s->nphases == 0 || strcmp(s->phases[s->nphases - 1], phase) != 0) {
+		if (s->nphases < 8)
+			snprintf(s->phases[s->nphases++], 32, "%s", phase);
+		s->last_done = -1;
+	}
+	if (done < s->last_done || (total > 0 && done > total))
+		s->regress++;
+	s->last_done = done;
+}
+
+/* One timeout bounds planning, the inputs, the iterations and their
+ * verification, each stopping within a glance at the clock of its
+ * deadline and saying which phase ran; elapsed counts time already spent;
+ * progress reaches the caller on its own thread. */
+static void test_deadlines(void)
+{
+	const int32_t tasks[] = {16, 16, 16, 16};
+	topo_machine *m = machine(4, tasks, 1);
+	topo_group *g = group_of(m, "world", NULL, 64);
+	topo_tree *t = NULL;
+	struct topo_plan_params pp;
+	struct topo_run_params rp;
+	struct seen seen;
+	topo_plan *p = NULL;
+	topo_report *r = NULL;
+	topo_error err;
+	const char *kind, *detail;
+	double t0;
+
+	topo_error_clear(&err);
+	CHECK_INT(topo_tree_new(&t, g, "binomial", &err), 0);
+
+	/* Planning: a bcast of 2 MiB in 16-byte segments is 131,072
+	 * segments of 63 messages; 0.05 s is far too little.  (A sanitizer
+	 * slows every glance at the clock's 4096 messages tenfold.) */
+	topo_plan_params_init(&pp, sizeof(pp), TOPO_OP_BCAST);
+	pp.bytes = (size_t)2 << 20;
+	pp.segment = 16;
+	pp.timeout = 0.05;
+	t0 = now();
+	CHECK_INT(topo_plan_new(&p, t, &pp, &err), TOPO_ETIMEDOUT);
+	CHECK(now() - t0 < (SANITIZED ? 3.0 : 0.5),
+	      "planning stopped %.3f s after its start", now() - t0);
+	CHECK(p == NULL, "a plan that timed out was returned");
+	CHECK(strncmp(err.text,
+		      "the run did not finish within 0.05 s (planning: ",
+		      47) == 0,
+	      "%s", err.text);
+	CHECK_STR(topo_strerror(TOPO_ETIMEDOUT), "timed out");
+	/* Time already spent counts: with all of it gone, planning stops at
+	 * its first glance. */
+	pp.timeout = 30;
+	pp.elapsed = 30;
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_new(&p, t, &pp, &err), TOPO_ETIMEDOUT);
+	pp.elapsed = -1;
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_new(&p, t, &pp, &err), TOPO_EARG);
+
+	/* A plan that finishes, with progress: "planning" reported. */
+	memset(&seen, 0, sizeof(seen));
+	seen.caller = pthread_self();
+	pp.elapsed = 0;
+	pp.timeout = 0;
+	pp.bytes = (size_t)1 << 20;
+	pp.segment = 64;
+	pp.progress = record_progress;
+	pp.progress_ctx = &seen;
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_new(&p, t, &pp, &err), 0);
+	CHECK(seen.nphases >= 1 && strcmp(seen.phases[0], "planning") == 0,
+	      "planning's progress not reported");
+
+	/* The run: every phase reported in order, on this thread. */
+	topo_run_params_init(&rp, sizeof(rp));
+	rp.threads = 4;
+	rp.iterations = 2;
+	rp.progress = record_progress;
+	rp.progress_ctx = &seen;
+	seen.nphases = 0;
+	seen.calls = 0;
+	CHECK_INT(topo_plan_run(p, &rp, &r, &err), 0);
+	expect_verified(r, "run with progress");
+	/* Inputs, then iterations (between which "verifying" may show). */
+	CHECK(seen.nphases >= 2 &&
+		  strcmp(seen.phases[0], "filling inputs") == 0 &&
+		  strcmp(seen.phases[1], "running") == 0,
+	      "phases: %d: %s, %s", seen.nphases, seen.phases[0],
+	      seen.phases[1]);
+	for (int i = 2; i < seen.nphases; i++)
+		CHECK(strcmp(seen.phases[i], "verifying") == 0 ||
+			  strcmp(seen.phases[i], "running") == 0,
+		      "phase %d: %s", i, seen.phases[i]);
+	CHECK_INT(seen.wrong_thread, 0);
+	CHECK_INT(seen.regress, 0);
+	topo_report_free(r);
+
+	/* All the time gone before the run: it stops while filling the
+	 * inputs, at its first member, and says so. */
+	rp.progress = NULL;
+	rp.timeout = 10;
+	rp.elapsed = 10;
+	t0 = now();
+	CHECK_INT(topo_plan_run(p, &rp, &r, &err), 0);
+	CHECK(now() - t0 < 1, "took %.3f s", now() - t0);
+	CHECK(!topo_report_verified(r), "a run out of time verified");
+	CHECK_INT(topo_report_iterations(r), 0);
+	CHECK_INT(topo_report_error(r, 0, &kind, &detail), -1);
+	CHECK_STR(kind, "timeout");
+	CHECK_STR(detail, "the run did not finish within 10 s (filling the "
+			  "inputs: member 1 of 64)");
+	topo_report_free(r);
+	rp.elapsed = -0.5;
+	CHECK_INT(topo_plan_run(p, &rp, &r, &err), TOPO_EARG);
+	topo_plan_free(p);
+	topo_tree_free(t);
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
 /* A delivery the transport refuses ends the run with "failed", naming the
  * destination endpoint; the messages waiting for it never run. */
 static void test_failed(int threads)
@@ -1421,8 +1559,8 @@ static void test_run_params(void)
 	finish(p);
 	topo_error_clear(&err);
 	CHECK_INT(topo_plan_run(p, &rp, &r, &err), TOPO_EARG);
-	CHECK_STR(err.text, "threads (-1), iterations (0) and timeout (0) "
-			    "must not be negative");
+	CHECK_STR(err.text, "threads (-1), iterations (0), timeout (0) and "
+			    "elapsed (0) must not be negative");
 	CHECK(r == NULL, "*out not cleared");
 	rp = run_params(0, 0, -0.5);
 	topo_error_clear(&err);
@@ -2127,6 +2265,7 @@ int main(void)
 	test_reduce(1, 5, TOPO_DOUBLE, TOPO_MAX, 8);
 	test_faults();
 	test_timeout();
+	test_deadlines();
 	test_memory();
 	test_run_params();
 	test_plan_new();

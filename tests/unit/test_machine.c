@@ -330,8 +330,9 @@ static void test_syntax(void)
 	BAD("{'nodes': 8}", TOPO_ESYNTAX,
 	    "m.json:1:2: string or '}' expected near '''");
 	BADLEN("{\"name\": \"a\0\"}", 14, TOPO_ESYNTAX,
-	       "m.json:1:12: control character 0x00 in a string (write it as "
-	       "\\u0000)");
+	       "m.json:1:12: a NUL byte (0x00) is not allowed in JSON text");
+	BADLEN("{\"nodes\":\n 4\0}", 14, TOPO_ESYNTAX,
+	       "m.json:2:3: a NUL byte (0x00) is not allowed in JSON text");
 	deep[n++] = '{';
 	memcpy(deep + n, "\"x-a\": ", 7);
 	n += 7;

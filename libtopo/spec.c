@@ -3,16 +3,16 @@
  * as "cols 7:0:-2 + node 0" and evaluating it over a machine's endpoint
  * table into the ascending list of selected endpoint ids.
  *
- * The text is read and evaluated in one left-to-right pass, so the error
- * reported is the first one in reading order.  Sets are bitmaps: the value
- * of the spec so far over the N endpoints, and per term one mask per axis
- * it constrains (rows, tasks, endpoints; node selectors are widened into
- * the task mask).  Masks remember which words they dirtied and a term is
- * applied by walking runs of set bits, so a term costs about what it
- * selects (at most O(N/64 + T)), not O(N) per selector: "all - ep 1 -
- * ep 2 - ..." stays linear.  The triplets of one selector are merged per
- * (stride, residue) before they are marked, so a long list of overlapping
- * triplets costs what their union selects, not the sum of their lengths.
+ * The text is read in one left-to-right pass, so the error reported is the
+ * first one in reading order.  Sets are psets (pset.h): sorted runs of
+ * periodic patterns, so "ep 0::2" is one run whatever the machine's size
+ * and the cost of a spec follows the spec and its result, not the number of
+ * endpoints.  Each selector's triplets become the union of their
+ * progressions; the selectors of a term are intersected per axis (rows,
+ * tasks, endpoints; node selectors are widened to their tasks), and the
+ * term becomes a set of endpoints.  The terms are then combined in one
+ * sweep (pset_chain): an endpoint is selected when the last term that holds
+ * it is added, which is what evaluating left to right gives.
  *
  * Whitespace (spaces, tabs) separates the words of a spec: axis names,
  * index lists and operators.  An index list ("0:7:2,9") is one word; an
@@ -22,11 +22,11 @@
 #define TOPO_INTERNAL
 #include "topo_internal.h"
 
+#include "pset.h"
+
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef uint64_t word;
 
 enum axis { AXIS_ROW, AXIS_TASK, AXIS_NODE, AXIS_EP };
 
@@ -51,21 +51,6 @@ static const struct axis_word {
 
 #define VALID_AXES "row, col, task, node, ep"
 
-/* One triplet as the indices it selects: lo, lo + step, ..., hi, with
- * step > 0 whatever the sign of the written stride (order does not matter
- * in a set).  res = lo % step groups the progressions that can overlap. */
-struct prog {
-	int64_t lo, hi, step, res;
-};
-
-/* A bitmap that knows which of its words may be non-zero, so that clearing,
- * copying and walking it cost what was marked, not its size: a spec of many
- * small terms over a big machine stays cheap. */
-struct mask {
-	word *w;
-	size_t lo, hi; /* every word outside [lo, hi) is 0 */
-};
-
 struct parser {
 	const char *s;
 	size_t len, pos;
@@ -73,143 +58,18 @@ struct parser {
 	int64_t size[4];       /* of each axis, by enum axis */
 	bool check_only;       /* read and check, select nothing */
 	topo_error *err;
-	word *value;	   /* [N] the spec's value so far */
-	struct mask ep;	   /* [N] the current term's ep constraint */
-	struct mask task;  /* [T] its task constraint (col, task, node) */
-	struct mask row;   /* [E] its row constraint */
-	struct mask sel;   /* [N] one selector's indices, before intersecting */
-	struct mask widen; /* [T] a node selector widened to tasks */
+	struct pset_work *work;
+	/* the current term's constraints, by axis */
+	struct pset ep, task, row;
 	bool has_ep, has_task, has_row;
-	struct prog *progs; /* one selector's triplets */
+	struct pset sel, wide, tmp; /* a selector, widened; scratch */
+	struct pset_prog *progs; /* one selector's triplets */
 	size_t nprogs, cap;
+	/* the terms read so far, and whether each is taken away */
+	struct pset *terms;
+	bool *minus;
+	size_t nterms, tcap;
 };
-
-/* ---------------------------------------------------------------------- */
-/* Bitmaps */
-
-static size_t nwords(int64_t bits)
-{
-	return (size_t)((bits + 63) / 64);
-}
-
-static bool bit_test(const word *b, int64_t i)
-{
-	return (b[i >> 6] >> (i & 63)) & 1;
-}
-
-static void bit_put(word *b, int64_t i, bool on)
-{
-	if (on)
-		b[i >> 6] |= (word)1 << (i & 63);
-	else
-		b[i >> 6] &= ~((word)1 << (i & 63));
-}
-
-/* Sets (on) or clears bits [lo, hi), a word at a time. */
-static void bits_range(word *b, int64_t lo, int64_t hi, bool on)
-{
-	while (lo < hi) {
-		int64_t w = lo >> 6,
-			end = (w + 1) * 64 < hi ? (w + 1) * 64 : hi;
-		int64_t n = end - lo;
-		word mask =
-		    n == 64 ? ~(word)0 : (((word)1 << n) - 1) << (lo & 63);
-
-		if (on)
-			b[w] |= mask;
-		else
-			b[w] &= ~mask;
-		lo = end;
-	}
-}
-
-/* The first set (want true) or clear (want false) bit at or after i, or
- * size when there is none. */
-static int64_t bits_next(const word *b, int64_t i, int64_t size, bool want)
-{
-	while (i < size) {
-		word w = want ? b[i >> 6] : ~b[i >> 6];
-
-		w &= ~(word)0 << (i & 63);
-		if (w != 0) {
-			int64_t found = (i & ~(int64_t)63) + __builtin_ctzll(w);
-
-			return found < size ? found : size;
-		}
-		i = (i & ~(int64_t)63) + 64;
-	}
-	return size;
-}
-
-static int64_t bits_count(const word *b, size_t lo, size_t hi)
-{
-	int64_t count = 0;
-
-	for (size_t i = lo; i < hi; i++)
-		count += __builtin_popcountll(b[i]);
-	return count;
-}
-
-static void mask_clear(struct mask *b)
-{
-	memset(b->w + b->lo, 0, (b->hi - b->lo) * sizeof(word));
-	b->lo = b->hi = 0;
-}
-
-/* Widens b's range of live words to cover bits [lo, hi), lo < hi. */
-static void mask_touch(struct mask *b, int64_t lo, int64_t hi)
-{
-	size_t wl = (size_t)(lo >> 6), wh = (size_t)((hi - 1) >> 6) + 1;
-
-	if (b->lo == b->hi) {
-		b->lo = wl;
-		b->hi = wh;
-		return;
-	}
-	if (wl < b->lo)
-		b->lo = wl;
-	if (wh > b->hi)
-		b->hi = wh;
-}
-
-/* The first set bit of b at or after i, or size when there is none. */
-static int64_t mask_next(const struct mask *b, int64_t i, int64_t size)
-{
-	int64_t lo = (int64_t)b->lo * 64, hi = (int64_t)b->hi * 64;
-
-	if (hi > size)
-		hi = size;
-	i = bits_next(b->w, i > lo ? i : lo, hi, true);
-	return i < hi ? i : size;
-}
-
-/* dst = src for the first selector on an axis, else dst &= src. */
-static void intersect(struct mask *dst, const struct mask *src, bool *has)
-{
-	size_t lo, hi;
-
-	if (!*has) {
-		mask_clear(dst);
-		memcpy(dst->w + src->lo, src->w + src->lo,
-		       (src->hi - src->lo) * sizeof(word));
-		dst->lo = src->lo;
-		dst->hi = src->hi;
-		*has = true;
-		return;
-	}
-	lo = dst->lo > src->lo ? dst->lo : src->lo;
-	hi = dst->hi < src->hi ? dst->hi : src->hi;
-	if (lo >= hi) {
-		mask_clear(dst);
-		return;
-	}
-	memset(dst->w + dst->lo, 0, (lo - dst->lo) * sizeof(word));
-	memset(dst->w + hi, 0, (dst->hi - hi) * sizeof(word));
-	for (size_t i = lo; i < hi; i++)
-		dst->w[i] &= src->w[i];
-	dst->lo = lo;
-	dst->hi = hi;
-}
 
 /* ---------------------------------------------------------------------- */
 /* Lexing and error reports */
@@ -355,11 +215,11 @@ static int after_number(struct parser *p, bool stride)
 		    show_char(c, buf));
 }
 
-static int push_prog(struct parser *p, int64_t lo, int64_t hi, int64_t step)
+static int push_prog(struct parser *p, int64_t lo, int64_t last, int64_t step)
 {
 	if (p->nprogs == p->cap) {
 		size_t cap = p->cap != 0 ? 2 * p->cap : 16;
-		struct prog *v;
+		struct pset_prog *v;
 
 		if (cap > SIZE_MAX / sizeof(*v))
 			return TOPO_ENOMEM;
@@ -369,7 +229,7 @@ static int push_prog(struct parser *p, int64_t lo, int64_t hi, int64_t step)
 		p->progs = v;
 		p->cap = cap;
 	}
-	p->progs[p->nprogs++] = (struct prog){lo, hi, step, lo % step};
+	p->progs[p->nprogs++] = (struct pset_prog){lo, last, step};
 	return 0;
 }
 
@@ -461,50 +321,21 @@ static int read_triplet(struct parser *p, const struct axis_word *aw)
 	return 0;
 }
 
-static int prog_cmp(const void *a, const void *b)
+/* dst = src for the first selector on an axis, else dst &= src. */
+static int constrain(struct parser *p, struct pset *dst, struct pset *src,
+		     bool *has)
 {
-	const struct prog *x = a, *y = b;
+	int rc;
 
-	if (x->step != y->step)
-		return x->step < y->step ? -1 : 1;
-	if (x->res != y->res)
-		return x->res < y->res ? -1 : 1;
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	return 0;
-}
-
-/*
- * Marks the selector's progressions into b (cleared first).  Progressions
- * of the same step and residue are walked in order of lo and each resumes
- * after the highest index its class has marked, so every index is marked at
- * most once per distinct step.
- */
-static void mark(struct parser *p, struct mask *b)
-{
-	struct prog *v = p->progs;
-	int64_t covered = -1;
-
-	mask_clear(b);
-	if (p->nprogs > 1)
-		qsort(v, p->nprogs, sizeof(*v), prog_cmp);
-	for (size_t i = 0; i < p->nprogs; i++) {
-		int64_t start = v[i].lo, step = v[i].step;
-
-		if (i == 0 || step != v[i - 1].step || v[i].res != v[i - 1].res)
-			covered = -1;
-		if (covered >= start)
-			start = covered + step;
-		if (start <= v[i].hi)
-			mask_touch(b, start, v[i].hi + 1);
-		if (step == 1)
-			bits_range(b->w, start, v[i].hi + 1, true);
-		else
-			for (int64_t x = start; x <= v[i].hi; x += step)
-				bit_put(b->w, x, true);
-		if (v[i].hi > covered)
-			covered = v[i].hi;
+	if (!*has) {
+		pset_move(dst, src);
+		*has = true;
+		return 0;
 	}
+	rc = pset_and(p->work, dst, src, &p->tmp);
+	if (rc == 0)
+		pset_move(dst, &p->tmp);
+	return rc;
 }
 
 /* AXIS triplet {',' triplet}, the axis word at p->pos (n letters). */
@@ -530,77 +361,81 @@ static int read_selector(struct parser *p, const struct axis_word *aw, size_t n)
 	}
 	if (p->check_only)
 		return 0;
-	mark(p, &p->sel);
+	rc = pset_union_progs(p->work, p->progs, p->nprogs, size, &p->sel);
+	if (rc != 0)
+		return rc;
 	switch (aw->axis) {
 	case AXIS_ROW:
-		intersect(&p->row, &p->sel, &p->has_row);
-		break;
+		return constrain(p, &p->row, &p->sel, &p->has_row);
 	case AXIS_TASK:
-		intersect(&p->task, &p->sel, &p->has_task);
-		break;
+		return constrain(p, &p->task, &p->sel, &p->has_task);
 	case AXIS_NODE:
 		/* A node stands for its tasks' endpoints: widen. */
-		mask_clear(&p->widen);
-		for (int64_t i = mask_next(&p->sel, 0, size); i < size;
-		     i = mask_next(&p->sel, i + 1, size)) {
-			int64_t lo = m->node_first_task[i];
-			int64_t hi = m->node_first_task[i + 1];
-
-			mask_touch(&p->widen, lo, hi);
-			bits_range(p->widen.w, lo, hi, true);
-		}
-		intersect(&p->task, &p->widen, &p->has_task);
-		break;
+		if (m->uniform_tasks != 0)
+			rc = pset_expand(p->work, &p->sel, m->uniform_tasks,
+					 NULL, &p->wide);
+		else
+			rc = pset_widen(&p->sel, m->node_first_task, &p->wide);
+		if (rc != 0)
+			return rc;
+		return constrain(p, &p->task, &p->wide, &p->has_task);
 	case AXIS_EP:
-		intersect(&p->ep, &p->sel, &p->has_ep);
-		break;
+		return constrain(p, &p->ep, &p->sel, &p->has_ep);
 	}
 	return 0;
 }
 
-/* Adds (on) or removes the current term's endpoints from the value. */
-static void apply_term(struct parser *p, bool all, bool on)
+/* The current term as a set of endpoints, appended to the terms. */
+static int end_term(struct parser *p, bool all, bool minus)
 {
 	int64_t N = p->m->endpoints, T = p->m->tasks, E = p->m->eps_per_task;
-	bool all_rows =
-	    !p->has_row || bits_count(p->row.w, p->row.lo, p->row.hi) == E;
+	bool rows = p->has_row && !pset_is_range(&p->row, 0, E);
+	struct pset term = {0}, base = {0};
+	int rc = 0;
 
-	if (all || (all_rows && !p->has_task && !p->has_ep)) {
-		bits_range(p->value, 0, N, on);
-	} else if (p->has_ep && !p->has_task && all_rows) {
-		for (size_t i = p->ep.lo; i < p->ep.hi; i++)
-			p->value[i] = on ? p->value[i] | p->ep.w[i]
-					 : p->value[i] & ~p->ep.w[i];
-	} else if (p->has_ep) {
-		for (int64_t e = mask_next(&p->ep, 0, N); e < N;
-		     e = mask_next(&p->ep, e + 1, N)) {
-			if (p->has_task && !bit_test(p->task.w, e / E))
-				continue;
-			if (!all_rows && !bit_test(p->row.w, e % E))
-				continue;
-			bit_put(p->value, e, on);
-		}
-	} else if (all_rows && E == 1) {
-		/* One endpoint per task: the task mask is the term. */
-		for (size_t i = p->task.lo; i < p->task.hi; i++)
-			p->value[i] = on ? p->value[i] | p->task.w[i]
-					 : p->value[i] & ~p->task.w[i];
-	} else if (all_rows) {
-		/* Whole columns: each run of selected tasks is one range. */
-		for (int64_t t = mask_next(&p->task, 0, T); t < T;) {
-			int64_t end = bits_next(p->task.w, t, T, false);
+	if (p->nterms == p->tcap) {
+		size_t cap = p->tcap != 0 ? 2 * p->tcap : 8;
+		struct pset *t;
+		bool *mn;
 
-			bits_range(p->value, t * E, end * E, on);
-			t = mask_next(&p->task, end, T);
-		}
-	} else {
-		for (int64_t t = p->has_task ? mask_next(&p->task, 0, T) : 0;
-		     t < T;
-		     t = p->has_task ? mask_next(&p->task, t + 1, T) : t + 1)
-			for (int64_t r = mask_next(&p->row, 0, E); r < E;
-			     r = mask_next(&p->row, r + 1, E))
-				bit_put(p->value, t * E + r, on);
+		if (cap > SIZE_MAX / sizeof(*t))
+			return TOPO_ENOMEM;
+		t = topo__realloc(p->terms, cap * sizeof(*t));
+		if (t == NULL)
+			return TOPO_ENOMEM;
+		p->terms = t;
+		mn = topo__realloc(p->minus, cap * sizeof(*mn));
+		if (mn == NULL)
+			return TOPO_ENOMEM;
+		p->minus = mn;
+		p->tcap = cap;
 	}
+	if (all || (!p->has_task && !rows && !p->has_ep)) {
+		rc = pset_push_full(&term, 0, N);
+	} else if (!p->has_task && !rows) {
+		pset_move(&term, &p->ep);
+	} else {
+		if (!p->has_task)
+			rc = pset_push_full(&p->task, 0, T);
+		if (rc == 0)
+			rc = pset_expand(p->work, &p->task, E,
+					 rows ? &p->row : NULL, &base);
+		if (rc == 0 && p->has_ep)
+			rc = pset_and(p->work, &base, &p->ep, &term);
+		else if (rc == 0)
+			pset_move(&term, &base);
+	}
+	pset_free(&base);
+	pset_free(&p->ep);
+	pset_free(&p->task);
+	pset_free(&p->row);
+	if (rc != 0) {
+		pset_free(&term);
+		return rc;
+	}
+	p->terms[p->nterms] = term;
+	p->minus[p->nterms++] = minus;
+	return 0;
 }
 
 /*
@@ -673,23 +508,7 @@ static int read_term(struct parser *p, bool *all)
 	}
 }
 
-static int alloc_maps(struct parser *p)
-{
-	const topo_machine *m = p->m;
-
-	p->value = topo__calloc(nwords(m->endpoints), sizeof(word));
-	p->ep.w = topo__calloc(nwords(m->endpoints), sizeof(word));
-	p->sel.w = topo__calloc(nwords(m->endpoints), sizeof(word));
-	p->task.w = topo__calloc(nwords(m->tasks), sizeof(word));
-	p->widen.w = topo__calloc(nwords(m->tasks), sizeof(word));
-	p->row.w = topo__calloc(nwords(m->eps_per_task), sizeof(word));
-	if (p->value == NULL || p->ep.w == NULL || p->sel.w == NULL ||
-	    p->task.w == NULL || p->widen.w == NULL || p->row.w == NULL)
-		return TOPO_ENOMEM;
-	return 0;
-}
-
-/* Reads the whole spec, applying each term unless only checking. */
+/* Reads the whole spec, making each term a set unless only checking. */
 static int read_spec(struct parser *p)
 {
 	bool all;
@@ -706,8 +525,11 @@ static int read_spec(struct parser *p)
 	rc = read_term(p, &all);
 	if (rc != 0)
 		return rc;
-	if (!p->check_only)
-		apply_term(p, all, true);
+	if (!p->check_only) {
+		rc = end_term(p, all, false);
+		if (rc != 0)
+			return rc;
+	}
 	while (!at_end(p)) {
 		/* read_term stopped at an operator with whitespace around. */
 		char op = p->s[p->pos++];
@@ -719,8 +541,11 @@ static int read_spec(struct parser *p)
 		rc = read_term(p, &all);
 		if (rc != 0)
 			return rc;
-		if (!p->check_only)
-			apply_term(p, all, op == '+');
+		if (!p->check_only) {
+			rc = end_term(p, all, op == '-');
+			if (rc != 0)
+				return rc;
+		}
 	}
 	return 0;
 }
@@ -750,6 +575,7 @@ int topo__spec_eval(const topo_machine *m, const char *spec, int32_t **members,
 		    int32_t *n, topo_error *err)
 {
 	struct parser p = {.s = spec, .m = m, .err = err};
+	struct pset result = {0};
 	int64_t count, N;
 	int32_t *out = NULL;
 	int rc;
@@ -764,13 +590,16 @@ int topo__spec_eval(const topo_machine *m, const char *spec, int32_t **members,
 	p.size[AXIS_TASK] = m->tasks;
 	p.size[AXIS_NODE] = m->nodes;
 	p.size[AXIS_EP] = m->endpoints;
-	rc = alloc_maps(&p);
-	if (rc == 0)
-		rc = read_spec(&p);
+	p.work = pset_work_new();
+	rc = p.work != NULL ? read_spec(&p) : TOPO_ENOMEM;
+	if (rc == 0 && p.nterms == 1 && !p.minus[0])
+		pset_move(&result, &p.terms[0]);
+	else if (rc == 0)
+		rc = pset_chain(p.work, p.terms, p.minus, p.nterms, &result);
 	if (rc != 0)
 		goto out;
 
-	count = bits_count(p.value, 0, nwords(N));
+	count = pset_count(&result);
 	if (count == 0) {
 		rc = fail(&p, 0, "selects no endpoints");
 		goto out;
@@ -780,12 +609,10 @@ int topo__spec_eval(const topo_machine *m, const char *spec, int32_t **members,
 		rc = TOPO_ENOMEM;
 		goto out;
 	}
-	for (size_t w = 0, i = 0; w < nwords(N); w++) {
-		int32_t base = (int32_t)(w * 64);
-
-		/* Bits past N are never set, so whole words are safe. */
-		for (word bits = p.value[w]; bits != 0; bits &= bits - 1)
-			out[i++] = base + __builtin_ctzll(bits);
+	rc = pset_members(&result, out);
+	if (rc != 0) {
+		topo__free(out);
+		goto out;
 	}
 	*members = out;
 	*n = (int32_t)count;
@@ -795,12 +622,18 @@ out:
 			  "out of memory evaluating spec "
 			  "\"%.200s\" over %lld endpoints",
 			  spec, (long long)N);
-	topo__free(p.value);
-	topo__free(p.ep.w);
-	topo__free(p.sel.w);
-	topo__free(p.task.w);
-	topo__free(p.widen.w);
-	topo__free(p.row.w);
+	pset_free(&result);
+	for (size_t i = 0; i < p.nterms; i++)
+		pset_free(&p.terms[i]);
+	topo__free(p.terms);
+	topo__free(p.minus);
+	pset_free(&p.ep);
+	pset_free(&p.task);
+	pset_free(&p.row);
+	pset_free(&p.sel);
+	pset_free(&p.wide);
+	pset_free(&p.tmp);
 	topo__free(p.progs);
+	pset_work_free(p.work);
 	return rc;
 }

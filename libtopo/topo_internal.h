@@ -109,6 +109,7 @@ struct topo_machine {
 	int32_t *node_tasks;      /* [nodes] */
 	int32_t *node_first_task; /* [nodes + 1], prefix sums */
 	int32_t *task_node;       /* [tasks] */
+	int32_t uniform_tasks;    /* tasks of every node when equal, else 0 */
 	char net_type[8];         /* "tree", "kary", "torus" */
 	int32_t physical_root;
 	int32_t fanout;  /* kary only */

@@ -2,10 +2,15 @@
  * fuzz_spec.c - libFuzzer target: the stride-spec parser and evaluator.
  *
  * The input, up to its first NUL, is a stride spec (collc(7)) evaluated
- * with topo_group_new over two small uneven machines built once: A has 3
+ * with topo_group_new over three small machines built once: A has 3
  * nodes running 3, 2 and 4 tasks of 2 endpoints (N = 18), B 4 nodes
  * running 1, 3, 1 and 2 tasks of one endpoint (N = 7; one endpoint per
- * task takes other paths).  Checked on every input:
+ * task takes other paths), C 4 nodes of 2 tasks of 3 endpoints (N = 24;
+ * as many tasks on every node makes node selectors patterns).  Each is
+ * evaluated twice: with the evaluator's thresholds (libtopo/pset.h) as
+ * shipped, and set tiny, so that these small sets take the paths big
+ * machines take (literal stretches, member-by-member marking, one-bitmap
+ * unions, per-member expansion).  Checked on every input:
  *  - topo_spec_check agrees with topo_group_new (code, position, text);
  *  - a failure is TOPO_ESPEC at a position inside the spec, with the spec
  *    in the record;
@@ -20,17 +25,25 @@
  *    endpoints.  It does not reproduce the error texts and positions,
  *    which test_spec.c checks by hand.
  */
+#define TOPO_INTERNAL
 #include "fuzz_common.h"
+#include "topo_internal.h"
 
-static const char *const machine_text[2] = {
+#include "pset.h"
+
+#define NMACHINES 3
+static const char *const machine_text[NMACHINES] = {
     "{\"name\": \"A\", \"nodes\": 3, \"tasks_per_node\": [3, 2, 4],"
     " \"endpoints_per_task\": 2,"
     " \"network\": {\"type\": \"kary\", \"fanout\": 2}}",
     "{\"name\": \"B\", \"nodes\": 4, \"tasks_per_node\": [1, 3, 1, 2],"
     " \"network\": {\"type\": \"tree\", \"parent\": [-1, 0, 1, 1]}}",
+    "{\"name\": \"C\", \"nodes\": 4, \"tasks_per_node\": 2,"
+    " \"endpoints_per_task\": 3,"
+    " \"network\": {\"type\": \"kary\", \"fanout\": 3}}",
 };
 
-static topo_machine *machines[2];
+static topo_machine *machines[NMACHINES];
 
 /* ---------------------------------------------------------------------- */
 /* The reference evaluator.  Sets are arrays of N bytes (N is 18 or 7). */
@@ -266,7 +279,7 @@ static void setup(void)
 {
 	topo_error err;
 
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < NMACHINES; i++) {
 		topo_error_clear(&err);
 		if (topo_machine_load_string(&machines[i], machine_text[i],
 					     strlen(machine_text[i]), NULL,
@@ -361,19 +374,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(spec != NULL && text != NULL, "malloc");
 	memcpy(spec, data, size);
 	spec[size] = '\0';
-	for (int i = 0; i < 2; i++) {
-		topo_group *g = eval(machines[i], spec);
+	for (int t = 0; t < 2; t++) {
+		static const struct pset_tune shipped = {(int64_t)1 << 24, 64,
+							 64},
+					      tiny = {3, 2, 1};
 
-		check_reference(machines[i], spec, g);
-		if (g == NULL)
-			continue;
-		check_group(machines[i], g, spec);
-		snprintf(text, tlen, "%s + %s", spec, spec);
-		same_members(machines[i], g, spec, text);
-		snprintf(text, tlen, "all - all + %s", spec);
-		same_members(machines[i], g, spec, text);
-		topo_group_free(g);
+		topo__pset_tune = t == 0 ? shipped : tiny;
+		for (int i = 0; i < NMACHINES; i++) {
+			topo_group *g = eval(machines[i], spec);
+
+			check_reference(machines[i], spec, g);
+			if (g == NULL)
+				continue;
+			check_group(machines[i], g, spec);
+			snprintf(text, tlen, "%s + %s", spec, spec);
+			same_members(machines[i], g, spec, text);
+			snprintf(text, tlen, "all - all + %s", spec);
+			same_members(machines[i], g, spec, text);
+			topo_group_free(g);
+		}
 	}
+	topo__pset_tune = (struct pset_tune){(int64_t)1 << 24, 64, 64};
 	free(text);
 	free(spec);
 	return 0;

@@ -14,6 +14,8 @@
 #include "check.h"
 #include "topo_internal.h"
 
+#include "pset.h"
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <time.h>
@@ -610,10 +612,16 @@ static struct rmachine random_machine(void)
 {
 	struct rmachine rm;
 
+	bool uniform = check_rand_range(0, 2) == 0;
+
 	rm.nodes = (int32_t)check_rand_range(1, 6);
 	rm.tasks = 0;
 	for (int32_t i = 0; i < rm.nodes; i++) {
-		rm.node_tasks[i] = (int32_t)check_rand_range(1, 4);
+		/* Some machines run as many tasks on every node: node
+		 * selectors then become patterns rather than lists. */
+		rm.node_tasks[i] = uniform && i > 0
+				       ? rm.node_tasks[0]
+				       : (int32_t)check_rand_range(1, 4);
 		rm.tasks += rm.node_tasks[i];
 	}
 	rm.E = (int32_t)check_rand_range(1, 4);
@@ -741,11 +749,32 @@ static void check_random_invalid(const struct rmachine *rm, struct rspec *s)
 	      err.text, pos, text);
 }
 
+/* The evaluator's thresholds at random, tiny ones included, so that the
+ * small machines here take the paths big ones take (literal stretches,
+ * member-by-member marking, one-bitmap unions, per-member expansion). */
+static void random_tune(bool on)
+{
+	static const int64_t caps[] = {1, 2, 3, 8, 64};
+	static const int64_t sparse[] = {1, 2, 5, 64, 100000};
+	static const size_t many[] = {0, 1, 2, 64};
+	static const struct pset_tune def = {(int64_t)1 << 24, 64, 64};
+
+	if (!on) {
+		topo__pset_tune = def;
+		return;
+	}
+	topo__pset_tune.cap = caps[check_rand_range(0, 4)];
+	topo__pset_tune.sparse = sparse[check_rand_range(0, 4)];
+	topo__pset_tune.many = many[check_rand_range(0, 3)];
+}
+
 static void test_random(void)
 {
 	random_valid = random_empty = 0;
-	for (int i = 0; i < 400; i++) {
+	for (int i = 0; i < 600; i++) {
 		struct rmachine rm = random_machine();
+
+		random_tune(i >= 400);
 
 		for (int j = 0; j < 20; j++) {
 			struct rspec s;
@@ -756,6 +785,7 @@ static void test_random(void)
 		}
 		topo_machine_free(rm.m);
 	}
+	random_tune(false);
 	/* The generator must exercise both outcomes in earnest. */
 	CHECK(random_valid > 4000, "only %ld non-empty random specs",
 	      random_valid);
@@ -794,7 +824,8 @@ static void test_enomem(const topo_machine *a)
 		CHECK(strstr(err.text, "out of memory") != NULL, "%s",
 		      err.text);
 	}
-	/* Six bitmaps, the triplet list grown twice, the members. */
+	/* The work area, the triplet list, each set's runs and patterns,
+	 * the sweep's events, the members. */
 	CHECK(k >= 8 && k < 100, "succeeded after %ld failures", k);
 }
 
@@ -841,6 +872,12 @@ static void item_ep(char *buf, int i)
 	sprintf(buf, "ep %d", 2 * i);
 }
 
+static void item_huge(char *buf, int i)
+{
+	/* i and i + 1073741824 + i: two members per triplet, distinct. */
+	sprintf(buf, "%d::%d", i, 1073741824 + i);
+}
+
 static void timed(const topo_machine *m, const char *label, const char *spec,
 		  int32_t want, double limit)
 {
@@ -859,6 +896,41 @@ static void timed(const topo_machine *m, const char *label, const char *spec,
 	/* Printed, not asserted: speed is make bench's business. */
 	(void)limit;
 	topo_group_free(g);
+}
+
+/* Issue 9: on 2^31 - 1 endpoints (one task), specs whose terms each span
+ * the machine cost what the spec says, not what the machine holds: the
+ * results are small so that only the evaluation is timed. */
+static void test_huge(void)
+{
+	static const int32_t one[] = {1};
+	topo_machine *m = machine(1, one, INT32_MAX, 2);
+	char *s = malloc(4096);
+	size_t len;
+
+	if (m == NULL)
+		return;
+	len = (size_t)sprintf(s, "ep 0::2");
+	while (len < 2000)
+		len += (size_t)sprintf(s + len, " - ep 0::2 + ep 0::2");
+	sprintf(s + len, " - ep 0::2 + ep 0:7");
+	timed(m, "2 KB of ep 0::2 +/- on 2^31", s, 8, 1.0);
+	/* Odd multiples of 3 below 100: 3, 9, ..., 99. */
+	timed(m, "3-strides minus evens", "ep 0::3 - ep 0::2 - ep 100:", 17, 1.0);
+	/* Rows are the endpoints of the one task. */
+	timed(m, "row 0::1000000", "row 0::1000000", 2148, 1.0);
+	/* Coprime strides past the periodic limit: a literal stretch. */
+	timed(m, "ep 0::65537,1::65539", "ep 0::65537,1::65539", 32768 + 32767,
+	      1.0);
+	{
+		/* One member of each large stride, all over the machine. */
+		char *r = repeat("ep ", ",", 1000, item_huge);
+
+		timed(m, "1000 huge strides", r, 1000 * 2, 1.0);
+		free(r);
+	}
+	free(s);
+	topo_machine_free(m);
 }
 
 static void test_big(void)
@@ -913,6 +985,7 @@ static void test_big(void)
 out:
 	topo_machine_free(m1);
 	topo_machine_free(m4);
+	test_huge();
 }
 
 int main(void)

@@ -14,9 +14,11 @@
 #include <limits.h>
 #include <malloc.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -795,6 +797,67 @@ static int print_json(const struct shown *s)
 	return 0;
 }
 
+/*
+ * Loading (reading the file, evaluating a -g spec, building the tree) runs
+ * in the library without a clock of its own; a timer ends it at the
+ * deadline, with the one line the other phases give.  The handler only
+ * writes the message made beforehand and exits (async-signal-safe).
+ */
+static char watchdog_msg[640];
+static size_t watchdog_len;
+
+static void watchdog_fire(int sig)
+{
+	ssize_t unused;
+
+	(void)sig;
+	unused = write(STDERR_FILENO, watchdog_msg, watchdog_len);
+	(void)unused;
+	_exit(EXIT_FAILED);
+}
+
+/* Fires in `seconds`, saying the run did not finish within `timeout`. */
+static void watchdog_arm(double seconds, double timeout, const char *file)
+{
+	struct itimerval it;
+	struct sigaction sa;
+	FILE *f = fmemopen(watchdog_msg, sizeof(watchdog_msg) - 1, "w");
+
+	if (f == NULL)
+		return;
+	fprintf(f, "%s: the run did not finish within %g s (loading ",
+		cli_prog, timeout);
+	cli_put_clean(f, cli_source(file));
+	fputs(")\n", f);
+	fflush(f);
+	watchdog_len = (size_t)ftell(f);
+	fclose(f);
+	if (watchdog_len == 0 || watchdog_msg[watchdog_len - 1] != '\n')
+		return; /* too long to say: the check after loading does */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = watchdog_fire;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGALRM, &sa, NULL) != 0)
+		return;
+	if (seconds > 1e8)
+		seconds = 1e8; /* three years: no deadline to speak of */
+	memset(&it, 0, sizeof(it));
+	it.it_value.tv_sec = (time_t)seconds;
+	it.it_value.tv_usec = (suseconds_t)((seconds - floor(seconds)) * 1e6);
+	if (it.it_value.tv_sec == 0 && it.it_value.tv_usec == 0)
+		it.it_value.tv_usec = 1;
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void watchdog_disarm(void)
+{
+	struct itimerval it;
+
+	memset(&it, 0, sizeof(it));
+	setitimer(ITIMER_REAL, &it, NULL);
+	signal(SIGALRM, SIG_DFL);
+}
+
 int main(int argc, char **argv)
 {
 	struct args a;
@@ -824,7 +887,9 @@ int main(int argc, char **argv)
 		a.group = "world";
 	a.plan.algorithm = a.algorithm;
 
+	watchdog_arm(a.run.timeout - (now_s() - start), a.run.timeout, a.file);
 	rc = cli_tree_load(&in, a.file, a.group, a.tree);
+	watchdog_disarm();
 	if (rc >= 0)
 		goto done;
 	if (a.root_rank >= 0) {

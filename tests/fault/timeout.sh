@@ -108,6 +108,22 @@ timed "reduce of 32 KiB over 65,536 members" 2 \
 timed "20,000 fresh runs" 1 \
     'timeout: the run did not finish within 1 s (' \
     bcast "$EX/tiny.json" --fresh --iterations 20000
+# Loading has no clock of its own in the library (reading the machine,
+# building 8,388,608 endpoints' tree); a timer ends it at the deadline.
+cat >"$work/big.json" <<'EOF'
+{
+  "name": "big",
+  "nodes": 524288,
+  "tasks_per_node": 16,
+  "network": { "type": "torus", "dims": [32, 32, 32, 16] }
+}
+EOF
+timed "loading 8,388,608 endpoints" 0.05 \
+    'collrun: the run did not finish within 0.05 s (loading .*big.json)$' \
+    bcast "$work/big.json"
+if [ "$(wc -l <"$work/err")" = 1 ] && [ ! -s "$work/out" ]; then ok; else
+	bad "loading: not one line, or a report:"; cat "$work/out" "$work/err" | head -5
+fi
 
 echo "timeout: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -42,6 +42,7 @@
 #define TOPO_INTERNAL
 #include "exec_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /*
@@ -67,9 +68,10 @@
 struct flood {
 	int32_t n;
 	int32_t *src, *dst; /* [cnt] */
-	int64_t *wait;	    /* [cnt] the arrival at src it passes on; -1 */
+	int32_t *wait;	    /* [cnt] the arrival at src it passes on; -1 */
 	int64_t cnt, cap;
-	int64_t *first;	  /* [n] first arrival; ROOT or NONE */
+	int32_t *first;	  /* [n] first arrival; ROOT or NONE */
+	int64_t ndup;	  /* arrivals that are not a member's first */
 	int32_t *scratch; /* derived rows' targets */
 };
 
@@ -82,8 +84,7 @@ typedef int64_t flood_dep[2];
 static int flood_grow(struct flood *f)
 {
 	int64_t cap = f->cap < 1024 ? 1024 : 2 * f->cap;
-	int32_t *s, *d;
-	int64_t *w;
+	int32_t *s, *d, *w;
 
 	if (cap > FLOOD_MAX_MESSAGES)
 		cap = FLOOD_MAX_MESSAGES;
@@ -97,7 +98,7 @@ static int flood_grow(struct flood *f)
 	if (d == NULL)
 		return TOPO_ENOMEM;
 	f->dst = d;
-	w = topo__realloc(f->wait, (size_t)cap * sizeof(int64_t));
+	w = topo__realloc(f->wait, (size_t)cap * sizeof(int32_t));
 	if (w == NULL)
 		return TOPO_ENOMEM;
 	f->wait = w;
@@ -109,7 +110,7 @@ static int flood_grow(struct flood *f)
  * at the root) along its row, found by origin (routes.c): a rule row is
  * computed, a row of a hand-edited table looked up among its exceptions. */
 static int forward(struct flood *f, const topo_tree *t, int32_t v, int32_t from,
-		   int64_t wait)
+		   int32_t wait)
 {
 	const int32_t *to;
 	int32_t cnt = topo__routes_find(t, v, from, &to, f->scratch);
@@ -146,12 +147,123 @@ static int simulate(struct flood *f, const topo_tree *t, int32_t root)
 	for (int64_t j = 0; rc == 0 && j < f->cnt; j++) {
 		int32_t v = f->dst[j];
 
-		if (f->first[v] != FLOOD_NONE)
-			continue; /* a duplicate: delivered, not forwarded */
-		f->first[v] = j;
-		rc = forward(f, t, v, f->src[j], j);
+		if (f->first[v] != FLOOD_NONE) {
+			f->ndup++; /* a duplicate: delivered, not forwarded */
+			continue;
+		}
+		f->first[v] = (int32_t)j;
+		rc = forward(f, t, v, f->src[j], (int32_t)j);
 	}
 	return rc;
+}
+
+/* A forward and what it leads to, while a member's forwards are sorted. */
+struct fwd {
+	int32_t dst;
+	int32_t key;  /* the time of the subtree it reaches, in sends */
+	int64_t old;  /* its index before sorting */
+};
+
+static int fwd_cmp(const void *a, const void *b)
+{
+	const struct fwd *x = a, *y = b;
+
+	/* The longest subtree first; the row's order among equals. */
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
+	return x->old < y->old ? -1 : x->old > y->old;
+}
+
+/*
+ * Orders each member's forwards so that the subtree that will take
+ * longest is sent to first: the greedy order that is optimal for a tree
+ * broadcast when every send costs a unit (T(v) = max over v's i-th send
+ * of i + 1 + T(child), children by decreasing T), which is how MPI
+ * libraries walk a binomial tree (the largest half first).  A row's order
+ * says which targets, not when: the set of messages is unchanged, only
+ * their order within each member's forwards, so every dependency still
+ * goes from a lower index to a higher one.
+ */
+static int order_forwards(struct flood *f, int32_t root, int32_t maxdeg)
+{
+	int32_t *T = topo__calloc((size_t)f->n, sizeof(int32_t));
+	struct fwd *g = topo__mallocarray((size_t)maxdeg + 1, sizeof(*g));
+	int64_t end = f->cnt, gcap = (int64_t)maxdeg + 1;
+
+	if (T == NULL || g == NULL) {
+		topo__free(T);
+		topo__free(g);
+		return TOPO_ENOMEM;
+	}
+	/* Groups (one member's forwards, contiguous) from the last: a
+	 * member's own forwards come after its first arrival. */
+	while (end > 0) {
+		int64_t start = end - 1;
+		int32_t u = f->src[start], best = 0;
+
+		while (start > 0 && f->src[start - 1] == u &&
+		       f->wait[start - 1] == f->wait[end - 1])
+			start--;
+		if (end - start > gcap) {
+			/* A hand-edited row longer than any tree degree. */
+			struct fwd *ng = topo__realloc(
+			    g, (size_t)(end - start) * sizeof(*g));
+
+			if (ng == NULL) {
+				topo__free(T);
+				topo__free(g);
+				return TOPO_ENOMEM;
+			}
+			g = ng;
+			gcap = end - start;
+		}
+		for (int64_t j = start; j < end; j++) {
+			int32_t v = f->dst[j];
+
+			/* Without duplicates every arrival is a first one. */
+			g[j - start] = (struct fwd){
+			    v, (f->ndup == 0 || f->first[v] == j) &&
+				       T[v] < INT32_MAX - 1
+				   ? T[v] + 1
+				   : 1,
+			    j};
+		}
+		if (end - start > 24) {
+			qsort(g, (size_t)(end - start), sizeof(*g), fwd_cmp);
+		} else {
+			/* Rows are short: insertion sort, no allocation. */
+			for (int64_t i = 1; i < end - start; i++) {
+				struct fwd x = g[i];
+				int64_t k = i;
+
+				for (; k > 0 && fwd_cmp(&x, &g[k - 1]) < 0; k--)
+					g[k] = g[k - 1];
+				g[k] = x;
+			}
+		}
+		for (int64_t i = 0; i < end - start; i++) {
+			int64_t j = start + i;
+
+			if (g[i].old != j && f->first[g[i].dst] == g[i].old)
+				f->first[g[i].dst] = (int32_t)j;
+			f->dst[j] = g[i].dst;
+			if (i + g[i].key > best)
+				best = (int32_t)(i + g[i].key < INT32_MAX
+							 ? i + g[i].key
+							 : INT32_MAX);
+		}
+		T[u] = best;
+		end = start;
+	}
+	/* Each forward waits for its member's first arrival (one lookup per
+	 * member's forwards, which are together). */
+	for (int64_t j = 0; j < f->cnt; j++)
+		f->wait[j] = j > 0 && f->src[j] == f->src[j - 1] ? f->wait[j - 1]
+			     : f->src[j] == root		 ? -1
+								 : f->first[f->src[j]];
+	topo__free(T);
+	topo__free(g);
+	return 0;
 }
 
 /*
@@ -171,11 +283,11 @@ static int dup_deps(const struct flood *f, flood_dep **out, int64_t *nout,
 	*out = NULL;
 	*nout = 0;
 	memset(has_dup, 0, (size_t)f->n);
+	if (f->ndup == 0)
+		return 0; /* the usual case */
 	for (int64_t j = 0; j < f->cnt; j++)
 		if (f->first[f->dst[j]] != j)
 			ndup++;
-	if (ndup == 0)
-		return 0; /* the usual case */
 	last_dup = topo__mallocarray((size_t)f->n, sizeof(int64_t));
 	dd = topo__mallocarray((size_t)ndup, sizeof(*dd));
 	if (last_dup == NULL || dd == NULL) {
@@ -225,7 +337,9 @@ static int emit_segment(struct topo_plan *p, const struct flood *f,
 		m.src = f->src[j];
 		m.dst = f->dst[j];
 		m.sbuf = m.src == p->root ? TOPO__SEND : TOPO__RECV;
-		m.dbuf = f->first[m.dst] == j ? TOPO__RECV : TOPO__WORK;
+		/* (A predict-only plan keeps no buffers: spare the lookup.) */
+		m.dbuf = p->predict_only || f->first[m.dst] == j ? TOPO__RECV
+								 : TOPO__WORK;
 		m.slot = slot0 + m.dst;
 		rc = topo__plan_msg(p, &m, &id, err);
 		if (rc == 0 && f->wait[j] >= 0)
@@ -262,7 +376,7 @@ int topo__plan_bcast_flood(struct topo_plan *p, topo_error *err)
 		if (d > maxdeg)
 			maxdeg = d;
 	}
-	f.first = topo__mallocarray((size_t)p->n, sizeof(int64_t));
+	f.first = topo__mallocarray((size_t)p->n, sizeof(int32_t));
 	f.scratch = topo__mallocarray((size_t)maxdeg, sizeof(int32_t));
 	has_dup = topo__malloc((size_t)p->n);
 	if (f.first == NULL || f.scratch == NULL || has_dup == NULL) {
@@ -270,6 +384,8 @@ int topo__plan_bcast_flood(struct topo_plan *p, topo_error *err)
 		goto fail;
 	}
 	rc = simulate(&f, t, p->root);
+	if (rc == 0)
+		rc = order_forwards(&f, p->root, maxdeg);
 	if (rc == 0)
 		rc = dup_deps(&f, &dd, &nd, has_dup);
 	if (rc == TOPO_ELIMIT) {
@@ -310,7 +426,7 @@ int topo__plan_bcast_flood(struct topo_plan *p, topo_error *err)
 
 		/* emit_segment names slots slot0 + member. */
 		rc = topo__plan_slots(p, p->n, -1, &slot0, err);
-		for (int32_t v = 0; rc == 0 && v < p->n; v++)
+		for (int32_t v = 0; rc == 0 && p->slot_expect != NULL && v < p->n; v++)
 			p->slot_expect[slot0 + v] = v == p->root ? 0 : 1;
 		if (rc == 0)
 			rc = emit_segment(p, &f, dd, nd, off,

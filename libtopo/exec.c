@@ -350,6 +350,11 @@ int topo__plan_run_transport(const topo_plan *p,
 	if (p == NULL || out == NULL)
 		return topo__err(err, TOPO_EARG, NULL, NULL,
 				 "topo_plan_run: plan and out are required");
+	if (p->predict_only)
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "topo_plan_run: the plan was made for "
+				 "prediction only (predict_only): it has no "
+				 "buffers to run");
 	rc = topo__run_params_read(&q, params, err);
 	if (rc != 0)
 		return rc;

@@ -42,6 +42,18 @@ struct topo__msg {
 	int64_t slot;
 };
 
+/*
+ * A message of a predict-only plan (params.predict_only): who sends how
+ * many bytes to whom, and what the destination does with them; no buffers,
+ * offsets or receipt counter.  lk = len | kind << 62.
+ */
+struct topo__lmsg {
+	int32_t src, dst;
+	int64_t lk;
+};
+#define TOPO__LK_SHIFT 62
+#define TOPO__LEN_MASK ((INT64_C(1) << TOPO__LK_SHIFT) - 1)
+
 struct topo_plan {
 	const topo_tree *t;
 	struct topo_plan_params params; /* as given, defaults applied */
@@ -52,14 +64,18 @@ struct topo_plan {
 	int64_t *bufsize[TOPO__NBUF]; /* [n] bytes per member, or NULL: 0 */
 	int64_t nmsg;
 	int64_t cap;
+	/* The messages: msg, or lmsg in a predict-only plan (msg NULL). */
+	bool predict_only;
 	struct topo__msg *msg;
+	struct topo__lmsg *lmsg;
 	/* Successors in CSR form: message m is waited for by
 	 * succ[succ_off[m] .. succ_off[m + 1] - 1].  Built by
-	 * topo__plan_finish from the dependency list. */
+	 * topo__plan_finish from the dependency list.  Message ids fit in
+	 * int32_t: a plan has at most 2^30 messages. */
 	int64_t *succ_off;
-	int64_t *succ;
+	int32_t *succ;
 	int64_t ndep, depcap;
-	int64_t (*dep)[2]; /* [ndep] {before, after} until finished */
+	int32_t (*dep)[2]; /* [ndep] {before, after} until finished */
 	/* Receipt counters: slot s belongs to member slot_member[s] and must
 	 * be delivered to exactly slot_expect[s] times. */
 	int64_t nslots, slotcap;
@@ -72,6 +88,29 @@ struct topo_plan {
 	 * time its progress callback may be called. */
 	double deadline, next_progress;
 };
+
+/* Message i of either kind of plan. */
+static inline int32_t topo__msg_src(const struct topo_plan *p, int64_t i)
+{
+	return p->msg != NULL ? p->msg[i].src : p->lmsg[i].src;
+}
+
+static inline int32_t topo__msg_dst(const struct topo_plan *p, int64_t i)
+{
+	return p->msg != NULL ? p->msg[i].dst : p->lmsg[i].dst;
+}
+
+static inline int64_t topo__msg_len(const struct topo_plan *p, int64_t i)
+{
+	return p->msg != NULL ? p->msg[i].len
+			      : p->lmsg[i].lk & TOPO__LEN_MASK;
+}
+
+static inline int topo__msg_kind(const struct topo_plan *p, int64_t i)
+{
+	return p->msg != NULL ? p->msg[i].kind
+			      : (int)(p->lmsg[i].lk >> TOPO__LK_SHIFT);
+}
 
 /* Seconds on the monotonic clock. */
 static inline double topo__now(void)
@@ -100,6 +139,17 @@ int topo__plan_params_read(struct topo_plan_params *q,
 int topo__run_params_read(struct topo_run_params *q,
 			  const struct topo_run_params *params,
 			  topo_error *err);
+/* For tests (predict.c): the simulation's shortcuts turned off, to check
+ * that they change nothing. */
+struct topo__predict_tune {
+	bool no_dissemination; /* always in time order */
+	bool no_batch;	       /* sends made ready together queue apart */
+};
+extern struct topo__predict_tune topo__predict_tune;
+
+int topo__predict_params_read(struct topo_predict_params *q,
+			      const struct topo_predict_params *params,
+			      topo_error *err);
 
 /* Builder helpers (plan.c).  All return 0 or TOPO_ENOMEM / TOPO_ELIMIT
  * with err filled. */

@@ -99,7 +99,7 @@ int topo__plan_gather_chunked(struct topo_plan *p, topo_error *err)
 	/* The root's counter slot0 + r counts rank r's chunks. */
 	if (rc == 0)
 		rc = topo__plan_slots(p, n, root, &slot0, err);
-	for (int32_t r = 0; rc == 0 && r < n; r++)
+	for (int32_t r = 0; rc == 0 && p->slot_expect != NULL && r < n; r++)
 		p->slot_expect[slot0 + r] = r == root ? 0 : (int32_t)k;
 
 	memset(&m, 0, sizeof(m));

@@ -74,7 +74,7 @@ int topo__plan_gather_tree(struct topo_plan *p, topo_error *err)
 				       err);
 	if (rc == 0)
 		rc = topo__plan_slots(p, n, -1, &slot0, err);
-	for (int32_t v = 0; rc == 0 && v < n; v++)
+	for (int32_t v = 0; rc == 0 && p->slot_expect != NULL && v < n; v++)
 		p->slot_expect[slot0 + v] = coff[v + 1] - coff[v];
 
 	memset(&m, 0, sizeof(m));

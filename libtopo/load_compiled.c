@@ -457,6 +457,12 @@ static int load_machine(struct ld *l, const json_t *root, topo_machine **out)
 	rc = load_shape(l, m, net);
 	if (rc != 0)
 		goto done;
+	if ((arr = json_object_get(mj, "costs")) != NULL) {
+		rc = topo__costs_from_json(arr, l->source, "/machine/costs",
+					   &m->costs, &m->costs_given, l->err);
+		if (rc != 0)
+			goto done;
+	}
 	*out = m;
 	m = NULL;
 done:

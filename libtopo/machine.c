@@ -38,13 +38,15 @@ struct load {
 	int ndims;	 /* torus */
 	int32_t *dims;	 /* [ndims], torus */
 	int32_t root;	 /* physical_root, kary and torus */
+	struct topo_costs costs;
+	uint32_t costs_given;
 };
 
 /* The keys of each object, as collc(5) lists them. */
 /* clang-format off */
 static const char *const top_keys[] = {
 	"name", "nodes", "tasks_per_node", "endpoints_per_task", "network",
-	"groups", NULL};
+	"groups", "costs", NULL};
 static const char *const tree_keys[] = {"type", "parent", NULL};
 static const char *const kary_keys[] = {"type", "fanout", "physical_root", NULL};
 static const char *const torus_keys[] = {"type", "dims", "physical_root", NULL};
@@ -636,7 +638,7 @@ static int load_doc(topo_machine **out, struct load *ld, json_t *doc,
 		    const char *name_source)
 {
 	topo_machine *m = NULL;
-	json_t *v, *tasks, *groups;
+	json_t *v, *tasks, *groups, *costs;
 	char got[128];
 	char *name = NULL;
 	int rc;
@@ -716,6 +718,17 @@ static int load_doc(topo_machine **out, struct load *ld, json_t *doc,
 			goto done;
 	}
 
+	costs = json_object_get(doc, "costs");
+	if (costs != NULL) {
+		rc = topo__costs_from_json(costs, ld->source, "/costs",
+					   &ld->costs, &ld->costs_given,
+					   ld->err);
+		if (rc != 0)
+			goto done;
+	} else {
+		topo__costs_default(&ld->costs);
+	}
+
 	/* Everything that can be checked without memory in proportion to
 	 * the machine has been: a wrong file of 41 bytes that claims half a
 	 * billion nodes gets its real error at once, not after gigabytes
@@ -733,6 +746,8 @@ static int load_doc(topo_machine **out, struct load *ld, json_t *doc,
 		goto done;
 	}
 	m->fanout = ld->fanout;
+	m->costs = ld->costs;
+	m->costs_given = ld->costs_given;
 	m->ndims = ld->ndims;
 	m->dims = ld->dims;
 	ld->dims = NULL;

@@ -88,6 +88,7 @@ int topo__machine_build(topo_machine **out, const char *name, int32_t nodes,
 		if (net_parent[n] == -1)
 			m->physical_root = n;
 	}
+	topo__costs_default(&m->costs);
 	m->uniform_tasks = node_tasks[0];
 	for (int32_t n = 1; n < nodes && m->uniform_tasks != 0; n++)
 		if (node_tasks[n] != node_tasks[0])

@@ -20,7 +20,7 @@
  * Adding a field: append it, give it a default in *_defaults and a line in
  * *_read, and make 0 mean what older versions did.  It must not lie in
  * the tail padding of a released version (neither struct has any today:
- * 96 and 48 bytes on LP64, ending on a field): a program built against
+ * 104 and 48 bytes on LP64, ending on a field): a program built against
  * that version may leave those bytes unset, and they would be read as the
  * new field.  Add fields in 8-byte units, or with an explicit member for
  * what would be padding.
@@ -74,6 +74,8 @@ static void plan_defaults(struct topo_plan_params *p, size_t size,
 		p->progress_ctx = NULL;
 	if (HAVE(P, elapsed, size))
 		p->elapsed = 0;
+	if (HAVE(P, predict_only, size))
+		p->predict_only = 0;
 }
 
 static void run_defaults(struct topo_run_params *p, size_t size)
@@ -190,6 +192,8 @@ int topo__plan_params_read(struct topo_plan_params *q,
 		q->progress_ctx = given.progress_ctx;
 	if (HAVE(P, elapsed, size))
 		q->elapsed = given.elapsed;
+	if (HAVE(P, predict_only, size))
+		q->predict_only = given.predict_only;
 	return 0;
 }
 
@@ -221,5 +225,60 @@ int topo__run_params_read(struct topo_run_params *q,
 		q->progress_ctx = given.progress_ctx;
 	if (HAVE(R, elapsed, size))
 		q->elapsed = given.elapsed;
+	return 0;
+}
+
+int topo__predict_params_read(struct topo_predict_params *q,
+			      const struct topo_predict_params *params,
+			      topo_error *err)
+{
+	typedef struct topo_predict_params Q;
+	struct topo_predict_params given;
+	size_t size;
+	int rc;
+
+	memset(q, 0, sizeof(*q));
+	q->size = sizeof(*q);
+	if (params == NULL)
+		return 0;
+	rc = read_struct(&given, params, sizeof(size_t), sizeof(given),
+			 "topo_predict_params", "topo_predict_params_init",
+			 err);
+	if (rc != 0)
+		return rc;
+	size = given.size;
+	if (HAVE(Q, costs, size))
+		q->costs = given.costs;
+	if (HAVE(Q, timeout, size))
+		q->timeout = given.timeout;
+	if (HAVE(Q, progress, size))
+		q->progress = given.progress;
+	if (HAVE(Q, progress_ctx, size))
+		q->progress_ctx = given.progress_ctx;
+	if (HAVE(Q, elapsed, size))
+		q->elapsed = given.elapsed;
+	return 0;
+}
+
+int topo__costs_read(struct topo_costs *q, const struct topo_costs *c,
+		     topo_error *err)
+{
+	struct topo_costs given;
+	size_t size;
+	int rc;
+
+	topo__costs_default(q);
+	if (c == NULL)
+		return 0;
+	rc = read_struct(&given, c, sizeof(size_t), sizeof(given),
+			 "topo_costs", "topo_costs_init", err);
+	if (rc != 0)
+		return rc;
+	/* The caller's costs, field by field as far as its struct goes;
+	 * its size stops at a double, every field being one. */
+	size = given.size < sizeof(given) ? given.size : sizeof(given);
+	memcpy((char *)q + sizeof(size_t), (const char *)&given + sizeof(size_t),
+	       size - sizeof(size_t));
+	q->size = sizeof(*q);
 	return 0;
 }

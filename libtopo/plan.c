@@ -250,8 +250,12 @@ int topo__memory_check(const struct topo__memory_need *need, topo_error *err)
  * buffers is what topo__plan_expect and the run check. */
 #define BYTES_PER_MSG                                                          \
 	((int64_t)sizeof(struct topo__msg) + 8 + 4 + 4 + 8)
-#define BYTES_PER_DEP ((int64_t)16 + 8)
+#define BYTES_PER_DEP ((int64_t)8 + 4)
 #define BYTES_PER_SLOT ((int64_t)4 + 4 + 8)
+/* A predict-only plan: the message, its successor offset and the acyclic
+ * check's two counts; no receipt counters, no run.  (What a prediction
+ * adds is topo_plan_predict's to count.) */
+#define BYTES_PER_LMSG ((int64_t)sizeof(struct topo__lmsg) + 8 + 4 + 4)
 /* The run's fixed part: the error records, the pool, the first timing
  * records. */
 #define RUN_FIXED ((int64_t)1 << 20)
@@ -266,16 +270,17 @@ static int64_t mul_sat(int64_t a, int64_t b)
 void topo__plan_need(const struct topo_plan *p, int64_t msgs, int64_t deps,
 		     int64_t slots, struct topo__memory_need *need)
 {
-	int64_t a = mul_sat(msgs, BYTES_PER_MSG), b = mul_sat(deps,
-							      BYTES_PER_DEP),
-		c = mul_sat(slots, BYTES_PER_SLOT);
+	int64_t a = mul_sat(msgs, p->predict_only ? BYTES_PER_LMSG
+						   : BYTES_PER_MSG),
+		b = mul_sat(deps, BYTES_PER_DEP),
+		c = p->predict_only ? 0 : mul_sat(slots, BYTES_PER_SLOT);
 	int64_t buffers = topo_plan_buffer_bytes(p);
 
 	need->buffers = buffers == INT64_MAX ? -1 : buffers;
 	need->plan = a < 0 || b < 0 || c < 0 || a > INT64_MAX - b - c
 			 ? -1
 			 : a + b + c;
-	need->run = RUN_FIXED;
+	need->run = p->predict_only ? 0 : RUN_FIXED;
 }
 
 /* Grows *arr (of *cap elements of size elem) to at least want. */
@@ -332,11 +337,16 @@ int topo__plan_expect(struct topo_plan *p, int64_t msgs, int64_t deps,
 	/* The arrays at their final size now: growing by doubling would
 	 * reach up to twice that, and hold old and new at once while it
 	 * copies, which the check above does not count. */
-	rc = reserve((void **)&p->msg, &p->cap, msgs, sizeof(*p->msg), err);
+	if (p->predict_only)
+		rc = reserve((void **)&p->lmsg, &p->cap, msgs,
+			     sizeof(*p->lmsg), err);
+	else
+		rc = reserve((void **)&p->msg, &p->cap, msgs, sizeof(*p->msg),
+			     err);
 	if (rc == 0)
 		rc = reserve((void **)&p->dep, &p->depcap, deps,
 			     sizeof(*p->dep), err);
-	if (rc == 0 && slots > p->slotcap) {
+	if (rc == 0 && slots > p->slotcap && !p->predict_only) {
 		int64_t cap = p->slotcap;
 
 		rc = reserve((void **)&p->slot_member, &cap, slots,
@@ -385,6 +395,8 @@ int topo__plan_bufsize(struct topo_plan *p, enum topo__buf b, int32_t member,
 				 "plan: buffer %d of member %d cannot hold "
 				 "%lld bytes (members: 0..%d)",
 				 (int)b, member, (long long)bytes, p->n - 1);
+	if (p->predict_only)
+		return 0; /* no buffers, so no sizes */
 	if (p->bufsize[b] == NULL) {
 		p->bufsize[b] = topo__calloc((size_t)p->n, sizeof(int64_t));
 		if (p->bufsize[b] == NULL)
@@ -413,14 +425,41 @@ int topo__plan_msg(struct topo_plan *p, const struct topo__msg *m, int64_t *id,
 	 * millisecond of planning between glances. */
 	if (rc == 0 && (p->nmsg & 4095) == 0 && p->nmsg > 0)
 		rc = topo__plan_tick(p, err);
-	if (rc == 0)
+	if (rc == 0 && p->predict_only)
+		rc = grow((void **)&p->lmsg, &p->cap, p->nmsg,
+			  sizeof(*p->lmsg), "messages", err);
+	else if (rc == 0)
 		rc = grow((void **)&p->msg, &p->cap, p->nmsg, sizeof(*p->msg),
 			  "messages", err);
 	if (rc != 0)
 		return rc;
-	p->msg[p->nmsg] = *m;
-	p->msg[p->nmsg].nwait = 0; /* counted by topo__plan_finish */
-	p->msg[p->nmsg].pad = 0;
+	if (p->predict_only) {
+		/* What check_msg checks of a message that has no buffers. */
+		const char *what = NULL;
+
+		if (m->src < 0 || m->src >= p->n || m->dst < 0 ||
+		    m->dst >= p->n)
+			what = "names a member that does not exist";
+		else if (m->kind != TOPO__COPY && m->kind != TOPO__REDUCE)
+			what = "has an unknown kind";
+		else if (m->len < 0 || m->len > TOPO__LEN_MASK)
+			what = "has a negative or impossible length";
+		else if (m->kind == TOPO__REDUCE &&
+			 (p->type_size == 0 ||
+			  m->len % (int64_t)p->type_size != 0))
+			what = "reduces a partial element";
+		if (what != NULL)
+			return topo__err(err, TOPO_EINVAL, NULL, NULL,
+					 "plan: message %lld %s",
+					 (long long)p->nmsg, what);
+		p->lmsg[p->nmsg] = (struct topo__lmsg){
+		    m->src, m->dst,
+		    m->len | (int64_t)m->kind << TOPO__LK_SHIFT};
+	} else {
+		p->msg[p->nmsg] = *m;
+		p->msg[p->nmsg].nwait = 0; /* counted by topo__plan_finish */
+		p->msg[p->nmsg].pad = 0;
+	}
 	if (id != NULL)
 		*id = p->nmsg;
 	p->nmsg++;
@@ -443,8 +482,8 @@ int topo__plan_dep(struct topo_plan *p, int64_t before, int64_t after,
 		  "dependencies", err);
 	if (rc != 0)
 		return rc;
-	p->dep[p->ndep][0] = before;
-	p->dep[p->ndep][1] = after;
+	p->dep[p->ndep][0] = (int32_t)before;
+	p->dep[p->ndep][1] = (int32_t)after;
 	p->ndep++;
 	return 0;
 }
@@ -478,6 +517,13 @@ int topo__plan_slot(struct topo_plan *p, int32_t member, int32_t expect,
 				 "plan: member %d cannot expect %d deliveries "
 				 "(members: 0..%d)",
 				 member, expect, p->n - 1);
+	if (p->predict_only) {
+		/* Numbered as ever, kept nowhere: nothing is verified. */
+		if (slot != NULL)
+			*slot = p->nslots;
+		p->nslots++;
+		return 0;
+	}
 	/* Two arrays share one capacity: grow the second only once the
 	 * first has grown, so a failure leaves both consistent. */
 	rc = grow((void **)&p->slot_member, &cap, p->nslots, sizeof(int32_t),
@@ -552,8 +598,8 @@ static int check_msg(const struct topo_plan *p, int64_t i, topo_error *err)
  * become ready, and the run would only end at its timeout. */
 static int check_acyclic(const struct topo_plan *p, topo_error *err)
 {
-	int32_t *left = topo__mallocarray((size_t)p->nmsg, sizeof(int32_t));
-	int64_t *ready = topo__mallocarray((size_t)p->nmsg, sizeof(int64_t));
+	int32_t *left = topo__calloc((size_t)p->nmsg + 1, sizeof(int32_t));
+	int32_t *ready = topo__mallocarray((size_t)p->nmsg + 1, sizeof(int32_t));
 	int64_t nready = 0, done = 0;
 	int rc = 0;
 
@@ -561,11 +607,11 @@ static int check_acyclic(const struct topo_plan *p, topo_error *err)
 		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL, "out of memory");
 		goto out;
 	}
-	for (int64_t i = 0; i < p->nmsg; i++) {
-		left[i] = p->msg[i].nwait;
+	for (int64_t k = 0; k < p->succ_off[p->nmsg]; k++)
+		left[p->succ[k]]++;
+	for (int64_t i = 0; i < p->nmsg; i++)
 		if (left[i] == 0)
-			ready[nready++] = i;
-	}
+			ready[nready++] = (int32_t)i;
 	while (nready > 0) {
 		int64_t m = ready[--nready];
 
@@ -623,15 +669,17 @@ int topo__plan_finish(struct topo_plan *p, topo_error *err)
 		return rc;
 	p->ntransport = 0;
 	for (int64_t i = 0; i < p->nmsg; i++) {
-		rc = check_msg(p, i, err);
-		if (rc != 0)
-			return rc;
-		p->msg[i].nwait = 0;
-		if (p->msg[i].src != p->msg[i].dst)
+		if (!p->predict_only) {
+			rc = check_msg(p, i, err);
+			if (rc != 0)
+				return rc;
+			p->msg[i].nwait = 0;
+		}
+		if (topo__msg_src(p, i) != topo__msg_dst(p, i))
 			p->ntransport++;
 	}
 	off = topo__calloc((size_t)p->nmsg + 1, sizeof(int64_t));
-	p->succ = topo__mallocarray((size_t)p->ndep, sizeof(int64_t));
+	p->succ = topo__mallocarray((size_t)p->ndep + 1, sizeof(int32_t));
 	if (off == NULL || p->succ == NULL) {
 		topo__free(off);
 		topo__free(p->succ);
@@ -641,18 +689,21 @@ int topo__plan_finish(struct topo_plan *p, topo_error *err)
 	/* Counting pass: off[b + 1] = successors of b, then prefix sums so
 	 * off[b] is where b's list starts. */
 	for (int64_t d = 0; d < p->ndep; d++) {
-		struct topo__msg *after = &p->msg[p->dep[d][1]];
+		if (!p->predict_only) {
+			struct topo__msg *after = &p->msg[p->dep[d][1]];
 
-		if (after->nwait == INT32_MAX) {
-			topo__free(off);
-			topo__free(p->succ);
-			p->succ = NULL;
-			return topo__err(err, TOPO_ELIMIT, NULL, NULL,
-					 "plan: message %lld waits for more "
-					 "than %d messages",
-					 (long long)p->dep[d][1], INT32_MAX);
+			if (after->nwait == INT32_MAX) {
+				topo__free(off);
+				topo__free(p->succ);
+				p->succ = NULL;
+				return topo__err(
+				    err, TOPO_ELIMIT, NULL, NULL,
+				    "plan: message %lld waits for more "
+				    "than %d messages",
+				    (long long)p->dep[d][1], INT32_MAX);
+			}
+			after->nwait++;
 		}
-		after->nwait++;
 		off[p->dep[d][0] + 1]++;
 	}
 	for (int64_t i = 0; i < p->nmsg; i++)
@@ -672,7 +723,22 @@ int topo__plan_finish(struct topo_plan *p, topo_error *err)
 	memmove(off + 1, off, (size_t)p->nmsg * sizeof(int64_t));
 	off[0] = 0;
 	p->succ_off = off;
-	rc = check_acyclic(p, err);
+	/* The list is in the successors now: freed before the check's
+	 * arrays are made, so that the two never add up. */
+	topo__free(p->dep);
+	p->dep = NULL;
+	p->depcap = 0;
+	/* Dependencies that all go from a lower index to a higher one (as
+	 * the flood's do) cannot close a cycle: no need to look. */
+	{
+		bool forward = true;
+
+		for (int64_t m = 0; m < p->nmsg && forward; m++)
+			for (int64_t k = off[m]; k < off[m + 1]; k++)
+				if (p->succ[k] <= m)
+					forward = false;
+		rc = forward ? 0 : check_acyclic(p, err);
+	}
 	if (rc != 0) {
 		topo__free(p->succ_off);
 		topo__free(p->succ);
@@ -680,9 +746,6 @@ int topo__plan_finish(struct topo_plan *p, topo_error *err)
 		p->succ = NULL;
 		return rc;
 	}
-	topo__free(p->dep);
-	p->dep = NULL;
-	p->depcap = 0;
 	return 0;
 }
 
@@ -696,6 +759,7 @@ void topo_plan_free(topo_plan *p)
 	for (int b = 0; b < TOPO__NBUF; b++)
 		topo__free(p->bufsize[b]);
 	topo__free(p->msg);
+	topo__free(p->lmsg);
 	topo__free(p->succ_off);
 	topo__free(p->succ);
 	topo__free(p->dep);
@@ -842,6 +906,7 @@ int topo_plan_new(topo_plan **out, const topo_tree *t,
 	if (p == NULL)
 		return topo__err(err, TOPO_ENOMEM, NULL, NULL, "out of memory");
 	p->t = t;
+	p->predict_only = q.predict_only != 0;
 	snprintf(p->algorithm, sizeof(p->algorithm), "%s", algo->name);
 	p->params = q;
 	p->params.algorithm = p->algorithm; /* the caller's may not last */

@@ -219,7 +219,7 @@ static int reduce_over_tree(struct topo_plan *p, const char *name,
 
 		/* emit_segment names slots slot0 + rank. */
 		rc = topo__plan_slots(p, n, -1, &slot0, err);
-		for (int32_t v = 0; rc == 0 && v < n; v++)
+		for (int32_t v = 0; rc == 0 && p->slot_expect != NULL && v < n; v++)
 			p->slot_expect[slot0 + v] = t->child_off[v + 1] -
 						    t->child_off[v] +
 						    (v == L && L != R);

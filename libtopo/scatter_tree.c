@@ -78,7 +78,7 @@ int topo__plan_scatter_tree(struct topo_plan *p, topo_error *err)
 				       err);
 	if (rc == 0)
 		rc = topo__plan_slots(p, n, -1, &slot0, err);
-	for (int32_t v = 0; rc == 0 && v < n; v++)
+	for (int32_t v = 0; rc == 0 && p->slot_expect != NULL && v < n; v++)
 		p->slot_expect[slot0 + v] = v == root ? 0 : 1;
 
 	memset(&m, 0, sizeof(m));

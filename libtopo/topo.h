@@ -460,6 +460,50 @@ TOPO_EXTERN int topo_type_parse(enum topo_type *out, const char *name,
 TOPO_EXTERN int topo_redop_parse(enum topo_redop *out, const char *name,
 				 topo_error *err);
 
+/* ---------------------------------------------------------------------- */
+/* Costs of the described machine (collc(5) "costs"; the model: collc(7))  */
+
+/* LogGP parameters of one class of edge, in nanoseconds (G: nanoseconds
+ * per byte).  hop applies to net edges only. */
+struct topo_loggp {
+	double L;   /* latency: from a message's send to its arrival */
+	double o;   /* overhead: CPU time to send, and to receive, a message */
+	double g;   /* gap: least time between messages leaving (or
+		     * entering) one member's port */
+	double G;   /* gap per byte after the first */
+	double hop; /* net: latency of each network hop beyond the first */
+};
+
+/* What moving and combining data costs.  May grow at its end, like the
+ * parameter structs below: initialise it with topo_costs_init. */
+struct topo_costs {
+	size_t size;	      /* sizeof the caller's struct */
+	struct topo_loggp shm; /* between two members on one node */
+	struct topo_loggp net; /* between members on different nodes */
+	/* nanoseconds per byte of applying a reduction operator, by type
+	 * (enum topo_type) */
+	double reduce[TOPO_TYPE_COUNT];
+};
+
+/* Sets c->size = size and every cost to its default (collc(5)).  Returns
+ * 0, or TOPO_EARG when c is NULL or size too small. */
+TOPO_EXTERN int topo_costs_init(struct topo_costs *c, size_t size);
+/* The machine's costs: the defaults with its "costs" over them.  out must
+ * be initialised (its size is kept).  0 or TOPO_EARG. */
+TOPO_EXTERN int topo_machine_costs(const topo_machine *m,
+				   struct topo_costs *out, topo_error *err);
+/* Sets one cost from "CLASS.KEY=NANOSECONDS" ("net.L=1500",
+ * "reduce.double=0.5"), as collrun --cost does.  0, or TOPO_EARG with
+ * err->text naming what is wrong and what is valid (c unchanged). */
+TOPO_EXTERN int topo_costs_set(struct topo_costs *c, const char *assignment,
+			       topo_error *err);
+/* The cost keys in their order, for listing them: for i = 0, 1, ... while
+ * it returns 1, the class ("shm", "net", "reduce"), the key ("L", ...,
+ * "hop", "int8", ...) and its value in c (NULL c: the default). */
+TOPO_EXTERN int topo_costs_key(const struct topo_costs *c, size_t i,
+			       const char **cls, const char **key,
+			       double *value);
+
 /*
  * The parameter structs below may grow, at their end only, in later
  * versions.  Their first member, size, is the size of the struct the
@@ -516,6 +560,13 @@ struct topo_plan_params {
 	/* seconds of timeout already spent (loading, say): planning stops
 	 * at timeout - elapsed from now, and says "within <timeout> s" */
 	double elapsed;
+	/* nonzero: the plan is for topo_plan_predict and the schedule
+	 * writers only, which need who sends how much to whom and after
+	 * what: it keeps no buffer offsets and no receipt counters (a third
+	 * of the memory), its buffers are not counted against memory, and
+	 * topo_plan_run refuses it.  Default 0. */
+	int predict_only;
+	int reserved; /* 0 */
 };
 
 /* Sets p->size = size and every field within the first size bytes to its
@@ -617,6 +668,88 @@ TOPO_EXTERN size_t topo_report_error_count(const topo_report *r);
 TOPO_EXTERN int64_t topo_report_error_total(const topo_report *r);
 TOPO_EXTERN int32_t topo_report_error(const topo_report *r, size_t i,
 				      const char **kind, const char **detail);
+
+/* ---------------------------------------------------------------------- */
+/* Prediction: what a plan costs on the described machine, under LogGP    */
+/* (collrun(1) PREDICTION; the model: collc(7))                            */
+
+/* How to predict.  The defaults are topo_predict_params_init's. */
+struct topo_predict_params {
+	size_t size; /* sizeof the caller's struct (the _init sets it) */
+	/* the costs; NULL (default): the machine's (topo_machine_costs) */
+	const struct topo_costs *costs;
+	/* seconds the prediction may take; 0 (default): no limit */
+	double timeout;
+	/* phase "predicting", events simulated of about 3 per message */
+	topo_progress_fn progress;
+	void *progress_ctx;
+	double elapsed; /* as for topo_plan_params */
+};
+
+/* As topo_plan_params_init: 0, or TOPO_EARG. */
+TOPO_EXTERN int topo_predict_params_init(struct topo_predict_params *p,
+					 size_t size);
+
+typedef struct topo_prediction topo_prediction;
+
+/* One operation on the critical path: the chain of operations, from the
+ * start to the last member's last operation, each of which held up the
+ * next.  Owned by the prediction. */
+struct topo_path_step {
+	/* "send", "receive" (processing a message's arrival), "posted" (a
+	 * receive posted after its message arrived, which completes it),
+	 * "reduce" (a received or own block into a buffer), "copy" (a
+	 * member's own) */
+	const char *op;
+	int32_t src, dst; /* endpoint ids; equal for a member's own step */
+	int64_t bytes;
+	const char *edge; /* "shm", "net", or "" for a member's own step */
+	int32_t hops;	  /* network hops of a net edge, else 0 */
+	double start, end; /* seconds from the start of the collective */
+	/* what it waited for: "start" (nothing: the first step),
+	 * "dependency" (the step before it in the plan), "cpu" (its member's
+	 * CPU, busy with the step before), "port" (its member's port, busy
+	 * with the step before), "arrival" (its message, sent by the step
+	 * before) */
+	const char *after;
+};
+
+/*
+ * Simulates plan p (of any kind; a predict_only plan is the lean one) on
+ * the machine its tree's group lives on, with the machine's costs or
+ * params->costs: a discrete-event simulation of LogGP with LogGOPSim's
+ * semantics (collrun(1) PREDICTION).  Allocates no buffers and moves no
+ * data.  Returns 0, TOPO_ENOMEM, TOPO_ETIMEDOUT, TOPO_ELIMIT (more than
+ * 2^32 events), or TOPO_EARG.  The caller owns *out.
+ */
+TOPO_EXTERN int topo_plan_predict(const topo_plan *p,
+				  const struct topo_predict_params *params,
+				  topo_prediction **out, topo_error *err);
+TOPO_EXTERN void topo_prediction_free(topo_prediction *r);
+/* When the last member finishes, in seconds from the start. */
+TOPO_EXTERN double topo_prediction_seconds(const topo_prediction *r);
+/* The endpoint id of the member that finishes last (the lowest rank among
+ * equals). */
+TOPO_EXTERN int32_t topo_prediction_last(const topo_prediction *r);
+/* When the member of group rank `rank` finishes (its last operation's
+ * end), seconds; -1 for a rank out of range. */
+TOPO_EXTERN double topo_prediction_finish(const topo_prediction *r,
+					  int32_t rank);
+/* The members' finish times at quantiles q[0..nq-1] (each in 0..1; the
+ * nearest rank), seconds, into out.  0, TOPO_EARG or TOPO_ENOMEM. */
+TOPO_EXTERN int topo_prediction_quantiles(const topo_prediction *r,
+					  const double *q, size_t nq,
+					  double *out, topo_error *err);
+/* The critical path: steps 0 .. length - 1, in time order (NULL out of
+ * range).  The last step ends when the last member finishes. */
+TOPO_EXTERN int64_t topo_prediction_path_length(const topo_prediction *r);
+TOPO_EXTERN const struct topo_path_step *
+topo_prediction_path_step(const topo_prediction *r, int64_t i);
+/* The costs the prediction used (out initialised; its size is kept). */
+TOPO_EXTERN void topo_prediction_costs(const topo_prediction *r,
+				       struct topo_costs *out);
+/* Events the simulation processed (operations and their waits). */
+TOPO_EXTERN int64_t topo_prediction_events(const topo_prediction *r);
 
 #ifdef __cplusplus
 }

@@ -90,6 +90,27 @@ int topo__json_parse(const char *buf, size_t len, const char *source,
 		     struct json_t **out, topo_error *err);
 
 /* ---------------------------------------------------------------------- */
+/* Costs (costs.c) */
+
+void topo__costs_default(struct topo_costs *c);
+/* A caller's struct of any size as this library's: *q gets its fields,
+ * the defaults beyond them (c NULL: all defaults).  0 or TOPO_EARG. */
+int topo__costs_read(struct topo_costs *q, const struct topo_costs *c,
+		     topo_error *err);
+/* Reads a "costs" object at JSON pointer `at` of source: *c gets the
+ * defaults with its values over them, *given a bit per key it holds (in
+ * topo_costs_key's order).  0 or TOPO_EINVAL naming the key. */
+int topo__costs_from_json(const struct json_t *obj, const char *source,
+			  const char *at, struct topo_costs *c,
+			  uint32_t *given, topo_error *err);
+/* The keys of `given` as a JSON object, nested lines indented by
+ * `indent`.  0, or TOPO_ELIMIT when buf is too small. */
+int topo__costs_to_text(const struct topo_costs *c, uint32_t given,
+			const char *indent, char *buf, size_t size);
+/* Every key's bit. */
+uint32_t topo__costs_all(void);
+
+/* ---------------------------------------------------------------------- */
 /* UTF-8 (utf8.c) */
 
 /* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
@@ -110,6 +131,8 @@ struct topo_machine {
 	int32_t *node_first_task; /* [nodes + 1], prefix sums */
 	int32_t *task_node;       /* [tasks] */
 	int32_t uniform_tasks;    /* tasks of every node when equal, else 0 */
+	struct topo_costs costs;  /* the defaults, and "costs" over them */
+	uint32_t costs_given;     /* which keys "costs" gave (costs.c) */
 	char net_type[8];         /* "tree", "kary", "torus" */
 	int32_t physical_root;
 	int32_t fanout;  /* kary only */

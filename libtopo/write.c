@@ -298,7 +298,19 @@ static void out_machine(struct out *o, const topo_machine *m)
 	}
 	OUT_LIT(o, ",\n      \"parent\": ");
 	out_ids(o, m->net_parent, (size_t)m->nodes, NULL);
-	OUT_LIT(o, "\n    }\n  },\n");
+	OUT_LIT(o, "\n    }");
+	/* The costs as the description gave them: the defaults stay the
+	 * library's, not frozen into the file. */
+	if (m->costs_given != 0) {
+		char text[2048];
+
+		if (topo__costs_to_text(&m->costs, m->costs_given, "    ", text,
+					sizeof(text)) == 0) {
+			OUT_LIT(o, ",\n    \"costs\": ");
+			out_put(o, text, strlen(text));
+		}
+	}
+	OUT_LIT(o, "\n  },\n");
 }
 
 static int nbrs_reserve(struct nbrs *nb, size_t d, topo_error *err)

@@ -368,20 +368,20 @@ static void test_keys(void)
 {
 	BAD("{\"nodes\": 8, \"colour\": \"red\"}", TOPO_EINVAL,
 	    "m.json: /colour: unknown key (valid: name, nodes, "
-	    "tasks_per_node, endpoints_per_task, network, groups, or x-*)");
+	    "tasks_per_node, endpoints_per_task, network, groups, costs, or x-*)");
 	/* The unknown key is reported before values are checked. */
 	BAD("{\"nodes\": 0, \"node\": 8}", TOPO_EINVAL,
 	    "m.json: /node: unknown key (valid: name, nodes, tasks_per_node, "
-	    "endpoints_per_task, network, groups, or x-*)");
+	    "endpoints_per_task, network, groups, costs, or x-*)");
 	BAD("{\"a/b~c\": 1}", TOPO_EINVAL,
 	    "m.json: /a~1b~0c: unknown key (valid: name, nodes, "
-	    "tasks_per_node, endpoints_per_task, network, groups, or x-*)");
+	    "tasks_per_node, endpoints_per_task, network, groups, costs, or x-*)");
 	BAD("{\"X-upper\": 1}", TOPO_EINVAL,
 	    "m.json: /X-upper: unknown key (valid: name, nodes, "
-	    "tasks_per_node, endpoints_per_task, network, groups, or x-*)");
+	    "tasks_per_node, endpoints_per_task, network, groups, costs, or x-*)");
 	BAD("{\"a\\nb\": 1}", TOPO_EINVAL,
 	    "m.json: /a?b: unknown key (valid: name, nodes, tasks_per_node, "
-	    "endpoints_per_task, network, groups, or x-*)");
+	    "endpoints_per_task, network, groups, costs, or x-*)");
 	BAD(NET8("{\"type\": \"tree\", \"fanout\": 2, \"parent\": []}"),
 	    TOPO_EINVAL,
 	    "m.json: /network/fanout: unknown key for type \"tree\" (valid: "
@@ -699,7 +699,7 @@ static void test_files(void)
 	CHECK_STR(err.pointer, "/nodez");
 	snprintf(want, sizeof(want),
 		 "%s: /nodez: unknown key (valid: name, nodes, tasks_per_node, "
-		 "endpoints_per_task, network, groups, or x-*)",
+		 "endpoints_per_task, network, groups, costs, or x-*)",
 		 path);
 	CHECK_STR(topo_error_format(&err, msg, sizeof(msg)), want);
 

@@ -34,12 +34,21 @@ plots drawn by gnuplot, and prints a summary of every target, met or missed.
    others' blocks into the root's buffer), reduce (N-1)*B read and combined
    into the root's result (counted as copies, though combining also adds).
    Ratios (collrun / MPI) are per round, then the median over rounds.
+5. costs - the measured defaults of libtopo/costs.c: reduce_rate.c (ns per
+   byte of libtopo's reduction kernel, every type and operator, two warm
+   buffers of 1 MiB) and, when mpicc and mpirun exist (and not --no-mpi),
+   loggp_fit.c (LogGP of Open MPI between two cores over shared memory);
+   --runs invocations of each, alternating.  Also costs.md alone.
+6. predict - `collrun OP --predict` at scale (predict_bench.py): bcast of 8
+   bytes over 65,536 to 8,388,608 members, whole process, wall seconds and
+   peak RSS; other trees and operations at 1,048,576 and 65,536.
 
 Any collrun run that does not verify, and any MPI run whose check fails,
 stops the benchmark (replay.run_json).
 
 usage: bench.py BUILD [--quick] [--out DIR] [--runs N] [--rounds N]
-                [--only compile,spec,replay,data,plots] [--no-mpi]
+                [--only compile,spec,replay,data,costs,predict,plots]
+                [--no-mpi]
 """
 import argparse, csv, datetime, json, os, shutil, statistics, subprocess
 import sys, tempfile, time
@@ -49,6 +58,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import compile as cbench  # noqa: E402  (compile.py: machine(), run())
 import replay as rbench  # noqa: E402  (replay.py: run_json(), build_mpi_coll())
+import predict_bench as pbench  # noqa: E402  (the predict stage)
 
 OPS = ["bcast", "scatter", "gather", "reduce"]
 KIB, MIB = 1 << 10, 1 << 20
@@ -570,6 +580,153 @@ def bench_data(a, out, md, summary, bdir):
     return rows
 
 
+# ------------------------------------------------------------------ costs
+def bench_costs(a, out, md, summary, bdir):
+    """The measured defaults of libtopo/costs.c: reduce_rate (libtopo's
+    reduction kernel, ns per byte) and, where Open MPI is at hand,
+    loggp_fit (LogGP of MPI between two cores over shared memory).  --runs
+    invocations of each, alternating; per parameter, the median over
+    invocations of each one's median, and the range of those medians."""
+    runs = a.runs
+    exe = os.path.join(bdir, "reduce_rate")
+    src = os.path.join(HERE, "reduce_rate.c")
+    lib = os.path.join(a.build, "libtopo.a")
+    if (not os.path.exists(exe) or os.path.getmtime(exe) < max(
+            os.path.getmtime(src), os.path.getmtime(lib))):
+        if subprocess.run(["cc", "-std=c11", "-O2", "-I",
+                           os.path.join(REPO, "libtopo"), "-o", exe, src,
+                           lib, "-ljansson", "-lpthread", "-lm"]).returncode:
+            rbench.die("cc reduce_rate.c failed")
+    fit = None
+    if a.no_mpi or not (shutil.which("mpicc") and shutil.which("mpirun")):
+        note("costs: no Open MPI (or --no-mpi): loggp_fit skipped")
+    elif os.cpu_count() < 2:
+        note("costs: one CPU: loggp_fit needs two, skipped")
+    else:
+        fit = os.path.join(bdir, "loggp_fit")
+        fsrc = os.path.join(HERE, "loggp_fit.c")
+        if (not os.path.exists(fit)
+                or os.path.getmtime(fit) < os.path.getmtime(fsrc)):
+            if subprocess.run(["mpicc", "-std=c11", "-O2", "-o", fit,
+                               fsrc]).returncode:
+                rbench.die("mpicc loggp_fit.c failed")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+
+    def last_json(cmd, what):
+        try:
+            p = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                               timeout=rbench.TIMEOUT)
+        except subprocess.TimeoutExpired:
+            rbench.die(f"{what}: no answer after {rbench.TIMEOUT} s")
+        lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+        if p.returncode != 0 or not lines:
+            sys.stderr.write(p.stdout[-2000:] + p.stderr[-2000:])
+            rbench.die(f"{what}: exit {p.returncode}: {' '.join(cmd)}")
+        return json.loads(lines[-1])
+
+    red, lgp = [], []
+    load0 = os.getloadavg()[0]
+    for r in range(runs):
+        red.append(last_json([exe, "11" if a.quick else "101"],
+                             "reduce_rate"))
+        note(f"costs run {r + 1}/{runs}: reduce sum int32 "
+             f"{red[-1]['sum']['int32']:.4f} ns/B")
+        if fit:
+            lgp.append(last_json(
+                ["mpirun", "--allow-run-as-root", "-np", "2", "--bind-to",
+                 "core", "--mca", "btl", "self,vader", fit,
+                 "5" if a.quick else "41"], "loggp_fit"))
+            o = lgp[-1]
+            note(f"costs run {r + 1}/{runs}: shm L {o['L']['median']:.0f} "
+                 f"o {o['o']['median']:.0f} g {o['g']['median']:.0f} ns, "
+                 f"G {o['G']['median']:.4f} ns/B")
+
+    def across(vals):
+        return statistics.median(vals), min(vals), max(vals)
+
+    rows = []
+    for i, o in enumerate(red):
+        for k in o["kernels"]:
+            rows.append([i + 1, k["type"], k["op"]] +
+                        [k[s] for s in ("median", "q1", "q3", "min", "max")])
+    write_csv(os.path.join(out, "reduce.csv"),
+              ["run", "type", "op", "median_ns_per_byte", "q1", "q3", "min",
+               "max"], rows)
+    kernels = [(k["type"], k["op"]) for k in red[0]["kernels"]]
+    md += ["## Costs: the measured defaults of libtopo/costs.c", "",
+           f"`reduce_rate` ({len(red)} runs of "
+           f"{red[0]['reps']} rounds): libtopo's reduction kernel "
+           "(topo__reduce) on two warm buffers of 1 MiB, ns per byte of "
+           "one operand; the median over runs of each run's median, and "
+           "the range of those medians.", "",
+           "| type | op | ns/B | runs' range |", "|---|---|---:|---|"]
+    for ty, op in kernels:
+        v = [k["median"] for o in red for k in o["kernels"]
+             if (k["type"], k["op"]) == (ty, op)]
+        med, lo, hi = across(v)
+        md.append(f"| {ty} | {op} | {med:.4f} | {lo:.4f}..{hi:.4f} |")
+    md.append("")
+    sums = {t: across([o["sum"][t] for o in red])[0] for t in red[0]["sum"]}
+    summary.append("costs: reduce (sum) ns/B: " + ", ".join(
+        f"{t} {v:.3f}" for t, v in sums.items()))
+    if lgp:
+        names = ["L", "o", "g", "G", "o_s", "o_r", "L_raw", "rtt8",
+                 "big_intercept"]
+        rows = [[i + 1, n] + [o[n][s] for s in ("median", "q1", "q3", "min",
+                                                  "max")]
+                for i, o in enumerate(lgp) for n in names]
+        write_csv(os.path.join(out, "loggp.csv"),
+                  ["run", "parameter", "median_ns", "q1", "q3", "min",
+                   "max"], rows)
+        md += [f"`loggp_fit` ({len(lgp)} runs of {lgp[0]['rounds']} "
+               "rounds; `mpirun -np 2 --bind-to core --mca btl self,vader`)"
+               ": LogGP of Open MPI between two cores over shared memory, "
+               "by the PRTT method (loggp_fit.c). Per parameter: the median "
+               "over runs of each run's median over rounds, the range of "
+               "the runs' medians, and the median over runs of the rounds' "
+               "quartiles. ns (G: ns per byte). L, o, g, G are the "
+               "model's (L_raw = RTT/2 - o_s - o_r - 7G; when it is "
+               "negative, L = 0 and o = (RTT/2 - 7G) / 2: loggp_fit.c says "
+               "why).", "",
+               "| parameter | median | runs' range | rounds' q1..q3 |",
+               "|---|---:|---|---|"]
+        med = {}
+        for n in names:
+            m, lo, hi = across([o[n]["median"] for o in lgp])
+            q1 = statistics.median(o[n]["q1"] for o in lgp)
+            q3 = statistics.median(o[n]["q3"] for o in lgp)
+            med[n] = m
+            md.append(f"| {n} | {m:.4g} | {lo:.4g}..{hi:.4g} | "
+                      f"{q1:.4g}..{q3:.4g} |")
+        md += ["", "One-way time (RTT / 2, median over runs) beside the "
+               "model's L + 2o + (s - 1) G with the medians above (the "
+               "model has no rendezvous: large messages cost a constant "
+               "more than it says):", "",
+               "| bytes | measured ns | model ns | model / measured |",
+               "|---:|---:|---:|---:|"]
+        for s in lgp[0]["oneway"]:
+            meas = statistics.median(o["oneway"][s] for o in lgp)
+            model = (med["L"] + 2 * med["o"]
+                     + (int(s) - 1) * med["G"])
+            md.append(f"| {human(int(s))} | {meas:.0f} | {model:.0f} | "
+                      f"{model / meas:.2f} |")
+        md.append("")
+        summary.append(f"costs: shm L {med['L']:.0f} o {med['o']:.0f} (o_s "
+                       f"{med['o_s']:.0f}, o_r {med['o_r']:.0f}) g "
+                       f"{med['g']:.0f} ns, G {med['G']:.4f} ns/B "
+                       f"(loggp_fit, {len(lgp)} runs)")
+    md += [f"Load average {load0:.2f} before this stage, "
+           f"{os.getloadavg()[0]:.2f} after: other work on the machine "
+           "disturbs both tools.", ""]
+    head = [f"# costs ({datetime.datetime.now():%Y-%m-%d %H:%M})", "",
+            f"Host: {rbench.cpu_model()}, {os.cpu_count()} CPUs; "
+            + (rbench.first_line(["mpirun", "--version"]) if fit
+               else "no Open MPI") + ".", ""]
+    with open(os.path.join(out, "costs.md"), "w") as f:
+        f.write("\n".join(head + md) + "\n")
+
+
 # ------------------------------------------------------------------ plots
 PLOT_HEAD = """set terminal pngcairo size 900,600 noenhanced font ',11'
 set datafile separator ','
@@ -701,7 +858,8 @@ def main():
                     "point (default 5; quick 1)")
     ap.add_argument("--rounds", type=int, help="rounds per data point at 16 "
                     "members (default 3, half that below; quick 1)")
-    ap.add_argument("--only", default="compile,spec,replay,data,plots")
+    ap.add_argument("--only",
+                    default="compile,spec,replay,data,costs,predict,plots")
     ap.add_argument("--no-mpi", action="store_true")
     a = ap.parse_args()
     a.runs = a.runs or (1 if a.quick else 5)
@@ -729,7 +887,10 @@ def main():
     for name, fn, args in (("compile", bench_compile, ()),
                            ("spec", bench_spec, (bdir,)),
                            ("replay", bench_replay, (bdir,)),
-                           ("data", bench_data, (bdir,))):
+                           ("data", bench_data, (bdir,)),
+                           ("costs", bench_costs, (bdir,)),
+                           ("predict", pbench.bench_predict,
+                            (bdir, write_csv, verdict))):
         if name in only:
             t1 = time.time()
             pmd, psum = [], []
@@ -747,7 +908,8 @@ def main():
         plots(out, pmd, have)
         save_part(out, "plots", pmd, [])
     summary = []
-    for name in ("compile", "spec", "replay", "data", "plots"):
+    for name in ("compile", "spec", "replay", "data", "costs", "predict",
+                 "plots"):
         f = os.path.join(out, "parts", name + ".json")
         if os.path.exists(f):
             part = json.load(open(f))

@@ -44,18 +44,21 @@ B ?= build$(if $(SANITIZE),-$(subst $(comma),-,$(SANITIZE)))
 LIB_SRC  := $(sort $(wildcard libtopo/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 LIB_PIC  := $(LIB_SRC:%.c=$(B)/pic/%.o)
-CLI_COMMON_SRC := $(filter-out cli/collc.c cli/collrun.c,$(sort $(wildcard cli/*.c)))
+# cli/predict.c is collc's alone (collc predict); the rest is shared.
+CLI_COMMON_SRC := $(filter-out cli/collc.c cli/collrun.c cli/predict.c,$(sort $(wildcard cli/*.c)))
 CLI_COMMON_OBJ := $(CLI_COMMON_SRC:%.c=$(B)/%.o)
 PROGS    := $(B)/collc $(if $(wildcard cli/collrun.c),$(B)/collrun)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+# The sim suite's driver (tests/sim/run.sh, loggopsim.sh): a test tool.
+SIM_TOOL := $(B)/tests/sim/simtool
 MAN_PAGES := $(sort $(wildcard man/*.[1357]))
 SCHEMAS   := $(sort $(wildcard schemas/*.schema.json))
 # The public functions, from topo.h itself (libtopo/exports.awk): each gets
 # a man page link to libtopo(3), so that `man topo_tree_new` works.
 LIB_FUNCS = awk -f libtopo/exports.awk libtopo/topo.h
 
-.PHONY: FORCE all check check-unit check-cli check-schemas check-man check-abi check-install tsan-build demo bench bench-quick bench-deps \
+.PHONY: FORCE all check check-unit check-cli check-schemas check-man check-abi check-install check-sim tsan-build demo bench bench-quick bench-costs bench-predict bench-deps \
 	install uninstall deps clean format
 
 all: $(B)/libtopo.a $(B)/libtopo.so $(PROGS) $(B)/libtopo.pc
@@ -78,7 +81,7 @@ $(B)/libtopo.so: $(LIB_PIC) libtopo/libtopo.map
 	$(CC) -shared -Wl,-soname,libtopo.so.$(SOVERSION) \
 	    -Wl,--version-script=libtopo/libtopo.map $(LDFLAGS) -o $@ $(LIB_PIC) $(LDLIBS)
 
-$(B)/collc: $(B)/cli/collc.o $(CLI_COMMON_OBJ) $(B)/libtopo.a
+$(B)/collc: $(B)/cli/collc.o $(B)/cli/predict.o $(CLI_COMMON_OBJ) $(B)/libtopo.a
 	$(CC) $(LDFLAGS) -pthread -o $@ $^ $(LDLIBS)
 
 $(B)/collrun: $(B)/cli/collrun.o $(CLI_COMMON_OBJ) $(B)/libtopo.a
@@ -87,6 +90,10 @@ $(B)/collrun: $(B)/cli/collrun.o $(CLI_COMMON_OBJ) $(B)/libtopo.a
 $(B)/tests/%: tests/unit/%.c $(B)/libtopo.a $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Ilibtopo -Itests/unit $(LDFLAGS) -o $@ $< $(B)/libtopo.a $(LDLIBS)
+
+$(SIM_TOOL): tests/sim/simtool.c $(B)/libtopo.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Ilibtopo $(LDFLAGS) -o $@ $< $(B)/libtopo.a $(LDLIBS)
 
 # Regenerated on every build: PREFIX may differ between `make` and
 # `make install PREFIX=...`, and the file must name the installed paths.
@@ -102,7 +109,7 @@ FORCE:
 # that the README's two commands work on a fresh machine.
 check:
 	@$(MAKE) -s deps
-	@$(MAKE) all $(UNIT_BIN)
+	@$(MAKE) all $(UNIT_BIN) $(SIM_TOOL)
 	@$(MAKE) tsan-build
 	@sh tests/check.sh $(B)
 
@@ -123,6 +130,10 @@ check-abi: all
 	@sh tests/check.sh $(B) abi
 check-install: all
 	@sh tests/check.sh $(B) install
+# SimGrid replays the schedules collc writes (tests/sim/run.sh; skipped
+# without Debian's libsimgrid-dev, which .ci/run installs).
+check-sim: all $(SIM_TOOL)
+	@sh tests/check.sh $(B) sim
 check-man:
 	@sh tests/check.sh $(B) man
 
@@ -133,14 +144,22 @@ demo:
 	@sh examples/demo.sh $(B)
 
 # The benchmarks (tests/bench/bench.py): compile scaling, replay scaling,
-# and data movement beside Open MPI and the memory-copy limit; results,
-# CSVs and plots in bench-results/.  Needs Open MPI and gnuplot: make
-# bench-deps.  bench-quick is a short smoke run.
+# and data movement beside Open MPI and the memory-copy limit, and the
+# measured cost defaults of libtopo/costs.c (reduce_rate, and loggp_fit
+# where mpicc exists); results, CSVs and plots in bench-results/.  Needs
+# Open MPI and gnuplot: make bench-deps.  bench-quick is a short smoke run;
+# bench-costs the cost measurements alone.
 bench: all
 	@python3 tests/bench/bench.py $(B) $(BENCH_ARGS)
 
 bench-quick: all
 	@python3 tests/bench/bench.py $(B) --quick $(BENCH_ARGS)
+
+bench-costs: all
+	@python3 tests/bench/bench.py $(B) --only costs $(BENCH_ARGS)
+
+bench-predict: all
+	@python3 tests/bench/bench.py $(B) --only predict $(BENCH_ARGS)
 
 bench-deps:
 	@$(MAKE) -s deps DEB_PKGS="$(DEB_PKGS) openmpi-bin libopenmpi-dev gnuplot-nox hyperfine"
@@ -175,7 +194,7 @@ uninstall:
 	rmdir $(DESTDIR)$(SCHEMADIR) $(DESTDIR)$(DATADIR)/collc 2>/dev/null || true
 
 # ---------------------------------------------------------------- misc
-DEB_PKGS := build-essential libjansson-dev pkg-config python3 python3-jsonschema mandoc graphviz valgrind
+DEB_PKGS := build-essential libjansson-dev pkg-config python3 python3-jsonschema mandoc graphviz valgrind gnuplot-nox libsimgrid-dev
 deps:
 	@command -v dpkg-query >/dev/null || { echo "make deps: not a Debian system; install: $(DEB_PKGS)"; exit 0; }; \
 	missing=""; for p in $(DEB_PKGS); do \

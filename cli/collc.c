@@ -1,5 +1,6 @@
 /*
- * collc.c - the topology compiler: `collc compile | group | routes | dot`.
+ * collc.c - the topology compiler: `collc compile | group | routes | dot |
+ * predict` (predict lives in predict.c).
  *
  * A thin layer over libtopo: parse the command line, call the library,
  * print its errors as one line each and map them to exit statuses
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "predict.h"
 #include "topo.h"
 #include "util.h"
 
@@ -53,6 +55,14 @@ static const char usage_text[] =
     "       collc dot     ROUTES.json|MACHINE.json [-g GROUP] [-t TREE] "
     "[-o OUT.dot]\n"
     "                     [--nodes]\n"
+    "       collc predict ROUTES.json|MACHINE.json [-g GROUP] "
+    "[-t TREE[,TREE...]]...\n"
+    "                     [--op OP[,OP...]]... [--sizes LIST] "
+    "[--cost CLASS.KEY=NS]...\n"
+    "                     [--type T] [--json | --csv] "
+    "[--plot FILE.svg|FILE.png]\n"
+    "                     [--plot-script FILE] [-o OUT] [--timeout S] "
+    "[--jobs N]\n"
     "       collc COMMAND --help | collc --help | --version\n";
 
 static const char help_text[] =
@@ -68,6 +78,10 @@ static const char help_text[] =
     "selects\n"
     "  routes    print route rows of one tree, every row spelled out\n"
     "  dot       draw one group's tree as a Graphviz digraph\n"
+    "  predict   predict with the machine's LogGP costs what each "
+    "operation costs\n"
+    "            over each tree and algorithm at each size, and which "
+    "is best\n"
     "\n"
     "A file named - is standard input; -o - is standard output.\n"
     "`collc COMMAND --help` shows a command's options.\n"
@@ -892,13 +906,17 @@ int main(int argc, char **argv)
 		printf("collc %s\n", topo_version_string());
 		return EXIT_OK;
 	}
+	/* predict has options of its own (predict.c). */
+	if (strcmp(argv[1], "predict") == 0)
+		return collc_predict(argc - 1, argv + 1);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			cmd = &commands[i];
 	if (cmd == NULL) {
 		fprintf(stderr, "collc: unknown command \"");
 		cli_put_clean(stderr, argv[1]);
-		fprintf(stderr, "\" (valid: compile, group, routes, dot)\n%s",
+		fprintf(stderr, "\" (valid: compile, group, routes, dot, "
+			"predict)\n%s",
 			usage_text);
 		return EXIT_USAGE;
 	}

@@ -14,11 +14,9 @@
 #include <limits.h>
 #include <malloc.h>
 #include <math.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +32,8 @@ static const char usage_text[] =
     "[--threads N]\n"
     "               [--iterations N] [--timeout S] [--segment N] "
     "[--chunk N] [--fresh]\n"
+    "               [--predict] [--cost CLASS.KEY=NS]... [--emit-goal FILE] "
+    "[--emit-smpi DIR]\n"
     "               [--json] ROUTES.json|MACHINE.json\n"
     "       collrun OP --help | collrun --help | --version\n";
 
@@ -74,12 +74,25 @@ static const char help_text[] =
     "  --chunk N         gather chunked: chunk size in bytes (default: "
     "auto)\n"
     "  --json            one JSON object on standard output\n"
+    "\n"
+    "prediction (collrun(1) PREDICTION): no data moves, no buffers\n"
+    "  --predict         predict the plan's time on the described machine "
+    "(LogGP)\n"
+    "  --cost K=NS       override a cost of the machine's, such as "
+    "net.L=1500,\n"
+    "                    shm.G=0.05 or reduce.double=0.3 (repeatable)\n"
+    "  --emit-goal FILE  write the plan as a GOAL schedule (LogGOPSim); "
+    "implies\n"
+    "                    --predict\n"
+    "  --emit-smpi DIR   write SimGrid time-independent traces and a "
+    "platform;\n"
+    "                    implies --predict\n"
     "  -h, --help        show this help (after OP: that operation's)\n"
     "  -V, --version     show the version\n"
     "\n"
-    "exit status: 0 verified, 1 the run failed (undelivered, duplicated or "
-    "wrong\n"
-    "data, timeout), 2 usage or input error\n"
+    "exit status: 0 verified (or predicted), 1 the run failed (undelivered, "
+    "duplicated\n"
+    "or wrong data, timeout), 2 usage or input error\n"
     "See collrun(1), collc(1), collc(5), collc(7), libtopo(3).\n";
 
 /* Error lines shown by the text report; --json lists all the library
@@ -100,6 +113,10 @@ enum {
 	OPT_JSON,
 	OPT_FRESH,
 	OPT_ROOT_RANK,
+	OPT_PREDICT,
+	OPT_COST,
+	OPT_EMIT_GOAL,
+	OPT_EMIT_SMPI,
 };
 
 /* What `collrun OP --help` says of each operation: its algorithms (the
@@ -159,6 +176,10 @@ static const struct option long_opts[] = {
     {"json", no_argument, NULL, OPT_JSON},
     {"fresh", no_argument, NULL, OPT_FRESH},
     {"root-rank", required_argument, NULL, OPT_ROOT_RANK},
+    {"predict", no_argument, NULL, OPT_PREDICT},
+    {"cost", required_argument, NULL, OPT_COST},
+    {"emit-goal", required_argument, NULL, OPT_EMIT_GOAL},
+    {"emit-smpi", required_argument, NULL, OPT_EMIT_SMPI},
     {NULL, 0, NULL, 0},
 };
 
@@ -173,6 +194,13 @@ struct args {
 	int32_t root_rank; /* --root-rank, or -1 */
 	int json;
 	int fresh; /* --fresh: one run per iteration, buffers anew */
+	/* --predict (also implied by --emit-*): no run, a prediction */
+	int predict;
+	const char **costs; /* the --cost assignments in order [ncosts] */
+	int ncosts;
+	const char *emit_goal, *emit_smpi;
+	/* replay-only options given (refused with --predict) */
+	const char *run_option;
 };
 
 /* A size that fits a size_t (cli_parse_size).  Returns 0, -1 when s is
@@ -216,6 +244,12 @@ static int parse(struct args *a, int argc, char **argv)
 	int help = 0;
 
 	memset(a, 0, sizeof(*a));
+	/* at most one --cost per argument */
+	a->costs = calloc((size_t)argc + 1, sizeof(*a->costs));
+	if (a->costs == NULL) {
+		cli_msg("out of memory");
+		return EXIT_FAILED;
+	}
 	/* The library's defaults (collrun(1) documents them); the operation,
 	 * and so reduce's default type, is known only at the end. */
 	topo_plan_params_init(&a->plan, sizeof(a->plan), TOPO_OP_BCAST);
@@ -313,6 +347,7 @@ static int parse(struct args *a, int argc, char **argv)
 						   "4096 (got \"%s\")",
 						   optarg);
 			a->run.threads = (int)v;
+			a->run_option = "--threads";
 			break;
 		case OPT_ITERATIONS:
 			if (parse_long(optarg, 1, INT_MAX, &v) != 0)
@@ -321,6 +356,7 @@ static int parse(struct args *a, int argc, char **argv)
 						   "(got \"%s\")",
 						   optarg);
 			a->run.iterations = (int)v;
+			a->run_option = "--iterations";
 			break;
 		case OPT_TIMEOUT: {
 			char *end;
@@ -347,6 +383,31 @@ static int parse(struct args *a, int argc, char **argv)
 			break;
 		case OPT_FRESH:
 			a->fresh = 1;
+			a->run_option = "--fresh";
+			break;
+		case OPT_PREDICT:
+			a->predict = 1;
+			break;
+		case OPT_COST:
+			/* Checked now; applied over the machine's costs once
+			 * it is loaded. */
+			if (cli_cost_check(optarg, usage_text) >= 0)
+				return EXIT_USAGE;
+			a->costs[a->ncosts++] = optarg;
+			break;
+		case OPT_EMIT_GOAL:
+		case OPT_EMIT_SMPI:
+			if (*optarg == '\0')
+				return cli_usage_error(
+				    usage_text, "%s: expected a %s name",
+				    c == OPT_EMIT_GOAL ? "--emit-goal"
+						       : "--emit-smpi",
+				    c == OPT_EMIT_GOAL ? "file" : "directory");
+			if (c == OPT_EMIT_GOAL)
+				a->emit_goal = optarg;
+			else
+				a->emit_smpi = optarg;
+			a->predict = 1;
 			break;
 		case ':':
 			if (optopt >= OPT_ROOT || optopt == 0)
@@ -378,6 +439,17 @@ static int parse(struct args *a, int argc, char **argv)
 		}
 		return EXIT_OK;
 	}
+	if (a->predict && a->run_option != NULL)
+		return cli_usage_error(usage_text, "%s applies to a replay; "
+				       "--predict%s runs none",
+				       a->run_option,
+				       a->emit_goal != NULL || a->emit_smpi != NULL
+					   ? " (implied by --emit-*)"
+					   : "");
+	if (!a->predict && a->ncosts > 0)
+		return cli_usage_error(usage_text, "--cost applies to --predict, "
+				       "--emit-goal and --emit-smpi; a "
+				       "replay moves real data on this host");
 	if (a->root_rank >= 0 && a->plan.root >= 0)
 		return cli_usage_error(usage_text, "--root and --root-rank both name "
 				   "the root: give one");
@@ -762,11 +834,12 @@ static int run_fresh(const topo_plan *p, const struct topo_run_params *rp,
 	return rc;
 }
 
-static int print_json(const struct shown *s)
+/* Prints o (taking it) on standard output with `digits` significant
+ * digits for reals. */
+static int dump_json(json_t *o, int digits)
 {
-	const size_t flags =
-	    JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6);
-	json_t *o = report_json(s);
+	const size_t flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+			     JSON_REAL_PRECISION(digits);
 	char *text = NULL;
 	size_t len = 0;
 
@@ -797,65 +870,329 @@ static int print_json(const struct shown *s)
 	return 0;
 }
 
-/*
- * Loading (reading the file, evaluating a -g spec, building the tree) runs
- * in the library without a clock of its own; a timer ends it at the
- * deadline, with the one line the other phases give.  The handler only
- * writes the message made beforehand and exits (async-signal-safe).
- */
-static char watchdog_msg[640];
-static size_t watchdog_len;
-
-static void watchdog_fire(int sig)
+static int print_json(const struct shown *s)
 {
-	ssize_t unused;
-
-	(void)sig;
-	unused = write(STDERR_FILENO, watchdog_msg, watchdog_len);
-	(void)unused;
-	_exit(EXIT_FAILED);
+	return dump_json(report_json(s), 6);
 }
 
-/* Fires in `seconds`, saying the run did not finish within `timeout`. */
-static void watchdog_arm(double seconds, double timeout, const char *file)
-{
-	struct itimerval it;
-	struct sigaction sa;
-	FILE *f = fmemopen(watchdog_msg, sizeof(watchdog_msg) - 1, "w");
+/* ---------------------------------------------------------------------- */
+/* --predict */
 
-	if (f == NULL)
-		return;
-	fprintf(f, "%s: the run did not finish within %g s (loading ",
-		cli_prog, timeout);
-	cli_put_clean(f, cli_source(file));
-	fputs(")\n", f);
-	fflush(f);
-	watchdog_len = (size_t)ftell(f);
-	fclose(f);
-	if (watchdog_len == 0 || watchdog_msg[watchdog_len - 1] != '\n')
-		return; /* too long to say: the check after loading does */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = watchdog_fire;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGALRM, &sa, NULL) != 0)
-		return;
-	if (seconds > 1e8)
-		seconds = 1e8; /* three years: no deadline to speak of */
-	memset(&it, 0, sizeof(it));
-	it.it_value.tv_sec = (time_t)seconds;
-	it.it_value.tv_usec = (suseconds_t)((seconds - floor(seconds)) * 1e6);
-	if (it.it_value.tv_sec == 0 && it.it_value.tv_usec == 0)
-		it.it_value.tv_usec = 1;
-	setitimer(ITIMER_REAL, &it, NULL);
+/* The finish-time quantiles reported, and their names. */
+static const double finish_q[] = {0, 0.5, 0.9, 0.99, 1};
+static const char *const finish_names[] = {"min", "p50", "p90", "p99",
+					   "max"};
+#define NFINISH (sizeof(finish_q) / sizeof(finish_q[0]))
+
+/* Critical-path steps listed: by the text report (the first and last
+ * half of them), and by --json (the first and last half: a chain of
+ * 8 million members has a path of 16 million steps). */
+#define TEXT_STEPS 20
+#define JSON_STEPS 10000
+
+/* A time for people: seconds in the unit that shows it best. */
+static void put_time(FILE *f, double sec)
+{
+	double a = fabs(sec);
+
+	if (a == 0)
+		fputs("0 s", f);
+	else if (a < 1e-6)
+		fprintf(f, "%.3f ns", sec * 1e9);
+	else if (a < 1e-3)
+		fprintf(f, "%.3f us", sec * 1e6);
+	else if (a < 1)
+		fprintf(f, "%.3f ms", sec * 1e3);
+	else
+		fprintf(f, "%.3f s", sec);
 }
 
-static void watchdog_disarm(void)
+/* Steps i of the path shown when it has n: all of a short one, else the
+ * first and last limit / 2. */
+static int step_shown(int64_t i, int64_t n, int64_t limit)
 {
-	struct itimerval it;
+	return n <= limit || i < limit / 2 || i >= n - limit / 2;
+}
 
-	memset(&it, 0, sizeof(it));
-	setitimer(ITIMER_REAL, &it, NULL);
-	signal(SIGALRM, SIG_DFL);
+struct predicted {
+	const struct args *a;
+	const topo_tree *t;
+	const topo_plan *p;
+	const topo_prediction *r;
+	double finish[NFINISH];
+};
+
+static int print_predict_text(const struct predicted *s)
+{
+	const struct args *a = s->a;
+	const topo_group *g = topo_tree_group(s->t);
+	const topo_prediction *r = s->r;
+	int64_t mshm, mnet, bshm, bnet, n = topo_prediction_path_length(r);
+	int32_t last = topo_prediction_last(r);
+	struct topo_costs c;
+
+	topo_costs_init(&c, sizeof(c));
+	topo_prediction_costs(r, &c);
+	topo_prediction_messages(r, &mshm, &mnet, &bshm, &bnet);
+	printf("op:          %s\n", topo_op_name(a->op));
+	printf("algorithm:   %s\n", topo_plan_algorithm(s->p));
+	fputs("group:       ", stdout);
+	cli_put_clean(stdout, topo_group_name(g));
+	fputs("\ntree:        ", stdout);
+	cli_put_clean(stdout, topo_tree_name(s->t));
+	printf("\nroot:        endpoint %d (rank %d)\n",
+	       (int)topo_plan_root(s->p),
+	       (int)topo_group_rank(g, topo_plan_root(s->p)));
+	printf("members:     %d\n", (int)topo_group_size(g));
+	printf("bytes:       %zu per member\n", a->plan.bytes);
+	if (a->op == TOPO_OP_REDUCE)
+		printf("type:        %s, op %s\n", topo_type_name(a->plan.type),
+		       topo_redop_name(a->plan.redop));
+	else
+		printf("type:        %s\n", topo_type_name(a->plan.type));
+	printf("messages:    %" PRId64 " (shm %" PRId64 ", net %" PRId64 ")\n",
+	       mshm + mnet, mshm, mnet);
+	printf("bytes moved: %" PRId64 " (shm %" PRId64 ", net %" PRId64 ")\n",
+	       bshm + bnet, bshm, bnet);
+	fputs("costs:       ", stdout);
+	cli_costs_print(stdout, &c,
+			a->op == TOPO_OP_REDUCE ? (int)a->plan.type : -1);
+	fputs(" (ns; G, reduce: ns per byte)\n", stdout);
+	fputs("predicted:   ", stdout);
+	put_time(stdout, topo_prediction_seconds(r));
+	printf(" (%.9f s)\n", topo_prediction_seconds(r));
+	if (last >= 0)
+		printf("last member: endpoint %d (rank %d)\n", (int)last,
+		       (int)topo_group_rank(g, last));
+	fputs("finish:      ", stdout);
+	for (size_t i = 0; i < NFINISH; i++) {
+		printf("%s%s ", i ? ", " : "", finish_names[i]);
+		put_time(stdout, s->finish[i]);
+	}
+	printf("\ncritical path: %" PRId64 " step%s\n", n, n == 1 ? "" : "s");
+	if (n > 0)
+		printf("  %-12s %-12s %-8s %-25s %10s  %-10s %s\n", "start",
+		       "end", "step", "endpoints", "bytes", "edge", "after");
+	for (int64_t i = 0; i < n; i++) {
+		const struct topo_path_step *st = topo_prediction_path_step(r, i);
+		char who[40], edge[24];
+
+		if (!step_shown(i, n, TEXT_STEPS)) {
+			if (i == TEXT_STEPS / 2)
+				printf("  ... %" PRId64 " more (--json lists "
+				       "up to %d)\n",
+				       n - TEXT_STEPS, JSON_STEPS);
+			continue;
+		}
+		if (st->src == st->dst)
+			snprintf(who, sizeof(who), "%d", (int)st->src);
+		else
+			snprintf(who, sizeof(who), "%d -> %d", (int)st->src,
+				 (int)st->dst);
+		if (st->hops > 1)
+			snprintf(edge, sizeof(edge), "%s %d hops", st->edge,
+				 (int)st->hops);
+		else
+			snprintf(edge, sizeof(edge), "%s",
+				 *st->edge ? st->edge : "-");
+		printf("  %-12.9f %-12.9f %-8s %-25s %10" PRId64 "  %-10s %s\n",
+		       st->start, st->end, st->op, who, st->bytes, edge,
+		       st->after);
+	}
+	return 0;
+}
+
+static json_t *predict_json(const struct predicted *s)
+{
+	const struct args *a = s->a;
+	const topo_group *g = topo_tree_group(s->t);
+	const topo_prediction *r = s->r;
+	int64_t mshm, mnet, bshm, bnet, n = topo_prediction_path_length(r);
+	int32_t last = topo_prediction_last(r);
+	struct topo_costs c;
+	json_t *o = json_object(), *pr = json_object(), *fin = json_object();
+	json_t *path = json_object(), *steps = json_array();
+	int bad = o == NULL || pr == NULL || fin == NULL || path == NULL ||
+		  steps == NULL;
+
+	if (bad) {
+		json_decref(o);
+		json_decref(pr);
+		json_decref(fin);
+		json_decref(path);
+		json_decref(steps);
+		return NULL;
+	}
+	topo_costs_init(&c, sizeof(c));
+	topo_prediction_costs(r, &c);
+	topo_prediction_messages(r, &mshm, &mnet, &bshm, &bnet);
+	bad |= json_object_set_new(o, "op", json_string(topo_op_name(a->op)));
+	bad |= json_object_set_new(o, "algorithm",
+				   json_string(topo_plan_algorithm(s->p)));
+	bad |= json_object_set_new(o, "group", json_string(topo_group_name(g)));
+	bad |=
+	    json_object_set_new(o, "tree", json_string(topo_tree_name(s->t)));
+	bad |=
+	    json_object_set_new(o, "root", json_integer(topo_plan_root(s->p)));
+	bad |= json_object_set_new(
+	    o, "root_rank",
+	    json_integer(topo_group_rank(g, topo_plan_root(s->p))));
+	bad |=
+	    json_object_set_new(o, "members", json_integer(topo_group_size(g)));
+	bad |= json_object_set_new(o, "bytes",
+				   json_integer((json_int_t)a->plan.bytes));
+	bad |= json_object_set_new(o, "type",
+				   json_string(topo_type_name(a->plan.type)));
+	if (a->op == TOPO_OP_REDUCE)
+		bad |= json_object_set_new(
+		    o, "reduce_op",
+		    json_string(topo_redop_name(a->plan.redop)));
+	if (a->have_segment)
+		bad |= json_object_set_new(
+		    o, "segment", json_integer((json_int_t)a->plan.segment));
+	if (a->have_chunk)
+		bad |= json_object_set_new(
+		    o, "chunk", json_integer((json_int_t)a->plan.chunk));
+	bad |= json_object_set_new(o, "timeout", json_real(a->run.timeout));
+	bad |= json_object_set_new(
+	    o, "messages",
+	    pair("shm", json_integer(mshm), "net", json_integer(mnet)));
+	bad |= json_object_set_new(
+	    o, "bytes_moved",
+	    pair("shm", json_integer(bshm), "net", json_integer(bnet)));
+	bad |= json_object_set_new(o, "costs", cli_costs_json(&c));
+	/* Children are filled before they are attached: a failed attach
+	 * frees the child. */
+	bad |= json_object_set_new(pr, "seconds",
+				   json_real(topo_prediction_seconds(r)));
+	bad |= json_object_set_new(
+	    pr, "last",
+	    last >= 0 ? pair("endpoint", json_integer(last), "rank",
+			     json_integer(topo_group_rank(g, last)))
+		      : json_null());
+	for (size_t i = 0; i < NFINISH; i++)
+		bad |= json_object_set_new(fin, finish_names[i],
+					   json_real(s->finish[i]));
+	bad |= json_object_set_new(pr, "finish", fin);
+	bad |= json_object_set_new(path, "length", json_integer(n));
+	bad |= json_object_set_new(
+	    path, "omitted", json_integer(n > JSON_STEPS ? n - JSON_STEPS : 0));
+	for (int64_t i = 0; i < n && !bad; i++) {
+		const struct topo_path_step *st = topo_prediction_path_step(r, i);
+		json_t *e;
+
+		if (!step_shown(i, n, JSON_STEPS))
+			continue;
+		e = json_object();
+		bad |= json_object_set_new(e, "step", json_string(st->op));
+		bad |= json_object_set_new(e, "from", json_integer(st->src));
+		bad |= json_object_set_new(e, "to", json_integer(st->dst));
+		bad |= json_object_set_new(e, "bytes", json_integer(st->bytes));
+		bad |= json_object_set_new(
+		    e, "edge", *st->edge ? json_string(st->edge) : json_null());
+		bad |= json_object_set_new(e, "hops", json_integer(st->hops));
+		bad |= json_object_set_new(e, "start", json_real(st->start));
+		bad |= json_object_set_new(e, "end", json_real(st->end));
+		bad |= json_object_set_new(e, "after", json_string(st->after));
+		bad |= json_array_append_new(steps, e);
+	}
+	bad |= json_object_set_new(path, "steps", steps);
+	bad |= json_object_set_new(pr, "critical_path", path);
+	bad |= json_object_set_new(
+	    pr, "events", json_integer(topo_prediction_events(r)));
+	bad |= json_object_set_new(o, "predicted", pr);
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* --emit-goal and --emit-smpi: writes the schedules.  Returns -1, or
+ * prints why and returns the exit status. */
+static int emit(const struct args *a, const topo_plan *p,
+		const struct topo_costs *c)
+{
+	topo_error err;
+	int rc;
+
+	if (a->emit_goal != NULL) {
+		struct cli_out out;
+
+		/* Written whole into a temporary file, renamed at the end. */
+		if (cli_out_open(&out, a->emit_goal) != 0)
+			return EXIT_FAILED;
+		topo_error_clear(&err);
+		rc = topo_plan_write_goal(p, c, out.f, &err);
+		if (rc != 0) {
+			cli_out_abort(&out);
+			cli_error(&err, rc);
+			return rc == TOPO_EARG ? EXIT_USAGE : EXIT_FAILED;
+		}
+		if (cli_out_commit(&out) != 0)
+			return EXIT_FAILED;
+	}
+	if (a->emit_smpi != NULL) {
+		topo_error_clear(&err);
+		rc = topo_plan_write_smpi(p, c, a->emit_smpi, &err);
+		if (rc != 0) {
+			/* A directory that cannot be made or is not empty
+			 * is the user's to fix. */
+			cli_error(&err, rc);
+			return rc == TOPO_EARG ? EXIT_USAGE : EXIT_FAILED;
+		}
+	}
+	return -1;
+}
+
+/* --predict: simulates plan p and prints the prediction.  Returns the
+ * exit status. */
+static int predict(const struct args *a, const topo_tree *t,
+		   const topo_plan *p, double start)
+{
+	struct topo_predict_params pp;
+	struct topo_costs c;
+	struct predicted s;
+	topo_prediction *r = NULL;
+	topo_error err;
+	int rc = cli_costs_load(&c, topo_group_machine(topo_tree_group(t)),
+				a->costs, (size_t)a->ncosts);
+
+	if (rc >= 0)
+		return rc;
+	topo_predict_params_init(&pp, sizeof(pp));
+	pp.costs = &c;
+	pp.timeout = a->run.timeout;
+	pp.progress = a->plan.progress;
+	pp.elapsed = now_s() - start;
+	topo_error_clear(&err);
+	rc = topo_plan_predict(p, &pp, &r, &err);
+	end_progress();
+	if (rc != 0)
+		return cli_error(&err, rc);
+	memset(&s, 0, sizeof(s));
+	s.a = a;
+	s.t = t;
+	s.p = p;
+	s.r = r;
+	topo_error_clear(&err);
+	rc = topo_prediction_quantiles(r, finish_q, NFINISH, s.finish, &err);
+	if (rc != 0) {
+		rc = cli_error(&err, rc);
+		goto out;
+	}
+	rc = emit(a, p, &c);
+	if (rc >= 0)
+		goto out;
+	/* Ten significant digits: nanoseconds up to ten seconds. */
+	rc = a->json ? dump_json(predict_json(&s), 10) : print_predict_text(&s);
+	if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
+		cli_msg("standard output: cannot write: %s", strerror(errno));
+		rc = EXIT_FAILED;
+	}
+out:
+	topo_prediction_free(r);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -874,10 +1211,10 @@ int main(int argc, char **argv)
 	memset(&s, 0, sizeof(s));
 	rc = parse(&a, argc, argv);
 	if (rc >= 0)
-		return rc;
+		goto done;
 	rc = check_op_options(&a);
 	if (rc >= 0)
-		return rc;
+		goto done;
 	/* Defaults (collrun(1)): reduce works over the hierarchical tree,
 	 * the others over the physical one; the parameters' defaults are
 	 * the library's (parse). */
@@ -886,10 +1223,11 @@ int main(int argc, char **argv)
 	if (a.group == NULL)
 		a.group = "world";
 	a.plan.algorithm = a.algorithm;
+	a.plan.predict_only = a.predict;
 
-	watchdog_arm(a.run.timeout - (now_s() - start), a.run.timeout, a.file);
+	cli_watchdog_arm(a.run.timeout - (now_s() - start), a.run.timeout, a.file);
 	rc = cli_tree_load(&in, a.file, a.group, a.tree);
-	watchdog_disarm();
+	cli_watchdog_disarm();
 	if (rc >= 0)
 		goto done;
 	if (a.root_rank >= 0) {
@@ -927,6 +1265,10 @@ int main(int argc, char **argv)
 		rc = cli_error(&err, rc);
 		goto done;
 	}
+	if (a.predict) {
+		rc = predict(&a, in.t, p, start);
+		goto done;
+	}
 	s.a = &a;
 	a.run.elapsed = now_s() - start;
 	if (a.fresh)
@@ -957,5 +1299,6 @@ done:
 	topo_report_free(r);
 	topo_plan_free(p);
 	cli_tree_free(&in);
+	free(a.costs);
 	return rc;
 }

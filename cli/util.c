@@ -1,5 +1,6 @@
 /*
- * util.c - messages, error reporting and atomic output for the programs.
+ * util.c - messages, error reporting and atomic output for the programs,
+ * and what both programs need to predict: costs and their overrides.
  */
 #include "util.h"
 
@@ -10,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 const char *cli_prog = "collc";
 
@@ -838,3 +842,143 @@ void cli_tree_free(struct cli_tree *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* ---------------------------------------------------------------------- */
+/* Costs of a prediction (--cost) */
+
+int cli_cost_check(const char *assignment, const char *usage)
+{
+	struct topo_costs scratch;
+	topo_error err;
+
+	topo_costs_init(&scratch, sizeof(scratch));
+	topo_error_clear(&err);
+	if (topo_costs_set(&scratch, assignment, &err) == 0)
+		return -1;
+	if (usage != NULL)
+		return cli_usage_error(usage, "--cost: %s", err.text);
+	cli_msg("--cost: %s", err.text);
+	return EXIT_USAGE;
+}
+
+int cli_costs_load(struct topo_costs *out, const topo_machine *m,
+		   const char *const *set, size_t n)
+{
+	topo_error err;
+	int rc;
+
+	topo_costs_init(out, sizeof(*out));
+	topo_error_clear(&err);
+	rc = topo_machine_costs(m, out, &err);
+	if (rc != 0)
+		return cli_error(&err, rc);
+	for (size_t i = 0; i < n; i++) {
+		topo_error_clear(&err);
+		if (topo_costs_set(out, set[i], &err) != 0) {
+			cli_msg("--cost: %s", err.text);
+			return EXIT_USAGE;
+		}
+	}
+	return -1;
+}
+
+void cli_costs_print(FILE *f, const struct topo_costs *c, int reduce_type)
+{
+	const char *cls, *key, *prev = "";
+	double v;
+
+	for (size_t i = 0; topo_costs_key(c, i, &cls, &key, &v); i++) {
+		if (strcmp(cls, "reduce") == 0 &&
+		    (reduce_type < 0 ||
+		     strcmp(key, topo_type_name((enum topo_type)reduce_type)) !=
+			 0))
+			continue;
+		if (strcmp(cls, prev) != 0)
+			fprintf(f, "%s%s", *prev ? "; " : "", cls);
+		fprintf(f, " %s %g", key, v);
+		prev = cls;
+	}
+}
+
+json_t *cli_costs_json(const struct topo_costs *c)
+{
+	json_t *o = json_object();
+	const char *cls, *key;
+	double v;
+	int bad = o == NULL;
+
+	for (size_t i = 0; !bad && topo_costs_key(c, i, &cls, &key, &v); i++) {
+		json_t *sub = json_object_get(o, cls);
+
+		if (sub == NULL) {
+			sub = json_object();
+			/* set_new takes sub (and frees it on failure) */
+			bad |= json_object_set_new(o, cls, sub);
+		}
+		bad |= json_object_set_new(sub, key, json_real(v));
+	}
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* ---------------------------------------------------------------------- */
+/* A deadline for loading */
+
+static char watchdog_msg[640];
+static size_t watchdog_len;
+
+static void watchdog_fire(int sig)
+{
+	ssize_t unused;
+
+	(void)sig;
+	unused = write(STDERR_FILENO, watchdog_msg, watchdog_len);
+	(void)unused;
+	_exit(EXIT_FAILED);
+}
+
+void cli_watchdog_arm(double seconds, double timeout, const char *file)
+{
+	struct itimerval it;
+	struct sigaction sa;
+	FILE *f = fmemopen(watchdog_msg, sizeof(watchdog_msg) - 1, "w");
+
+	if (f == NULL)
+		return;
+	fprintf(f, "%s: the run did not finish within %g s (loading ", cli_prog,
+		timeout);
+	cli_put_clean(f, cli_source(file));
+	fputs(")\n", f);
+	fflush(f);
+	watchdog_len = (size_t)ftell(f);
+	fclose(f);
+	if (watchdog_len == 0 || watchdog_msg[watchdog_len - 1] != '\n')
+		return; /* too long to say: the caller's check after loading */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = watchdog_fire;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGALRM, &sa, NULL) != 0)
+		return;
+	if (seconds > 1e8)
+		seconds = 1e8; /* three years: no deadline to speak of */
+	memset(&it, 0, sizeof(it));
+	it.it_value.tv_sec = (time_t)seconds;
+	it.it_value.tv_usec =
+	    (suseconds_t)((seconds - (double)(time_t)seconds) * 1e6);
+	if (it.it_value.tv_sec <= 0 && it.it_value.tv_usec <= 0) {
+		it.it_value.tv_sec = 0;
+		it.it_value.tv_usec = 1;
+	}
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+void cli_watchdog_disarm(void)
+{
+	struct itimerval it;
+
+	memset(&it, 0, sizeof(it));
+	setitimer(ITIMER_REAL, &it, NULL);
+	signal(SIGALRM, SIG_DFL);
+}

@@ -125,4 +125,42 @@ int cli_tree_load(struct cli_tree *out, const char *path, const char *gname,
 		  const char *tname);
 void cli_tree_free(struct cli_tree *t);
 
+/*
+ * Costs of a prediction (collrun --cost, collc predict --cost).  An
+ * override is "CLASS.KEY=NANOSECONDS" (topo_costs_set: "net.L=1500",
+ * "reduce.double=0.5").
+ */
+
+/* Checks one override against the defaults, so that a bad key or value is
+ * refused while the command line is read, before any file.  Returns -1,
+ * or prints "PROG: --cost: what is wrong (what is valid)" (followed by
+ * usage unless it is NULL) and returns EXIT_USAGE. */
+int cli_cost_check(const char *assignment, const char *usage);
+/* The costs a prediction over machine m uses: m's (its "costs" over the
+ * defaults) with the overrides set[0..n-1] over them in order, a later one
+ * winning.  out need not be initialised.  Returns -1, or prints why and
+ * returns the exit status. */
+int cli_costs_load(struct topo_costs *out, const topo_machine *m,
+		   const char *const *set, size_t n);
+/* Prints the costs on one line without a newline: "shm L 0 o 120 g 150
+ * G 0.12; net L 2500 o 1500 g 1000 G 6 hop 100; reduce int32 0.042", with
+ * the reduction cost of type reduce_type alone (an enum topo_type), or
+ * none when it is -1. */
+void cli_costs_print(FILE *f, const struct topo_costs *c, int reduce_type);
+/* The costs as a machine description's "costs" object, every key:
+ * {"shm": {"L": ..}, "net": {..}, "reduce": {"int8": .., ..}}.  A new
+ * reference, or NULL when out of memory. */
+struct json_t;
+struct json_t *cli_costs_json(const struct topo_costs *c);
+
+/*
+ * A deadline for loading, which runs in the library without a clock of
+ * its own: in `seconds` the program prints "PROG: the run did not finish
+ * within TIMEOUT s (loading FILE)" and exits 1 (the handler only writes a
+ * message made beforehand: async-signal-safe).  Uses SIGALRM; disarm it
+ * once loading is over.
+ */
+void cli_watchdog_arm(double seconds, double timeout, const char *file);
+void cli_watchdog_disarm(void);
+
 #endif

@@ -68,3 +68,20 @@ replay bcast --root 9 --bytes 1M --iterations 10
 replay scatter --algorithm or-combine --bytes 4K --iterations 10
 replay gather --bytes 256K --iterations 10
 replay reduce --type double --op max --bytes 64K --iterations 10
+
+echo
+echo "== collrun --predict: the same bcast on the machine examples/uneven.json describes (LogGP)"
+"$B/collrun" bcast --root 9 --bytes 1M --predict "$out/uneven.routes.json" |
+    grep -E '^(algorithm|messages|costs|predicted|last member|finish|critical path):' |
+    sed 's/^/    /'
+
+echo
+echo "== collc predict: every tree and algorithm of examples/uneven.json, reduce and bcast"
+"$collc" predict "$here/uneven.json" --op reduce,bcast --sizes 8,64K,16M
+if command -v gnuplot >/dev/null 2>&1; then
+	"$collc" predict "$here/uneven.json" --op reduce,bcast --sizes 8,64K,16M \
+	    --plot "$out/uneven-predict.svg" >/dev/null
+	echo "== drew $out/uneven-predict.svg (collc predict --plot)"
+else
+	echo "== (install gnuplot to draw the plot: collc predict --plot FILE.svg)"
+fi

@@ -73,6 +73,7 @@ struct flood {
 	int32_t *first;	  /* [n] first arrival; ROOT or NONE */
 	int64_t ndup;	  /* arrivals that are not a member's first */
 	int32_t *scratch; /* derived rows' targets */
+	struct topo__populate populate; /* src, dst, wait at the start */
 };
 
 /* A dependency {before, after} between flood messages. */
@@ -86,6 +87,7 @@ static int flood_grow(struct flood *f)
 	int64_t cap = f->cap < 1024 ? 1024 : 2 * f->cap;
 	int32_t *s, *d, *w;
 
+	topo__populate_wait(&f->populate); /* the arrays may move */
 	if (cap > FLOOD_MAX_MESSAGES)
 		cap = FLOOD_MAX_MESSAGES;
 	if (f->cnt >= cap)
@@ -383,6 +385,21 @@ int topo__plan_bcast_flood(struct topo_plan *p, topo_error *err)
 		rc = TOPO_ENOMEM;
 		goto fail;
 	}
+	/* A table that follows the rule sends n - 1 messages: room for
+	 * them now, their pages faulted in on the other CPU while the flood
+	 * starts (see alloc.c). */
+	f.cap = p->n > 1024 ? p->n : 1024;
+	f.src = topo__mallocarray((size_t)f.cap, sizeof(int32_t));
+	f.dst = topo__mallocarray((size_t)f.cap, sizeof(int32_t));
+	f.wait = topo__mallocarray((size_t)f.cap, sizeof(int32_t));
+	if (f.src == NULL || f.dst == NULL || f.wait == NULL) {
+		rc = TOPO_ENOMEM;
+		goto fail;
+	}
+	topo__populate_add(&f.populate, f.src, (size_t)f.cap * sizeof(int32_t));
+	topo__populate_add(&f.populate, f.dst, (size_t)f.cap * sizeof(int32_t));
+	topo__populate_add(&f.populate, f.wait, (size_t)f.cap * sizeof(int32_t));
+	topo__populate_start(&f.populate);
 	rc = simulate(&f, t, p->root);
 	if (rc == 0)
 		rc = order_forwards(&f, p->root, maxdeg);
@@ -441,6 +458,7 @@ fail:
 		       "out of memory planning bcast flood over %d members",
 		       (int)p->n);
 done:
+	topo__populate_wait(&f.populate);
 	topo__free(f.src);
 	topo__free(f.dst);
 	topo__free(f.wait);

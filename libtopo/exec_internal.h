@@ -87,6 +87,8 @@ struct topo_plan {
 	/* Planning's deadline (topo__now() seconds; 0: none) and the next
 	 * time its progress callback may be called. */
 	double deadline, next_progress;
+	/* arrays being populated in the background (topo__populate_*) */
+	struct topo__populate populate;
 };
 
 /* Message i of either kind of plan. */

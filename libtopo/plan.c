@@ -346,6 +346,16 @@ int topo__plan_expect(struct topo_plan *p, int64_t msgs, int64_t deps,
 	if (rc == 0)
 		rc = reserve((void **)&p->dep, &p->depcap, deps,
 			     sizeof(*p->dep), err);
+	/* The pages of the message list fault in on the other CPU while
+	 * this one fills it (topo__plan_finish waits). */
+	if (rc == 0 && p->predict_only) {
+		topo__populate_wait(&p->populate);
+		topo__populate_add(&p->populate, p->lmsg,
+				   (size_t)msgs * sizeof(*p->lmsg));
+		topo__populate_add(&p->populate, p->dep,
+				   (size_t)deps * sizeof(*p->dep));
+		topo__populate_start(&p->populate);
+	}
 	if (rc == 0 && slots > p->slotcap && !p->predict_only) {
 		int64_t cap = p->slotcap;
 
@@ -425,6 +435,8 @@ int topo__plan_msg(struct topo_plan *p, const struct topo__msg *m, int64_t *id,
 	 * millisecond of planning between glances. */
 	if (rc == 0 && (p->nmsg & 4095) == 0 && p->nmsg > 0)
 		rc = topo__plan_tick(p, err);
+	if (rc == 0 && p->nmsg == p->cap)
+		topo__populate_wait(&p->populate); /* it may move */
 	if (rc == 0 && p->predict_only)
 		rc = grow((void **)&p->lmsg, &p->cap, p->nmsg,
 			  sizeof(*p->lmsg), "messages", err);
@@ -478,6 +490,8 @@ int topo__plan_dep(struct topo_plan *p, int64_t before, int64_t after,
 				 "%lld (messages: 0..%lld)",
 				 (long long)after, (long long)before,
 				 (long long)p->nmsg - 1);
+	if (p->ndep == p->depcap)
+		topo__populate_wait(&p->populate); /* it may move */
 	rc = grow((void **)&p->dep, &p->depcap, p->ndep, sizeof(*p->dep),
 		  "dependencies", err);
 	if (rc != 0)
@@ -678,6 +692,8 @@ int topo__plan_finish(struct topo_plan *p, topo_error *err)
 		if (topo__msg_src(p, i) != topo__msg_dst(p, i))
 			p->ntransport++;
 	}
+	/* The arrays of the message list are complete. */
+	topo__populate_wait(&p->populate);
 	off = topo__calloc((size_t)p->nmsg + 1, sizeof(int64_t));
 	p->succ = topo__mallocarray((size_t)p->ndep + 1, sizeof(int32_t));
 	if (off == NULL || p->succ == NULL) {
@@ -686,6 +702,11 @@ int topo__plan_finish(struct topo_plan *p, topo_error *err)
 		p->succ = NULL;
 		return topo__err(err, TOPO_ENOMEM, NULL, NULL, "out of memory");
 	}
+	/* The successor list's pages fault in on the other CPU while this
+	 * one counts. */
+	topo__populate_add(&p->populate, p->succ,
+			   ((size_t)p->ndep + 1) * sizeof(int32_t));
+	topo__populate_start(&p->populate);
 	/* Counting pass: off[b + 1] = successors of b, then prefix sums so
 	 * off[b] is where b's list starts. */
 	for (int64_t d = 0; d < p->ndep; d++) {
@@ -718,6 +739,7 @@ int topo__plan_finish(struct topo_plan *p, topo_error *err)
 	/* Filling advances off[b] to the end of b's list, which is where
 	 * b + 1's starts: shifting by one restores the starts.  Each list
 	 * keeps the order in which the dependencies were added. */
+	topo__populate_wait(&p->populate);
 	for (int64_t d = 0; d < p->ndep; d++)
 		p->succ[off[p->dep[d][0]]++] = p->dep[d][1];
 	memmove(off + 1, off, (size_t)p->nmsg * sizeof(int64_t));
@@ -756,6 +778,7 @@ void topo_plan_free(topo_plan *p)
 {
 	if (p == NULL)
 		return;
+	topo__populate_wait(&p->populate);
 	for (int b = 0; b < TOPO__NBUF; b++)
 		topo__free(p->bufsize[b]);
 	topo__free(p->msg);

@@ -42,7 +42,7 @@
  * the operations ready or in flight.
  */
 #define TOPO_INTERNAL
-#include "exec_internal.h"
+#include "predict_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -56,7 +56,12 @@ struct topo__predict_tune topo__predict_tune;
 /* An operation of message m: (m << 2) | type.  A message's arrival
  * occupies its receiver (OP_ARR) and completes its receive (OP_RECV),
  * then or, when the receive is posted later, at the posting. */
-enum { OP_SEND = 0, OP_ARR = 1, OP_CALC = 2, OP_RECV = 3 };
+enum {
+	OP_SEND = TOPO__OP_SEND,
+	OP_ARR = TOPO__OP_ARR,
+	OP_CALC = TOPO__OP_CALC,
+	OP_RECV = TOPO__OP_RECV
+};
 /* Events: the ready send or computation, the posting of a receive, the
  * arrival of a message; (m << 2) | type. */
 enum { EV_SEND = 0, EV_POST = 1, EV_CALC = 2, EV_ARRIVE = 3 };
@@ -187,18 +192,6 @@ static struct event heap_pop(struct heap *h)
 /* ---------------------------------------------------------------------- */
 /* The prediction */
 
-struct topo_prediction {
-	struct topo_costs costs;
-	int32_t n;
-	double *finish; /* [n] ns */
-	double total;	/* ns */
-	int32_t last;	 /* rank */
-	int32_t last_ep; /* its endpoint id */
-	int64_t events;
-	int64_t nsteps;
-	struct topo_path_step *steps;
-};
-
 /* A member's CPU and ports: when each is next free and the operation
  * that holds it (for the critical path: set by the operation that makes
  * the CPU or port busy, so never read before); its node. */
@@ -207,6 +200,23 @@ struct member {
 	uint32_t hcpu, hsport, hrport;
 	int32_t node;
 };
+
+struct topo_prediction {
+	struct topo_costs costs;
+	int32_t n;
+	/* [n] the members' CPUs and ports at the end: each member finishes
+	 * when its CPU is last free (taken over from the simulation, not
+	 * copied: 8,388,608 members would copy 64 MiB) */
+	struct member *finish;
+	double total;	/* ns */
+	int32_t last;	 /* rank */
+	int32_t last_ep; /* its endpoint id */
+	int64_t events;
+	int64_t nsteps;
+	struct topo_path_step *steps;
+	int64_t msgs[2], bytes[2]; /* transport messages: [0] shm, [1] net */
+};
+
 
 /* A ready operation of the member a dissemination is running. */
 struct lop {
@@ -219,7 +229,6 @@ struct sim {
 	const topo_machine *m;
 	const int32_t *members;
 	struct topo_costs c;
-	double reduce_per_byte;
 	int64_t M;
 	int32_t n;
 	/* members: what an event touches of a member on one cache line */
@@ -251,75 +260,36 @@ struct sim {
 	struct lop *lq[2];
 	size_t lhead[2], llen[2], lcap[2];
 	int64_t events;
+	int64_t msgs[2], bytes[2]; /* sent: [0] shm, [1] net */
 	/* ready operations made by one completion, sorted before queueing */
 	uint32_t *freed;
 	size_t nfreed, freedcap;
 	double deadline, next_progress;
 	const struct topo_predict_params *params;
+	struct topo__populate populate;
+	/* When each operation starts, for the SimGrid writer
+	 * (topo__predict_times): [3m] message m's send or step, [3m + 1] the
+	 * processing of its arrival, [3m + 2] its reduction; NULL: not
+	 * kept. */
+	double *times;
 };
+
+/* Operation `slot` of message m starts at t (struct sim's times). */
+static void note(struct sim *s, int64_t m, int slot, double t)
+{
+	if (s->times != NULL)
+		s->times[3 * m + slot] = t;
+}
 
 static int32_t node_of(const struct sim *s, int32_t rank)
 {
 	return s->mem[rank].node;
 }
 
-/* Network hops between two nodes: torus distance, or the path in the
- * tree network. */
+/* Network hops between two nodes (predict_internal.h). */
 static int64_t hops(const struct sim *s, int32_t a, int32_t b)
 {
-	const topo_machine *m = s->m;
-	int64_t d = 0;
-
-	if (a == b)
-		return 0;
-	if (strcmp(m->net_type, "torus") == 0 && m->ndims > 0) {
-		for (int i = m->ndims - 1; i >= 0; i--) {
-			int32_t ca = a % m->dims[i], cb = b % m->dims[i];
-			int32_t x = ca > cb ? ca - cb : cb - ca;
-
-			d += x < m->dims[i] - x ? x : m->dims[i] - x;
-			a /= m->dims[i];
-			b /= m->dims[i];
-		}
-		return d;
-	}
-	if (s->up != NULL) {
-		int32_t da = m->net_depth[a], db = m->net_depth[b];
-
-		d = 0;
-		if (da < db) {
-			int32_t t = a;
-
-			a = b;
-			b = t;
-			t = da;
-			da = db;
-			db = t;
-		}
-		for (int k = s->uplevels - 1; k >= 0; k--)
-			if (da - (1 << k) >= db) {
-				a = s->up[k][a];
-				da -= 1 << k;
-				d += 1 << k;
-			}
-		if (a == b)
-			return d;
-		for (int k = s->uplevels - 1; k >= 0; k--)
-			if (s->up[k][a] != s->up[k][b]) {
-				a = s->up[k][a];
-				b = s->up[k][b];
-				d += 2 << k;
-			}
-		return d + 2;
-	}
-	while (a != b) {
-		if (m->net_depth[a] >= m->net_depth[b])
-			a = m->net_parent[a];
-		else
-			b = m->net_parent[b];
-		d++;
-	}
-	return d;
+	return topo__hops(s->m, s->up, s->uplevels, a, b);
 }
 
 /* The LogGP parameters of message i and its latency. */
@@ -329,12 +299,18 @@ static const struct topo_loggp *edge(const struct sim *s, int64_t i,
 	int32_t a = node_of(s, topo__msg_src(s->p, i));
 	int32_t b = node_of(s, topo__msg_dst(s->p, i));
 
-	if (a == b) {
-		*latency = s->c.shm.L;
-		return &s->c.shm;
-	}
-	*latency = s->c.net.L + (double)(hops(s, a, b) - 1) * s->c.net.hop;
-	return &s->c.net;
+	return topo__edge_costs(&s->c, a, b, a == b ? 0 : hops(s, a, b),
+				latency);
+}
+
+/* Counts a transport message of len bytes sent over an edge of class c
+ * (topo_prediction_messages). */
+static void sent(struct sim *s, const struct topo_loggp *c, int64_t len)
+{
+	int net = c == &s->c.net;
+
+	s->msgs[net]++;
+	s->bytes[net] += len;
 }
 
 /* The LogGP parameters of message i's class, without its latency. */
@@ -356,40 +332,14 @@ static double per_byte(int64_t len, double G)
 /* The CPU time of computation i: its reduction, or a member's own copy. */
 static double calc_time(const struct sim *s, int64_t i)
 {
-	int64_t len = topo__msg_len(s->p, i);
-
-	return topo__msg_kind(s->p, i) == TOPO__REDUCE
-		   ? (double)len * s->reduce_per_byte
-		   : (double)len * s->c.shm.G;
+	return topo__calc_ns(s->p, &s->c, i);
 }
 
-/*
- * Where the dependency "m waits for k" lives: the rank x whose operation
- * of m waits (*recv_side: m's receive, else m's send or step) and the
- * operation of k on x it waits for (OP_*).
- */
+/* Where the dependency "m waits for k" lives (predict_internal.h). */
 static int dep_at(const struct topo_plan *p, int64_t k, int64_t m,
 		  int32_t *x, bool *recv_side)
 {
-	int32_t ks = topo__msg_src(p, k), kd = topo__msg_dst(p, k);
-	int32_t ms = topo__msg_src(p, m), md = topo__msg_dst(p, m);
-
-	*recv_side = false;
-	*x = ms;
-	if (ms != md && ks != ms && kd != ms && (ks == md || kd == md)) {
-		*recv_side = true;
-		*x = md;
-	}
-	if (ks == kd)
-		return OP_CALC;
-	if (kd == *x)
-		return topo__msg_kind(p, k) == TOPO__REDUCE ? OP_CALC
-							    : OP_RECV;
-	if (ks == *x)
-		return OP_SEND;
-	/* Neither end of k is there (no algorithm makes such a plan): k's
-	 * completion at its receiver, as if told at once. */
-	return topo__msg_kind(p, k) == TOPO__REDUCE ? OP_CALC : OP_RECV;
+	return topo__dep_at(p, k, m, x, recv_side);
 }
 
 static void set_why(struct sim *s, int64_t m, int slot, int why,
@@ -1077,6 +1027,8 @@ static int local_run(struct sim *s, int32_t h)
 			c = edge(s, m, &lat);
 			if (c == &s->c.net)
 				s->flags[m] |= F_NET;
+			sent(s, c, len);
+			note(s, m, 0, t);
 			v->cpu = t + c->o;
 			v->sport = t + c->g + per_byte(len, c->G);
 			v->hcpu = v->hsport = ID(m, OP_SEND);
@@ -1092,6 +1044,7 @@ static int local_run(struct sim *s, int32_t h)
 					v->hcpu);
 			s->lhead[1]++;
 			s->llen[1]--;
+			note(s, m, wslot_of(s, W_CALC, m), t);
 			v->cpu = t + calc_time(s, m);
 			v->hcpu = ID(m, OP_CALC);
 			rc = complete(s, m, OP_CALC, h, v->cpu);
@@ -1181,6 +1134,7 @@ static int simulate_dissem(struct sim *s, topo_error *err)
 		/* b has done nothing yet: the arrival is processed as it
 		 * comes. */
 		set_why(s, m, 1, WHY_ARRIVE, ID(m, OP_SEND));
+		note(s, m, 1, e.t);
 		v->cpu = e.t + c->o + per_byte(len, c->G);
 		v->rport = e.t + c->g + per_byte(len, c->G);
 		v->hcpu = v->hrport = ID(m, OP_ARR);
@@ -1261,6 +1215,8 @@ static int simulate(struct sim *s, topo_error *err)
 			if (rc != 0 || !go)
 				break;
 			c = edge(s, m, &lat);
+			sent(s, c, len);
+			note(s, m, 0, e.t);
 			s->mem[a].cpu = e.t + c->o;
 			s->mem[a].sport = e.t + c->g + per_byte(len, c->G);
 			s->mem[a].hcpu = s->mem[a].hsport = ID(m, OP_SEND);
@@ -1280,6 +1236,7 @@ static int simulate(struct sim *s, topo_error *err)
 			if (!(s->flags[m] & F_WAITED))
 				set_why(s, m, 1, WHY_ARRIVE, ID(m, OP_SEND));
 			c = edge_class(s, m);
+			note(s, m, 1, e.t);
 			s->mem[b].cpu = e.t + c->o + per_byte(len, c->G);
 			s->mem[b].rport = e.t + c->g + per_byte(len, c->G);
 			s->mem[b].hcpu = s->mem[b].hrport = ID(m, OP_ARR);
@@ -1303,6 +1260,7 @@ static int simulate(struct sim *s, topo_error *err)
 			rc = gate(s, W_CALC, b, &e, &go, &was_root);
 			if (rc != 0 || !go)
 				break;
+			note(s, m, wslot_of(s, W_CALC, m), e.t);
 			s->mem[b].cpu = e.t + calc_time(s, m);
 			s->mem[b].hcpu = ID(m, OP_CALC);
 			if (was_root)
@@ -1329,12 +1287,14 @@ out:
 /* ---------------------------------------------------------------------- */
 /* Setting up */
 
-/* Binary lifting over the tree network, for trees too deep to walk. */
-static int build_up(struct sim *s)
+/* Binary lifting over the tree network, for trees too deep to walk
+ * (predict_internal.h). */
+int topo__hops_up(const topo_machine *m, int32_t ***out, int *uplevels)
 {
-	const topo_machine *m = s->m;
-	int32_t maxd = 0;
+	int32_t maxd = 0, **up;
 
+	*out = NULL;
+	*uplevels = 0;
 	if (strcmp(m->net_type, "torus") == 0 && m->ndims > 0)
 		return 0;
 	for (int32_t v = 0; v < m->nodes; v++)
@@ -1342,38 +1302,44 @@ static int build_up(struct sim *s)
 			maxd = m->net_depth[v];
 	if (maxd <= 64)
 		return 0;
-	while ((1 << s->uplevels) <= maxd)
-		s->uplevels++;
-	s->up = topo__calloc((size_t)s->uplevels, sizeof(*s->up));
-	if (s->up == NULL)
+	while ((1 << *uplevels) <= maxd)
+		(*uplevels)++;
+	up = *out = topo__calloc((size_t)*uplevels, sizeof(*up));
+	if (up == NULL)
 		return TOPO_ENOMEM;
-	for (int k = 0; k < s->uplevels; k++) {
-		s->up[k] = topo__mallocarray((size_t)m->nodes, sizeof(int32_t));
-		if (s->up[k] == NULL)
+	for (int k = 0; k < *uplevels; k++) {
+		up[k] = topo__mallocarray((size_t)m->nodes, sizeof(int32_t));
+		if (up[k] == NULL)
 			return TOPO_ENOMEM;
 		for (int32_t v = 0; v < m->nodes; v++) {
 			int32_t u = k == 0 ? m->net_parent[v]
-					   : s->up[k - 1][v] < 0
+					   : up[k - 1][v] < 0
 						 ? -1
-						 : s->up[k - 1][s->up[k - 1][v]];
+						 : up[k - 1][up[k - 1][v]];
 
-			s->up[k][v] = u < 0 ? v : u; /* the root stays */
+			up[k][v] = u < 0 ? v : u; /* the root stays */
 		}
 	}
 	return 0;
 }
 
+void topo__hops_up_free(int32_t **up, int uplevels)
+{
+	for (int k = 0; up != NULL && k < uplevels; k++)
+		topo__free(up[k]);
+	topo__free(up);
+}
+
 static void sim_free(struct sim *s)
 {
+	topo__populate_wait(&s->populate);
 	topo__free(s->mem);
 	topo__free(s->wsend);
 	topo__free(s->wrecv);
 	topo__free(s->flags);
 	for (int i = 0; i < 4; i++)
 		topo__free(s->cause[i]);
-	for (int k = 0; s->up != NULL && k < s->uplevels; k++)
-		topo__free(s->up[k]);
-	topo__free(s->up);
+	topo__hops_up_free(s->up, s->uplevels);
 	topo__free(s->heap.v);
 	topo__free(s->freed);
 	topo__free(s->pool);
@@ -1397,8 +1363,17 @@ static int sim_setup(struct sim *s)
 	s->cause[0] = topo__calloc(M + 1, sizeof(uint32_t));
 	s->cause[1] = topo__calloc(M + 1, sizeof(uint32_t));
 	if (s->mem == NULL || s->wsend == NULL || s->flags == NULL || s->cause[0] == NULL ||
-	    s->cause[1] == NULL || build_up(s) != 0)
+	    s->cause[1] == NULL || topo__hops_up(s->m, &s->up, &s->uplevels) != 0)
 		return TOPO_ENOMEM;
+	/* The second half of the members and the arrays the loops below
+	 * write fault in on the other CPU meanwhile (waited for at the
+	 * end, and by sim_free on the way out). */
+	topo__populate_add(&s->populate, s->mem + n / 2,
+			   (n - n / 2) * sizeof(*s->mem));
+	topo__populate_add(&s->populate, s->wsend, M * sizeof(int32_t));
+	topo__populate_add(&s->populate, s->cause[0], M * sizeof(uint32_t));
+	topo__populate_add(&s->populate, s->cause[1], M * sizeof(uint32_t));
+	topo__populate_start(&s->populate);
 	for (size_t v = 0; v < n; v++)
 		s->mem[v] = (struct member){
 		    0, 0, 0, NO_OP, NO_OP, NO_OP,
@@ -1477,6 +1452,7 @@ static int sim_setup(struct sim *s)
 					s->wrecv[p->succ[j]]++;
 			}
 	}
+	topo__populate_wait(&s->populate);
 	return 0;
 }
 
@@ -1567,9 +1543,9 @@ static void step_fill(const struct sim *s, uint32_t op, double start,
 static int critical_path(struct sim *s, struct topo_prediction *r,
 			 topo_error *err)
 {
-	/* (A member that did nothing has no holder: no path.) */
-	uint32_t op = s->n > 0 && s->mem[r->last].cpu > 0 ? s->mem[r->last].hcpu
-							  : NO_OP;
+	/* (A member that did nothing has no holder: no path.  One whose
+	 * steps took no time, with costs of 0, has one.) */
+	uint32_t op = s->n > 0 ? s->mem[r->last].hcpu : NO_OP;
 	uint32_t *ops = NULL;
 	uint8_t *whys = NULL;
 	double *start = NULL;
@@ -1671,6 +1647,13 @@ int topo_plan_predict(const topo_plan *p,
 		      const struct topo_predict_params *params,
 		      topo_prediction **out, topo_error *err)
 {
+	return topo__predict_times(p, params, NULL, out, err);
+}
+
+int topo__predict_times(const topo_plan *p,
+			const struct topo_predict_params *params,
+			double *times, topo_prediction **out, topo_error *err)
+{
 	struct topo_predict_params q;
 	struct topo_prediction *r = NULL;
 	struct sim s;
@@ -1695,6 +1678,7 @@ int topo_plan_predict(const topo_plan *p,
 	s.solo.member = -1;
 	s.p = p;
 	s.params = &q;
+	s.times = times;
 	s.m = p->t->g->m;
 	s.members = p->t->g->members;
 	s.n = p->n;
@@ -1706,7 +1690,6 @@ int topo_plan_predict(const topo_plan *p,
 	} else {
 		s.c = s.m->costs;
 	}
-	s.reduce_per_byte = s.c.reduce[p->params.type];
 	if (q.timeout > 0)
 		s.deadline = topo__now() + (q.timeout < 1e9 ? q.timeout : 1e9) -
 			     q.elapsed;
@@ -1732,6 +1715,8 @@ int topo_plan_predict(const topo_plan *p,
 	r->costs = s.c;
 	r->n = s.n;
 	r->events = s.events;
+	memcpy(r->msgs, s.msgs, sizeof(r->msgs));
+	memcpy(r->bytes, s.bytes, sizeof(r->bytes));
 	r->last = 0;
 	for (int32_t v = 1; v < s.n; v++)
 		if (s.mem[v].cpu > s.mem[r->last].cpu)
@@ -1742,13 +1727,8 @@ int topo_plan_predict(const topo_plan *p,
 	if (rc != 0)
 		goto out;
 	/* The members' finish times are their CPUs' last busy time. */
-	r->finish = topo__mallocarray((size_t)s.n + 1, sizeof(double));
-	if (r->finish == NULL) {
-		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL, "out of memory");
-		goto out;
-	}
-	for (int32_t v = 0; v < s.n; v++)
-		r->finish[v] = s.mem[v].cpu;
+	r->finish = s.mem;
+	s.mem = NULL;
 	*out = r;
 	r = NULL;
 out:
@@ -1778,7 +1758,7 @@ int32_t topo_prediction_last(const topo_prediction *r)
 
 double topo_prediction_finish(const topo_prediction *r, int32_t rank)
 {
-	return rank >= 0 && rank < r->n ? r->finish[rank] * 1e-9 : -1;
+	return rank >= 0 && rank < r->n ? r->finish[rank].cpu * 1e-9 : -1;
 }
 
 /* Rearranges v[lo..hi) so that v[k] is the value of rank k, smaller
@@ -1820,6 +1800,7 @@ int topo_prediction_quantiles(const topo_prediction *r, const double *q,
 			      size_t nq, double *out, topo_error *err)
 {
 	double *v;
+	size_t *ks, *ord;
 
 	if (r == NULL || (nq > 0 && (q == NULL || out == NULL)))
 		return topo__err(err, TOPO_EARG, NULL, NULL,
@@ -1839,18 +1820,52 @@ int topo_prediction_quantiles(const topo_prediction *r, const double *q,
 		return topo__err(err, TOPO_ENOMEM, NULL, NULL,
 				 "out of memory for %d finish times",
 				 (int)r->n);
-	memcpy(v, r->finish, (size_t)r->n * sizeof(double));
-	for (size_t i = 0; i < nq; i++) {
-		/* The nearest rank: the smallest value with at least q of
-		 * the members at or below it. */
-		double pos = ceil(q[i] * (double)r->n);
-		size_t k = pos < 1 ? 0 : (size_t)pos - 1;
-
-		if (k >= (size_t)r->n)
-			k = (size_t)r->n - 1;
-		select_k(v, 0, (size_t)r->n, k);
-		out[i] = v[k] * 1e-9;
+	ks = topo__mallocarray(2 * nq + 1, sizeof(size_t));
+	if (ks == NULL) {
+		topo__free(v);
+		return topo__err(err, TOPO_ENOMEM, NULL, NULL,
+				 "out of memory for %zu quantiles", nq);
 	}
+	ord = ks + nq;
+	for (int32_t i = 0; i < r->n; i++)
+		v[i] = r->finish[i].cpu;
+	/* The nearest rank: the smallest value with at least q of the
+	 * members at or below it. */
+	for (size_t i = 0; i < nq; i++) {
+		double pos = ceil(q[i] * (double)r->n);
+
+		ks[i] = pos < 1 ? 0 : (size_t)pos - 1;
+		if (ks[i] >= (size_t)r->n)
+			ks[i] = (size_t)r->n - 1;
+		ord[i] = i;
+		for (size_t j = i; j > 0 && ks[ord[j - 1]] > ks[ord[j]]; j--) {
+			size_t t = ord[j];
+
+			ord[j] = ord[j - 1];
+			ord[j - 1] = t;
+		}
+	}
+	/* In increasing order of rank, each selected above the one before:
+	 * a selection leaves every value below its rank before it.  The
+	 * least and the greatest are a scan. */
+	for (size_t t = 0, lo = 0, n = (size_t)r->n; t < nq; t++) {
+		size_t k = ks[ord[t]], at = k == 0 ? 0 : n - 1;
+
+		if (k == 0 || k == n - 1) {
+			for (size_t j = lo; j < n; j++)
+				if (k == 0 ? v[j] < v[at] : v[j] > v[at]) {
+					double x = v[at];
+
+					v[at] = v[j];
+					v[j] = x;
+				}
+		} else {
+			select_k(v, lo, n, k);
+		}
+		out[ord[t]] = v[k] * 1e-9;
+		lo = k;
+	}
+	topo__free(ks);
 	topo__free(v);
 	return 0;
 }
@@ -1875,6 +1890,20 @@ void topo_prediction_costs(const topo_prediction *r, struct topo_costs *out)
 	memcpy(out, &r->costs,
 	       size < sizeof(r->costs) ? size : sizeof(r->costs));
 	out->size = size;
+}
+
+void topo_prediction_messages(const topo_prediction *r, int64_t *shm,
+			      int64_t *net, int64_t *shm_bytes,
+			      int64_t *net_bytes)
+{
+	if (shm != NULL)
+		*shm = r->msgs[0];
+	if (net != NULL)
+		*net = r->msgs[1];
+	if (shm_bytes != NULL)
+		*shm_bytes = r->bytes[0];
+	if (net_bytes != NULL)
+		*net_bytes = r->bytes[1];
 }
 
 int64_t topo_prediction_events(const topo_prediction *r)

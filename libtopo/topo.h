@@ -47,9 +47,9 @@ extern "C" {
  * a program runs against another shared library than it was built with,
  * is topo_version_string() and topo_version_cmp(). */
 #define TOPO_VERSION_MAJOR 0
-#define TOPO_VERSION_MINOR 1
+#define TOPO_VERSION_MINOR 2
 #define TOPO_VERSION_PATCH 0
-#define TOPO_VERSION_STRING "0.1.0"
+#define TOPO_VERSION_STRING "0.2.0"
 
 /* The version of the library running, "MAJOR.MINOR.PATCH" (static, never
  * NULL): TOPO_VERSION_STRING as the library was built. */
@@ -748,8 +748,46 @@ topo_prediction_path_step(const topo_prediction *r, int64_t i);
 /* The costs the prediction used (out initialised; its size is kept). */
 TOPO_EXTERN void topo_prediction_costs(const topo_prediction *r,
 				       struct topo_costs *out);
+/* The plan's transport messages and their bytes by edge class (shm
+ * within a node, net between nodes), as topo_report_messages and
+ * topo_report_bytes_moved count them; any pointer may be NULL. */
+TOPO_EXTERN void topo_prediction_messages(const topo_prediction *r,
+					  int64_t *shm, int64_t *net,
+					  int64_t *shm_bytes,
+					  int64_t *net_bytes);
 /* Events the simulation processed (operations and their waits). */
 TOPO_EXTERN int64_t topo_prediction_events(const topo_prediction *r);
+
+/*
+ * Schedules for independent simulators: plan p (of any kind; a
+ * predict_only plan is the lean one) as the operations topo_plan_predict
+ * simulates, with costs (NULL: the machine's).  libtopo(3) "Prediction"
+ * gives the formats and every choice made.
+ *
+ * topo_plan_write_goal writes a GOAL schedule (the text input of
+ * LogGOPSim) to f: one rank per member (its group rank), per plan message
+ * i a "send" labelled s<i> on its source and a "recv" r<i> on its
+ * destination, with tag i, and a "calc" c<i> for a reduction or a
+ * member's own step (whole ns, rounded to the nearest); "requires" lines
+ * give the prediction's dependencies.  Returns 0, TOPO_EARG (NULL plan or
+ * file; a dependency no per-member schedule can hold), TOPO_ENOMEM or
+ * TOPO_EIO (a write failed; what was written stays in f).
+ *
+ * topo_plan_write_smpi writes SimGrid SMPI time-independent traces into
+ * directory dir, which must not exist or be empty: rank-<r>.txt for each
+ * member, traces.txt listing them, hostfile (rank r's host on line r),
+ * platform.xml (a host per node) and replay.sh (smpirun -replay with the
+ * settings the model needs).  The files are written into a temporary
+ * directory beside dir and renamed to dir at the end: on failure nothing
+ * is left.  Returns 0, TOPO_EARG, TOPO_ENOMEM or TOPO_EIO (err->text
+ * names the path).
+ */
+TOPO_EXTERN int topo_plan_write_goal(const topo_plan *p,
+				     const struct topo_costs *costs, FILE *f,
+				     topo_error *err);
+TOPO_EXTERN int topo_plan_write_smpi(const topo_plan *p,
+				     const struct topo_costs *costs,
+				     const char *dir, topo_error *err);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,7 @@
 #include "topo.h"
 
 #include <stdarg.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +28,22 @@
  * test can make the Nth one fail (topo__alloc_fail_after). */
 void *topo__malloc(size_t size);
 void *topo__calloc(size_t count, size_t size);
+
+/* Populates up to four large fresh arrays in a background thread while the
+ * caller works (alloc.c): add them, start, and wait before freeing them
+ * or returning.  Only an optimisation (nothing happens without a CPU to
+ * spare); the arrays' contents are never changed. */
+struct topo__populate {
+	void *p[4];
+	size_t len[4];
+	size_t n;
+	pthread_t th;
+	bool started;
+};
+extern size_t topo__populate_min; /* bytes; tests lower it */
+void topo__populate_add(struct topo__populate *pp, void *p, size_t len);
+void topo__populate_start(struct topo__populate *pp);
+void topo__populate_wait(struct topo__populate *pp);
 void *topo__realloc(void *p, size_t size);
 /* count * size with overflow checking; NULL on overflow or failure. */
 void *topo__mallocarray(size_t count, size_t size);

@@ -133,6 +133,7 @@ int topo__tree_from_parent(topo_tree **out, const topo_group *g,
 	int32_t n = g->size, *queue = NULL, head, tail, level_end, depth;
 	const char *why;
 	topo_tree *t;
+	struct topo__populate populate = {0};
 	int rc = TOPO_ENOMEM;
 
 	*out = NULL;
@@ -155,9 +156,17 @@ int topo__tree_from_parent(topo_tree **out, const topo_group *g,
 	if (t->name == NULL || t->edge == NULL || t->child_off == NULL ||
 	    t->child == NULL || queue == NULL)
 		goto fail;
+	/* The arrays filled below fault in on the other CPU while the
+	 * check runs (alloc.c). */
+	topo__populate_add(&populate, t->child_off,
+			   ((size_t)n + 1) * sizeof(int32_t));
+	topo__populate_add(&populate, t->child,
+			   (n > 1 ? (size_t)n - 1 : 1) * sizeof(int32_t));
+	topo__populate_start(&populate);
 	rc = TOPO_EINVAL;
 	if (topo__network_check(parent, n, queue, bad, &why) != 0)
 		goto fail;
+	topo__populate_wait(&populate);
 
 	/* Children in CSR form.  Counting into child_off[p + 1], then using
 	 * child_off[p] as p's write cursor and shifting back, needs no
@@ -217,6 +226,7 @@ int topo__tree_from_parent(topo_tree **out, const topo_group *g,
 	*out = t;
 	return 0;
 fail:
+	topo__populate_wait(&populate);
 	topo__free(queue);
 	topo_tree_free(t);
 	return rc;

@@ -1,10 +1,10 @@
 #!/bin/sh
-# tests/check.sh BUILD [unit|cli|schemas|man|abi|install|tsan|fault|valgrind ...] - runs the test suites and
+# tests/check.sh BUILD [unit|cli|schemas|man|abi|install|tsan|sim|fault|valgrind ...] - runs the test suites and
 # prints one closing line "N passed, N failed" summed over all of them.
 # Exit status 0 only when every suite passed.
 B=${1:?usage: tests/check.sh BUILD [suite...]}
 shift
-[ $# -gt 0 ] || set -- unit cli schemas man abi install tsan
+[ $# -gt 0 ] || set -- unit cli schemas man abi install tsan sim
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 case $B in /*) ;; *) B=$top/$B ;; esac
@@ -34,6 +34,7 @@ for suite in "$@"; do
 	abi) run "abi" sh "$here/abi/run.sh" "$B" ;;
 	install) run "install" sh "$here/install/run.sh" ;;
 	tsan) run "tsan" sh "$here/tsan/run.sh" "$top/build-thread" ;;
+	sim) run "sim" sh "$here/sim/run.sh" "$B" ;;
 	fault) run "fault" sh "$here/fault/run.sh" "$top/build-address-undefined" "$top/build-thread" ;;
 	valgrind) run "valgrind" sh "$here/valgrind/run.sh" "$B" ;;
 	*) echo "check.sh: unknown suite $suite"; exit 2 ;;

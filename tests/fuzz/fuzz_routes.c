@@ -21,6 +21,8 @@
  */
 #define TOPO_INTERNAL
 #include "fuzz_common.h"
+
+#include <math.h>
 #include "topo_internal.h"
 
 #define MAX_RUN 16
@@ -70,6 +72,52 @@ static void check_rows(const topo_tree *t)
 				   "route from the parent of %d", (int)r);
 	}
 	free(scratch);
+}
+
+/* A prediction of any plan that could be made, faulty tables included:
+ * it ends, its time is that of its critical path's last step and of its
+ * last member, every finish is within it, and it counts the messages the
+ * plan has. */
+static void predict(const topo_plan *p, const topo_tree *t)
+{
+	struct topo_predict_params pp;
+	topo_prediction *r = NULL;
+	topo_error err;
+	int64_t shm = -1, net = -1, n;
+	double sec;
+	int rc;
+
+	topo_predict_params_init(&pp, sizeof(pp));
+	pp.timeout = 1.0;
+	topo_error_clear(&err);
+	rc = topo_plan_predict(p, &pp, &r, &err);
+	fuzz_check_error(rc, &err, "topo_plan_predict");
+	FUZZ_CHECK(rc == 0 || rc == TOPO_ENOMEM || rc == TOPO_ETIMEDOUT,
+		   "predict: rc %d: %s", rc, err.text);
+	if (rc != 0)
+		return;
+	sec = topo_prediction_seconds(r);
+	n = topo_prediction_path_length(r);
+	FUZZ_CHECK(isfinite(sec) && sec >= 0, "predicted %g s", sec);
+	FUZZ_CHECK(n == 0 ||
+		       topo_prediction_path_step(r, n - 1)->end == sec,
+		   "the path ends at %g s, the prediction at %g s",
+		   n > 0 ? topo_prediction_path_step(r, n - 1)->end : 0.0,
+		   sec);
+	FUZZ_CHECK(topo_group_rank(topo_tree_group(t),
+				   topo_prediction_last(r)) >= 0,
+		   "last member %d", (int)topo_prediction_last(r));
+	for (int32_t v = 0; v < topo_group_size(topo_tree_group(t)); v++)
+		FUZZ_CHECK(topo_prediction_finish(r, v) >= 0 &&
+			       topo_prediction_finish(r, v) <= sec,
+			   "member %d finishes at %g s of %g", (int)v,
+			   topo_prediction_finish(r, v), sec);
+	topo_prediction_messages(r, &shm, &net, NULL, NULL);
+	FUZZ_CHECK(shm + net == topo_plan_messages(p),
+		   "predicted %lld + %lld messages, the plan has %lld",
+		   (long long)shm, (long long)net,
+		   (long long)topo_plan_messages(p));
+	topo_prediction_free(r);
 }
 
 /* The algorithms of collrun(1) (plan.c's table). */
@@ -146,6 +194,7 @@ static void plan(const topo_tree *t, size_t a, int32_t root_rank, int derived)
 		}
 		topo_report_free(rep);
 	}
+	predict(p, t);
 	topo_plan_free(p);
 }
 

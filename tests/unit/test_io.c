@@ -25,7 +25,7 @@ static const char tiny_doc[] =
     "{\n"
     "  \"format\": \"collc-routes\",\n"
     "  \"version\": 1,\n"
-    "  \"generator\": \"collc 0.1.0\",\n"
+    "  \"generator\": \"collc " TOPO_VERSION_STRING "\",\n"
     "  \"machine\": {\n"
     "    \"name\": \"tiny\",\n"
     "    \"nodes\": 2,\n"
@@ -655,8 +655,8 @@ static void test_broken(void)
 		     "object (got an array)");
 	expect_error(d, "\"version\": 1,", "\"version\": 1", TOPO_ESYNTAX,
 		     "tiny.json:4:3: '}' expected near '\"generator\"'");
-	expect_error(d, "\"generator\": \"collc 0.1.0\",",
-		     "\"generator\": \"collc 0.1.0\", \"version\": 1,",
+	expect_error(d, "\"generator\": \"collc " TOPO_VERSION_STRING "\",",
+		     "\"generator\": \"collc " TOPO_VERSION_STRING "\", \"version\": 1,",
 		     TOPO_ESYNTAX,
 		     "tiny.json:4:31: duplicate object key \"version\"");
 	/* The machine loader's reading of JSON, word for word (json_read.c). */
@@ -1026,8 +1026,8 @@ static void test_names_and_extras(void)
 	free(doc);
 
 	/* Unknown keys anywhere are ignored; optional summaries may go. */
-	doc = edit(tiny_doc, "\"generator\": \"collc 0.1.0\",",
-		   "\"generator\": \"collc 0.1.0\", \"stats\": {\"a\": [1]},");
+	doc = edit(tiny_doc, "\"generator\": \"collc " TOPO_VERSION_STRING "\",",
+		   "\"generator\": \"collc " TOPO_VERSION_STRING "\", \"stats\": {\"a\": [1]},");
 	{
 		char *d2 = edit(doc, "\"depth\": 2,", "\"hops\": 7,");
 		char *d3 = edit(d2, "\"size\": 4,", "");

@@ -519,6 +519,19 @@ static void test_lean_same(void)
 			      topo_prediction_seconds(a),
 			      topo_prediction_seconds(b));
 			check_path(a, topo_op_name(cases[i].op));
+			{
+				int64_t x[4], y[4];
+
+				topo_prediction_messages(a, &x[0], &x[1], &x[2],
+							 &x[3]);
+				topo_prediction_messages(b, &y[0], &y[1], &y[2],
+							 &y[3]);
+				CHECK(memcmp(x, y, sizeof(x)) == 0 &&
+					  x[0] + x[1] > 0 && x[2] + x[3] > 0,
+				      "messages full %lld+%lld, lean %lld+%lld",
+				      (long long)x[0], (long long)x[1],
+				      (long long)y[0], (long long)y[1]);
+			}
 			for (int32_t r = 0; r < 24; r++)
 				CHECK(topo_prediction_finish(a, r) ==
 					  topo_prediction_finish(b, r),
@@ -849,6 +862,19 @@ int main(void)
 	test_edges();
 	test_lean_same();
 	test_shortcuts();
+	/* Again with every array of trees, plans and predictions populated
+	 * in the background (alloc.c), as only machines of millions of
+	 * members have them otherwise: the same closed forms, and the same
+	 * predictions in every mode. */
+	{
+		size_t was = topo__populate_min;
+
+		topo__populate_min = 1;
+		test_bcast_forms();
+		test_lean_same();
+		test_shortcuts();
+		topo__populate_min = was;
+	}
 	test_costs();
 	test_enomem();
 	test_timeout();

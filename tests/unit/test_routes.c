@@ -27,7 +27,7 @@ static const char tiny_head[] =
     "{\n"
     "  \"format\": \"collc-routes\",\n"
     "  \"version\": 2,\n"
-    "  \"generator\": \"collc 0.1.0\",\n"
+    "  \"generator\": \"collc " TOPO_VERSION_STRING "\",\n"
     "  \"machine\": {\n"
     "    \"name\": \"tiny\",\n"
     "    \"nodes\": 2,\n"

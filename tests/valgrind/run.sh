@@ -27,14 +27,17 @@ top=$(cd "$here/../.." && pwd)
 #   run-reduce-types     280 reduces: type x operator x algorithm x machine
 #   run-matrix-uneven    every operation x algorithm x tree x root
 #   run-matrix-strided   the same over a strided group
+#   collc-predict-matches-collrun  85 predictions, collc's and collrun's
+#   predict-matches-replay-counts  8 operations replayed and predicted
 # SKIP_CASES run every program natively: cases whose --timeout (0.2 s)
 # is shorter than a program takes to start under valgrind, so that they
 # would test valgrind's speed, not the timeout (their paths run under
 # AddressSanitizer in make SANITIZE=address,undefined check):
-#   run-timeout, run-timeout-before-first
-SAMPLE_CASES=${SAMPLE_CASES-"run-reduce-types run-matrix-uneven run-matrix-strided"}
+#   run-timeout, run-timeout-before-first, predict-timeout,
+#   collc-predict-timeout
+SAMPLE_CASES=${SAMPLE_CASES-"run-reduce-types run-matrix-uneven run-matrix-strided collc-predict-matches-collrun predict-matches-replay-counts"}
 SAMPLE_EVERY=${SAMPLE_EVERY:-8}
-SKIP_CASES=${SKIP_CASES-"run-timeout run-timeout-before-first"}
+SKIP_CASES=${SKIP_CASES-"run-timeout run-timeout-before-first predict-timeout collc-predict-timeout"}
 # Unit tests run natively (names of BUILD/tests/test_*): none.  Their
 # timing assertions ("... took 0.671 s") cannot hold under valgrind: a
 # unit test whose only failed checks are such lines passes here (its

@@ -1,0 +1,1112 @@
+/*
+ * emit.c - a plan as the input of independent simulators, so that what
+ * topo_plan_predict says can be checked by tools that share none of its
+ * code (collrun(1) PREDICTION, libtopo(3) "Prediction"):
+ *
+ *  - topo_plan_write_goal: a GOAL schedule, the text input of LogGOPSim
+ *    (Hoefler, Schneider and Lumsdaine, HPDC 2010; spcl/LogGOPSim, whose
+ *    txt2bin turns it into the simulator's binary input).  Its operations
+ *    and dependencies are exactly those predict.c simulates
+ *    (predict_internal.h), so with one edge class and the same L, o, g, G
+ *    LogGOPSim and the prediction agree.
+ *  - topo_plan_write_smpi: SimGrid SMPI time-independent traces, one per
+ *    member, with a platform generated from the machine, for
+ *    smpirun -replay.  SMPI's model is not LogGP (a flow model of the
+ *    network, sequential ranks), so this is a second opinion, not a copy.
+ *    A trace is a sequence, so each member's operations come in the order
+ *    the prediction runs them (smpi_order runs it to know).
+ */
+#define TOPO_INTERNAL
+#include "predict_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------------- */
+/* What both writers need */
+
+struct emit {
+	const struct topo_plan *p;
+	const topo_machine *m;
+	const int32_t *members;
+	struct topo_costs c;
+	int32_t n;
+	int64_t M;
+	int32_t **up; /* topo__hops's ancestors (predict_internal.h) */
+	int uplevels;
+	/* Each member's operations in the plan's order: ops[off[r] ..
+	 * off[r + 1] - 1], each (message << 1) | 1 for the receive of a
+	 * message from another member, (message << 1) for its send or a
+	 * member's own step. */
+	int64_t *off, *ops;
+	/* Who each message waits for: pred[pred_off[m] .. pred_off[m + 1] -
+	 * 1], ascending (the plan keeps only the successors). */
+	int64_t *pred_off;
+	int32_t *pred;
+	topo_error *err;
+};
+
+static int32_t node_of(const struct emit *e, int32_t rank)
+{
+	return e->m->task_node[e->members[rank] / e->m->eps_per_task];
+}
+
+/* The costs and latency of transport message i. */
+static const struct topo_loggp *edge(const struct emit *e, int64_t i,
+				     double *latency)
+{
+	int32_t a = node_of(e, topo__msg_src(e->p, i));
+	int32_t b = node_of(e, topo__msg_dst(e->p, i));
+
+	return topo__edge_costs(
+	    &e->c, a, b,
+	    a == b ? 0 : topo__hops(e->m, e->up, e->uplevels, a, b), latency);
+}
+
+static bool is_step(const struct emit *e, int64_t i)
+{
+	return topo__msg_src(e->p, i) == topo__msg_dst(e->p, i);
+}
+
+static void emit_free(struct emit *e)
+{
+	topo__hops_up_free(e->up, e->uplevels);
+	topo__free(e->off);
+	topo__free(e->ops);
+	topo__free(e->pred_off);
+	topo__free(e->pred);
+}
+
+static int emit_nomem(struct emit *e)
+{
+	return topo__err(e->err, TOPO_ENOMEM, NULL, NULL,
+			 "out of memory writing a schedule of %lld messages "
+			 "over %d members",
+			 (long long)e->M, (int)e->n);
+}
+
+/*
+ * Sets e up for plan p: the costs (NULL: the machine's), each member's
+ * operations and each message's predecessors.  Returns 0, TOPO_EARG or
+ * TOPO_ENOMEM (err set).
+ */
+static int emit_init(struct emit *e, const topo_plan *p,
+		     const struct topo_costs *costs, topo_error *err)
+{
+	int64_t ndep;
+	int rc;
+
+	memset(e, 0, sizeof(*e));
+	e->err = err;
+	e->p = p;
+	e->m = p->t->g->m;
+	e->members = p->t->g->members;
+	e->n = p->n;
+	e->M = p->nmsg;
+	if (costs != NULL) {
+		rc = topo__costs_read(&e->c, costs, err);
+		if (rc != 0)
+			return rc;
+	} else {
+		e->c = e->m->costs;
+	}
+	if (topo__hops_up(e->m, &e->up, &e->uplevels) != 0)
+		return emit_nomem(e);
+	e->off = topo__calloc((size_t)e->n + 1, sizeof(*e->off));
+	e->pred_off = topo__calloc((size_t)e->M + 1, sizeof(*e->pred_off));
+	if (e->off == NULL || e->pred_off == NULL)
+		return emit_nomem(e);
+	/* Members' operations: counted, then placed in message order. */
+	for (int64_t i = 0; i < e->M; i++) {
+		e->off[topo__msg_src(p, i) + 1]++;
+		if (!is_step(e, i))
+			e->off[topo__msg_dst(p, i) + 1]++;
+	}
+	for (int32_t r = 0; r < e->n; r++)
+		e->off[r + 1] += e->off[r];
+	e->ops = topo__mallocarray((size_t)e->off[e->n] + 1, sizeof(*e->ops));
+	if (e->ops == NULL)
+		return emit_nomem(e);
+	for (int64_t i = 0; i < e->M; i++) {
+		e->ops[e->off[topo__msg_src(p, i)]++] = i << 1;
+		if (!is_step(e, i))
+			e->ops[e->off[topo__msg_dst(p, i)]++] = i << 1 | 1;
+	}
+	for (int32_t r = e->n; r > 0; r--)
+		e->off[r] = e->off[r - 1];
+	e->off[0] = 0;
+	/* Predecessors, from the successors: ascending, as k runs so. */
+	ndep = e->M > 0 ? p->succ_off[e->M] : 0;
+	e->pred = topo__mallocarray((size_t)ndep + 1, sizeof(*e->pred));
+	if (e->pred == NULL)
+		return emit_nomem(e);
+	for (int64_t j = 0; j < ndep; j++)
+		e->pred_off[p->succ[j] + 1]++;
+	for (int64_t i = 0; i < e->M; i++)
+		e->pred_off[i + 1] += e->pred_off[i];
+	for (int64_t k = 0; k < e->M; k++)
+		for (int64_t j = p->succ_off[k]; j < p->succ_off[k + 1]; j++)
+			e->pred[e->pred_off[p->succ[j]]++] = (int32_t)k;
+	for (int64_t i = e->M; i > 0; i--)
+		e->pred_off[i] = e->pred_off[i - 1];
+	e->pred_off[0] = 0;
+	return 0;
+}
+
+/*
+ * The dependency "m waits for k" as two operations of one member:
+ * predict_internal.h's mapping, and a check that k's operation is on that
+ * member, which is all a schedule of per-member operations can express.
+ * *op is k's operation (TOPO__OP_SEND, _RECV or _CALC).  Returns 0 or
+ * TOPO_EARG (err set).
+ */
+static int check_dep_at(struct emit *e, int64_t k, int64_t m, int32_t *x,
+			bool *recv_side, int *op)
+{
+	const struct topo_plan *p = e->p;
+	int32_t ks = topo__msg_src(p, k), kd = topo__msg_dst(p, k);
+	bool there;
+
+	*op = topo__dep_at(p, k, m, x, recv_side);
+	if (*op == TOPO__OP_SEND)
+		there = ks == *x;
+	else if (ks == kd)
+		there = ks == *x;
+	else
+		there = kd == *x;
+	if (there)
+		return 0;
+	return topo__err(e->err, TOPO_EARG, NULL, NULL,
+			 "plan message %lld (%d to %d) waits for message "
+			 "%lld (%d to %d), which has no part at rank %d: a "
+			 "schedule of per-member operations cannot express "
+			 "it",
+			 (long long)m, (int)topo__msg_src(p, m),
+			 (int)topo__msg_dst(p, m), (long long)k, (int)ks,
+			 (int)kd, (int)*x);
+}
+
+/* Does every transport message of the plan cost the same (one edge class,
+ * and one latency)?  *c and *lat are its costs (shm for a plan without
+ * transport messages). */
+static bool one_class(const struct emit *e, const struct topo_loggp **c,
+		      double *lat)
+{
+	bool any = false;
+
+	*c = &e->c.shm;
+	*lat = e->c.shm.L;
+	for (int64_t i = 0; i < e->M; i++) {
+		const struct topo_loggp *ci;
+		double li;
+
+		if (is_step(e, i))
+			continue;
+		ci = edge(e, i, &li);
+		if (any && (ci != *c || li != *lat))
+			return false;
+		*c = ci;
+		*lat = li;
+		any = true;
+	}
+	return true;
+}
+
+/* ---------------------------------------------------------------------- */
+/* GOAL */
+
+/*
+ * A computation's time in GOAL, which takes whole nanoseconds: rounded to
+ * the nearest, halves away from zero (round()), so a time the prediction
+ * uses exactly stays exact whenever it is whole.
+ */
+static double goal_ns(double ns)
+{
+	return round(ns);
+}
+
+/* A message's size in GOAL: LogGOPSim charges (size - 1) G in unsigned
+ * arithmetic, so an empty message is written as 1 byte, which costs what
+ * the prediction charges an empty one (predict.c's per_byte). */
+static long long goal_bytes(int64_t len)
+{
+	return len > 0 ? (long long)len : 1;
+}
+
+/* The label of operation op (TOPO__OP_*) of message i: s<i> its send, r<i>
+ * its receive, c<i> its computation. */
+static char label_char(int op)
+{
+	return op == TOPO__OP_SEND ? 's' : op == TOPO__OP_RECV ? 'r' : 'c';
+}
+
+static void goal_header(const struct emit *e, FILE *f)
+{
+	const struct topo_plan *p = e->p;
+	const struct topo_loggp *c;
+	double lat;
+
+	fprintf(f,
+		"// collc: %s %s over tree %s of group %s (machine %s): %d "
+		"members, %zu bytes, %lld messages\n",
+		topo_op_name(p->params.op), p->algorithm, p->t->name,
+		p->t->g->name, e->m->name, (int)e->n, p->params.bytes,
+		(long long)e->M);
+	fprintf(f,
+		"// costs (ns): shm L=%g o=%g g=%g G=%g; net L=%g o=%g g=%g "
+		"G=%g hop=%g; reduce %s %g/byte\n",
+		e->c.shm.L, e->c.shm.o, e->c.shm.g, e->c.shm.G, e->c.net.L,
+		e->c.net.o, e->c.net.g, e->c.net.G, e->c.net.hop,
+		topo_type_name(p->params.type), e->c.reduce[p->params.type]);
+	fprintf(f, "// labels: s<i>, r<i>, c<i>: plan message i's send, "
+		   "receive, computation; tag i\n");
+	if (one_class(e, &c, &lat))
+		fprintf(f,
+			"// one edge class: LogGOPSim -f FILE.bin -L %g -o %g "
+			"-g %g -G %g -S 2147483647%s\n",
+			lat, c->o, c->g, c->G,
+			lat != round(lat) || c->o != round(c->o) ||
+				c->g != round(c->g) || c->G != round(c->G)
+			    ? " (LogGOPSim takes whole ns)"
+			    : "");
+	else
+		fprintf(f, "// several edge classes or latencies: LogGOPSim "
+			   "applies one L, o, g, G to all\n");
+}
+
+/* The requires lines of rank r's operations, in the order they were
+ * defined (so that LogGOPSim frees a completion's dependents in the order
+ * the prediction does: by kind, then by message). */
+static int goal_requires(struct emit *e, FILE *f, int32_t r)
+{
+	const struct topo_plan *p = e->p;
+
+	for (int64_t j = e->off[r]; j < e->off[r + 1]; j++) {
+		int64_t m = e->ops[j] >> 1;
+		bool recv_entry = e->ops[j] & 1;
+		char own = recv_entry ? 'r' : is_step(e, m) ? 'c' : 's';
+
+		for (int64_t q = e->pred_off[m]; q < e->pred_off[m + 1]; q++) {
+			int64_t k = e->pred[q];
+			int32_t x;
+			bool recv_side;
+			int op, rc = check_dep_at(e, k, m, &x, &recv_side, &op);
+
+			if (rc != 0)
+				return rc;
+			if (recv_side != recv_entry)
+				continue;
+			fprintf(f, "%c%lld requires %c%lld\n", own,
+				(long long)m, label_char(op), (long long)k);
+		}
+		if (recv_entry && topo__msg_kind(p, m) == TOPO__REDUCE)
+			fprintf(f, "c%lld requires r%lld\n", (long long)m,
+				(long long)m);
+	}
+	return 0;
+}
+
+int topo_plan_write_goal(const topo_plan *p, const struct topo_costs *costs,
+			 FILE *f, topo_error *err)
+{
+	struct emit e;
+	int rc;
+
+	if (p == NULL || f == NULL)
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "topo_plan_write_goal: a plan and a file are "
+				 "required");
+	rc = emit_init(&e, p, costs, err);
+	if (rc != 0)
+		goto out;
+	goal_header(&e, f);
+	fprintf(f, "num_ranks %d\n", (int)e.n);
+	for (int32_t r = 0; r < e.n && rc == 0; r++) {
+		fprintf(f, "\nrank %d {\n", (int)r);
+		for (int64_t j = e.off[r]; j < e.off[r + 1]; j++) {
+			int64_t m = e.ops[j] >> 1;
+			long long len = goal_bytes(topo__msg_len(p, m));
+
+			if (is_step(&e, m))
+				fprintf(f, "c%lld: calc %.0f\n", (long long)m,
+					goal_ns(topo__calc_ns(p, &e.c, m)));
+			else if (!(e.ops[j] & 1))
+				fprintf(f, "s%lld: send %lldb to %d tag %lld\n",
+					(long long)m, len,
+					(int)topo__msg_dst(p, m), (long long)m);
+			else {
+				fprintf(f,
+					"r%lld: recv %lldb from %d tag %lld\n",
+					(long long)m, len,
+					(int)topo__msg_src(p, m), (long long)m);
+				if (topo__msg_kind(p, m) == TOPO__REDUCE)
+					fprintf(
+					    f, "c%lld: calc %.0f\n",
+					    (long long)m,
+					    goal_ns(topo__calc_ns(p, &e.c, m)));
+			}
+		}
+		rc = goal_requires(&e, f, r);
+		fprintf(f, "}\n");
+	}
+	if (rc == 0) {
+		errno = 0;
+		if (fflush(f) != 0 || ferror(f))
+			rc = topo__err(err, TOPO_EIO, NULL, NULL,
+				       "writing the GOAL schedule: %s",
+				       errno != 0 ? strerror(errno)
+						  : "write error");
+	}
+out:
+	emit_free(&e);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* SimGrid SMPI */
+
+/*
+ * The operations of the SimGrid traces: op 3i is message i's send (or a
+ * member's own step), 3i + 1 its receive, 3i + 2 the reduction after the
+ * receive.
+ */
+#define OP_ORIGIN 0
+#define OP_RECV 1
+#define OP_REDUCE 2
+
+static bool op_exists(const struct emit *e, int64_t op)
+{
+	int64_t i = op / 3;
+
+	switch (op % 3) {
+	case OP_ORIGIN:
+		return true;
+	case OP_RECV:
+		return !is_step(e, i);
+	default:
+		return !is_step(e, i) &&
+		       topo__msg_kind(e->p, i) == TOPO__REDUCE;
+	}
+}
+
+/* The member whose trace holds op. */
+static int32_t op_member(const struct emit *e, int64_t op)
+{
+	return op % 3 == OP_ORIGIN ? topo__msg_src(e->p, op / 3)
+				   : topo__msg_dst(e->p, op / 3);
+}
+
+/* The kind an operation counts as when two may start at once: sends,
+ * then receives, then computations, as LogGOPSim and the prediction order
+ * the operations one event makes ready. */
+static int op_class(const struct emit *e, int64_t op)
+{
+	if (op % 3 == OP_ORIGIN)
+		return is_step(e, op / 3) ? 2 : 0;
+	return op % 3 == OP_RECV ? 1 : 2;
+}
+
+struct smpi_order {
+	int64_t *order; /* [3M] the operations in trace order */
+	double *key;	/* [3M] when the prediction starts each */
+	int64_t *indeg; /* [3M] predecessors not yet placed */
+	int64_t *heap;	/* the operations ready to place */
+	size_t nheap;
+	const struct emit *e;
+};
+
+static void order_free(struct smpi_order *o)
+{
+	topo__free(o->order);
+	topo__free(o->key);
+	topo__free(o->indeg);
+	topo__free(o->heap);
+}
+
+/* Which of two ready operations is placed first: by start time, then
+ * kind, then message. */
+static bool op_before(const struct smpi_order *o, int64_t x, int64_t y)
+{
+	int cx, cy;
+
+	if (o->key[x] != o->key[y])
+		return o->key[x] < o->key[y];
+	cx = op_class(o->e, x);
+	cy = op_class(o->e, y);
+	if (cx != cy)
+		return cx < cy;
+	return x < y;
+}
+
+static void heap_push(struct smpi_order *o, int64_t u)
+{
+	size_t i = o->nheap++;
+
+	while (i > 0 && op_before(o, u, o->heap[(i - 1) / 2])) {
+		o->heap[i] = o->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	o->heap[i] = u;
+}
+
+static int64_t heap_pop(struct smpi_order *o)
+{
+	int64_t top = o->heap[0], last = o->heap[--o->nheap];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= o->nheap)
+			break;
+		if (c + 1 < o->nheap &&
+		    op_before(o, o->heap[c + 1], o->heap[c]))
+			c++;
+		if (!op_before(o, o->heap[c], last))
+			break;
+		o->heap[i] = o->heap[c];
+		i = c;
+	}
+	if (o->nheap > 0)
+		o->heap[i] = last;
+	return top;
+}
+
+/* A predecessor of v is placed. */
+static void release(struct smpi_order *o, int64_t v)
+{
+	if (--o->indeg[v] == 0)
+		heap_push(o, v);
+}
+
+/*
+ * Linearising the plan for sequential traces.  A time-independent trace
+ * runs a member's actions one after another, so each member's operations
+ * need one order, and the orders together must not deadlock.  The order
+ * is the prediction's own: the operations sorted by the time the
+ * prediction starts them (a receive: when it processes the message's
+ * arrival), sends before receives before computations at one time, then
+ * the plan's order, and placed only once their predecessors are (a
+ * topological sort that takes the earliest of the operations free to go).
+ * Each member's trace is its part of that one order, so SimGrid sees each
+ * member do what LogGP had it do, in the same order, and only the network
+ * and the timing are SimGrid's own; and a member blocked in a receive
+ * waits for a send placed earlier, so the replay cannot deadlock.
+ *
+ * Fills o->order with the *n operations.  0, or what topo_plan_predict
+ * returns, or TOPO_EARG (a dependency a per-member trace cannot express).
+ */
+static int smpi_order(struct emit *e, struct smpi_order *o, int64_t *n)
+{
+	const struct topo_plan *p = e->p;
+	size_t nops = (size_t)e->M * 3;
+	int64_t placed = 0, exist = 0;
+	struct topo_predict_params q;
+	topo_prediction *r = NULL;
+	int rc;
+
+	o->e = e;
+	o->order = topo__mallocarray(nops + 1, sizeof(*o->order));
+	o->key = topo__calloc(nops + 1, sizeof(*o->key));
+	o->indeg = topo__calloc(nops + 1, sizeof(*o->indeg));
+	o->heap = topo__mallocarray(nops + 1, sizeof(*o->heap));
+	if (o->order == NULL || o->key == NULL || o->indeg == NULL ||
+	    o->heap == NULL)
+		return emit_nomem(e);
+	topo_predict_params_init(&q, sizeof(q));
+	q.costs = &e->c;
+	rc = topo__predict_times(p, &q, o->key, &r, e->err);
+	topo_prediction_free(r);
+	if (rc != 0)
+		return rc;
+	/* In-degrees: a receive waits for its send, a reduction for its
+	 * receive, and each plan dependency is one more. */
+	for (int64_t i = 0; i < e->M; i++) {
+		if (!is_step(e, i))
+			o->indeg[3 * i + OP_RECV]++;
+		if (op_exists(e, 3 * i + OP_REDUCE))
+			o->indeg[3 * i + OP_REDUCE]++;
+		for (int64_t j = e->pred_off[i]; j < e->pred_off[i + 1]; j++) {
+			int32_t x;
+			bool recv_side;
+			int op;
+
+			rc =
+			    check_dep_at(e, e->pred[j], i, &x, &recv_side, &op);
+			if (rc != 0)
+				return rc;
+			o->indeg[3 * i + (recv_side ? OP_RECV : OP_ORIGIN)]++;
+		}
+	}
+	for (int64_t u = 0; u < (int64_t)nops; u++) {
+		if (!op_exists(e, u))
+			continue;
+		exist++;
+		if (o->indeg[u] == 0)
+			heap_push(o, u);
+	}
+	while (o->nheap > 0) {
+		int64_t u = heap_pop(o), i = u / 3;
+
+		o->order[placed++] = u;
+		if (u % 3 == OP_ORIGIN && !is_step(e, i))
+			release(o, 3 * i + OP_RECV);
+		if (u % 3 == OP_RECV && op_exists(e, 3 * i + OP_REDUCE)) {
+			/* Its dependents wait for the reduction. */
+			release(o, 3 * i + OP_REDUCE);
+			continue;
+		}
+		/* The plan's dependents of this operation. */
+		for (int64_t j = p->succ_off[i]; j < p->succ_off[i + 1]; j++) {
+			int64_t m = p->succ[j], v;
+			int32_t x;
+			bool recv_side;
+			int op = topo__dep_at(p, i, m, &x, &recv_side);
+
+			v = op == TOPO__OP_SEND	  ? 3 * i + OP_ORIGIN
+			    : op == TOPO__OP_RECV ? 3 * i + OP_RECV
+			    : is_step(e, i)	  ? 3 * i + OP_ORIGIN
+						  : 3 * i + OP_REDUCE;
+			if (v == u)
+				release(o, 3 * m + (recv_side ? OP_RECV
+							      : OP_ORIGIN));
+		}
+	}
+	/* Every operation placed, or the plan has a cycle (which
+	 * topo_plan_new never makes). */
+	if (placed != exist)
+		return topo__err(e->err, TOPO_EARG, NULL, NULL,
+				 "the plan's dependencies form a cycle");
+	*n = placed;
+	return 0;
+}
+
+/*
+ * The directory of the SimGrid files.  It is filled under a temporary
+ * name beside it (".NAME.PID.N", created with mkdir so that the user's
+ * umask applies) and renamed into place at the end, so that a failure
+ * leaves nothing behind and a reader never sees half a set.  DIR must not
+ * exist, or be an empty directory (which the rename replaces).
+ */
+struct outdir {
+	const char *dir; /* as given, for messages */
+	char *tmp;
+	int32_t nranks; /* rank files that may exist in tmp */
+	topo_error *err;
+};
+
+static const char *const fixed_files[] = {"platform.xml", "hostfile",
+					  "traces.txt", "replay.sh"};
+
+static int dir_error(struct outdir *d, const char *name, const char *what)
+{
+	int e = errno;
+
+	return topo__err(d->err, TOPO_EIO, NULL, NULL, "%s%s%s: %s%s%s", d->dir,
+			 name != NULL ? "/" : "", name != NULL ? name : "",
+			 what, what[0] != '\0' && e != 0 ? ": " : "",
+			 e != 0 ? strerror(e) : "");
+}
+
+static bool dir_is_empty(const char *dir)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *de;
+	bool empty = true;
+
+	if (dp == NULL)
+		return false;
+	while (empty && (de = readdir(dp)) != NULL)
+		empty = strcmp(de->d_name, ".") == 0 ||
+			strcmp(de->d_name, "..") == 0;
+	closedir(dp);
+	return empty;
+}
+
+static int dir_begin(struct outdir *d, const char *dir)
+{
+	static unsigned counter;
+	struct stat st;
+	size_t len = strlen(dir), cut;
+	const char *base;
+	int parent_len;
+
+	d->dir = dir;
+	while (len > 1 && dir[len - 1] == '/')
+		len--;
+	errno = 0;
+	if (stat(dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode)) {
+			errno = 0;
+			return dir_error(d, NULL,
+					 "exists and is not a directory");
+		}
+		if (!dir_is_empty(dir)) {
+			errno = 0;
+			return dir_error(d, NULL,
+					 "exists and is not empty (give a new "
+					 "or an empty directory)");
+		}
+	} else if (errno != ENOENT) {
+		return dir_error(d, NULL, "");
+	}
+	/* The parent and the last component, without trailing slashes. */
+	for (cut = len; cut > 0 && dir[cut - 1] != '/'; cut--)
+		;
+	base = dir + cut;
+	parent_len = cut == 0 ? 1 : cut == 1 ? 1 : (int)(cut - 1);
+	if (len - cut == 0 || (len - cut == 1 && base[0] == '.') ||
+	    (len - cut == 2 && base[0] == '.' && base[1] == '.')) {
+		errno = 0;
+		return dir_error(d, NULL,
+				 "cannot be replaced (name a new directory)");
+	}
+	d->tmp = topo__malloc(len + 64);
+	if (d->tmp == NULL)
+		return topo__err(d->err, TOPO_ENOMEM, NULL, NULL,
+				 "out of memory");
+	for (int tries = 0;; tries++) {
+		unsigned n = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+
+		snprintf(d->tmp, len + 64, "%.*s/.%.*s.%ld.%u", parent_len,
+			 cut == 0 ? "." : dir, (int)(len - cut), base,
+			 (long)getpid(), n);
+		if (mkdir(d->tmp, 0777) == 0)
+			return 0;
+		if (errno != EEXIST || tries == 100) {
+			topo__free(d->tmp);
+			d->tmp = NULL;
+			return dir_error(d, NULL, "cannot create");
+		}
+	}
+}
+
+/* Removes what the writer made in the temporary directory, and it. */
+static void dir_abort(struct outdir *d)
+{
+	char path[4096];
+
+	if (d->tmp == NULL)
+		return;
+	for (size_t i = 0; i < sizeof(fixed_files) / sizeof(*fixed_files);
+	     i++) {
+		snprintf(path, sizeof(path), "%s/%s", d->tmp, fixed_files[i]);
+		unlink(path);
+	}
+	for (int32_t r = 0; r < d->nranks; r++) {
+		snprintf(path, sizeof(path), "%s/rank-%d.txt", d->tmp, (int)r);
+		unlink(path);
+	}
+	rmdir(d->tmp);
+	topo__free(d->tmp);
+	d->tmp = NULL;
+}
+
+static int dir_commit(struct outdir *d)
+{
+	if (rename(d->tmp, d->dir) != 0) {
+		int rc = dir_error(d, NULL, "cannot create");
+
+		dir_abort(d);
+		return rc;
+	}
+	topo__free(d->tmp);
+	d->tmp = NULL;
+	return 0;
+}
+
+static FILE *dir_open(struct outdir *d, const char *name)
+{
+	char path[4096];
+	FILE *f;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", d->tmp, name) >=
+	    sizeof(path)) {
+		errno = ENAMETOOLONG;
+		dir_error(d, name, "cannot create");
+		return NULL;
+	}
+	f = fopen(path, "w");
+	if (f == NULL)
+		dir_error(d, name, "cannot create");
+	return f;
+}
+
+static int dir_close(struct outdir *d, FILE *f, const char *name)
+{
+	bool bad;
+
+	errno = 0;
+	bad = fflush(f) != 0 || ferror(f);
+	if (fclose(f) != 0)
+		bad = true;
+	if (bad)
+		return dir_error(d, name, "write error");
+	return 0;
+}
+
+/* A bandwidth in bytes per second for G ns per byte: a G of 0 (free
+ * bytes) is 10^15 B/s, which no message of a plan notices. */
+static double bandwidth(double G)
+{
+	return G > 1e-6 ? 1e9 / G : 1e15;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The platform: the machine as SimGrid sees a cluster.  One host per node
+ * that holds members, of 1 Gflop/s per core and a core per member, so a
+ * trace's compute of x flops is x ns of that member's CPU, as in LogGP,
+ * whoever else computes on the node.  Shared-memory messages take the
+ * node's loopback link (shm L, 1/shm.G), network messages leave through
+ * the sender node's link and enter through the receiver's (full duplex:
+ * net L/2 each way, so L in all, and 1/net.G), with (k - 1) x hop more on
+ * a route of k hops (a latency-only link per hop count, which shares no
+ * bandwidth).  Links share their bandwidth among the messages crossing
+ * them at once (SimGrid's flow model): the members of a node share its
+ * network link and its loopback, where LogGP gives each member a port of
+ * its own; libtopo(3) says what follows.  Routes are written for the
+ * pairs of nodes the plan uses, which is all SimGrid looks up.
+ */
+static int write_platform(struct emit *e, struct outdir *d)
+{
+	const topo_machine *m = e->m;
+	int32_t *cores = topo__calloc((size_t)m->nodes, sizeof(*cores));
+	int64_t *pairs = topo__mallocarray((size_t)e->M + 1, sizeof(*pairs));
+	int64_t np = 0, maxhops = 1;
+	double net_bw = bandwidth(e->c.net.G);
+	bool *hop_used = NULL;
+	FILE *f = NULL;
+	int rc = 0;
+
+	if (cores == NULL || pairs == NULL) {
+		rc = emit_nomem(e);
+		goto out;
+	}
+	for (int32_t r = 0; r < e->n; r++)
+		cores[node_of(e, r)]++;
+	for (int64_t i = 0; i < e->M; i++)
+		if (!is_step(e, i))
+			pairs[np++] =
+			    (int64_t)node_of(e, topo__msg_src(e->p, i)) *
+				m->nodes +
+			    node_of(e, topo__msg_dst(e->p, i));
+	qsort(pairs, (size_t)np, sizeof(*pairs), cmp_i64);
+	/* The hop counts the routes need. */
+	for (int64_t i = 0; i < np; i++) {
+		int32_t a = (int32_t)(pairs[i] / m->nodes);
+		int32_t b = (int32_t)(pairs[i] % m->nodes);
+		int64_t k =
+		    a == b ? 0 : topo__hops(m, e->up, e->uplevels, a, b);
+
+		if (k > maxhops)
+			maxhops = k;
+	}
+	hop_used = topo__calloc((size_t)maxhops + 1, sizeof(*hop_used));
+	if (hop_used == NULL) {
+		rc = emit_nomem(e);
+		goto out;
+	}
+	for (int64_t i = 0; i < np; i++) {
+		int32_t a = (int32_t)(pairs[i] / m->nodes);
+		int32_t b = (int32_t)(pairs[i] % m->nodes);
+
+		if (a != b)
+			hop_used[topo__hops(m, e->up, e->uplevels, a, b)] =
+			    true;
+	}
+	f = dir_open(d, "platform.xml");
+	if (f == NULL) {
+		rc = TOPO_EIO;
+		goto out;
+	}
+	fprintf(f,
+		"<?xml version='1.0'?>\n"
+		"<!DOCTYPE platform SYSTEM "
+		"\"https://simgrid.org/simgrid.dtd\">\n"
+		"<!-- collc (topo_plan_write_smpi, libtopo(3)): a host per "
+		"node, 1 Gflop/s per core\n"
+		"     and a core per member (a flop is a ns of CPU); "
+		"shared memory on each host's\n"
+		"     loopback; the network through a full-duplex link per "
+		"node, and the hop\n"
+		"     latency on a latency-only link per hop count.  Replay: "
+		"replay.sh. -->\n"
+		"<platform version=\"4.1\">\n"
+		"<zone id=\"collc\" routing=\"Full\">\n");
+	for (int32_t v = 0; v < m->nodes; v++)
+		if (cores[v] > 0)
+			fprintf(f,
+				"  <host id=\"node%d\" speed=\"1Gf\" "
+				"core=\"%d\"/>\n",
+				(int)v, (int)cores[v]);
+	for (int32_t v = 0; v < m->nodes; v++) {
+		if (cores[v] == 0)
+			continue;
+		fprintf(f,
+			"  <link id=\"node%d-shm\" bandwidth=\"%.9gBps\" "
+			"latency=\"%.9gns\"/>\n",
+			(int)v, bandwidth(e->c.shm.G), e->c.shm.L);
+		fprintf(f,
+			"  <link id=\"node%d-net\" bandwidth=\"%.9gBps\" "
+			"latency=\"%.9gns\" sharing_policy=\"SPLITDUPLEX\"/>\n",
+			(int)v, net_bw, e->c.net.L / 2);
+	}
+	for (int64_t k = 2; e->c.net.hop > 0 && k <= maxhops; k++)
+		if (hop_used[k])
+			fprintf(
+			    f,
+			    "  <link id=\"hops-%lld\" bandwidth=\"%.9gBps\" "
+			    "latency=\"%.9gns\" sharing_policy=\"FATPIPE\"/>\n",
+			    (long long)k, net_bw,
+			    (double)(k - 1) * e->c.net.hop);
+	for (int64_t i = 0; i < np; i++) {
+		int32_t a = (int32_t)(pairs[i] / m->nodes);
+		int32_t b = (int32_t)(pairs[i] % m->nodes);
+		int64_t k;
+
+		if (i > 0 && pairs[i] == pairs[i - 1])
+			continue;
+		if (a == b) {
+			fprintf(f,
+				"  <route src=\"node%d\" dst=\"node%d\">"
+				"<link_ctn id=\"node%d-shm\"/></route>\n",
+				(int)a, (int)a, (int)a);
+			continue;
+		}
+		k = topo__hops(m, e->up, e->uplevels, a, b);
+		fprintf(f,
+			"  <route src=\"node%d\" dst=\"node%d\" "
+			"symmetrical=\"NO\"><link_ctn id=\"node%d-net\" "
+			"direction=\"UP\"/>",
+			(int)a, (int)b, (int)a);
+		if (k > 1 && e->c.net.hop > 0)
+			fprintf(f, "<link_ctn id=\"hops-%lld\"/>",
+				(long long)k);
+		fprintf(f,
+			"<link_ctn id=\"node%d-net\" direction=\"DOWN\"/>"
+			"</route>\n",
+			(int)b);
+	}
+	fprintf(f, "</zone>\n</platform>\n");
+	rc = dir_close(d, f, "platform.xml");
+out:
+	topo__free(cores);
+	topo__free(pairs);
+	topo__free(hop_used);
+	return rc;
+}
+
+/* The hostfile (rank r's host on line r), the list of traces (rank r's
+ * on line r, named relative to the directory, which is why replay.sh
+ * runs there), and replay.sh, which replays them as the model intends:
+ * SimGrid's plain flow model (CM02: no latency or bandwidth correction
+ * factors, no cross traffic, no TCP window bound), SMPI's own overheads
+ * and correction factors off (the traces charge o themselves), and every
+ * message eager, sent at once whether the receive is posted or not, as
+ * LogGP's are. */
+static int write_lists(struct emit *e, struct outdir *d)
+{
+	FILE *f = dir_open(d, "hostfile");
+	int rc;
+	struct stat st;
+	char path[4096];
+
+	if (f == NULL)
+		return TOPO_EIO;
+	for (int32_t r = 0; r < e->n; r++)
+		fprintf(f, "node%d\n", (int)node_of(e, r));
+	rc = dir_close(d, f, "hostfile");
+	if (rc != 0)
+		return rc;
+	f = dir_open(d, "traces.txt");
+	if (f == NULL)
+		return TOPO_EIO;
+	for (int32_t r = 0; r < e->n; r++)
+		fprintf(f, "rank-%d.txt\n", (int)r);
+	rc = dir_close(d, f, "traces.txt");
+	if (rc != 0)
+		return rc;
+	f = dir_open(d, "replay.sh");
+	if (f == NULL)
+		return TOPO_EIO;
+	fprintf(f,
+		"#!/bin/sh\n"
+		"# Replays the traces beside this script with SimGrid's SMPI "
+		"(collc:\n"
+		"# topo_plan_write_smpi, libtopo(3)).  Arguments go to "
+		"smpirun; the last\n"
+		"# line SMPI prints is \"Simulation time S T\": T is the "
+		"clock, in seconds.\n"
+		"cd \"$(dirname \"$0\")\" || exit 1\n"
+		"exec smpirun -np %d -platform platform.xml -hostfile "
+		"hostfile \\\n"
+		"    -replay traces.txt -no-privatize \\\n"
+		"    --cfg=network/model:CM02 --cfg=network/crosstraffic:0 \\\n"
+		"    --cfg=network/TCP-gamma:1e20 \\\n"
+		"    --cfg=smpi/lat-factor:0:1 --cfg=smpi/bw-factor:0:1 \\\n"
+		"    --cfg=smpi/os:0:0:0 --cfg=smpi/or:0:0:0 "
+		"--cfg=smpi/ois:0:0:0 \\\n"
+		"    --cfg=smpi/async-small-thresh:2147483647 \\\n"
+		"    --cfg=smpi/send-is-detached-thresh:2147483647 \\\n"
+		"    --cfg=smpi/simulate-computation:yes \\\n"
+		"    '--log=smpi_replay.fmt:%%m%%e%%.9r%%n' \"$@\"\n",
+		(int)e->n);
+	rc = dir_close(d, f, "replay.sh");
+	if (rc != 0)
+		return rc;
+	/* Executable where readable, as the umask left it. */
+	snprintf(path, sizeof(path), "%s/replay.sh", d->tmp);
+	if (stat(path, &st) == 0)
+		chmod(path, st.st_mode | ((st.st_mode & 0444) >> 2));
+	return 0;
+}
+
+/*
+ * Member r's trace: its operations in order, each send's wait at the end
+ * (so that no send holds the member up, as none does in LogGP).  SMPI has
+ * no gap: a host's messages share its links' bandwidth at once, where a
+ * LogGP member's port sends them one after another, each g + (s - 1)G
+ * after the one before.  So a send that the prediction held up for the
+ * port (it started after the member's previous operation ended, and no
+ * later than the port was free) sleeps that long first.  times[] are the
+ * prediction's start times (smpi_order).
+ */
+static int write_rank(struct emit *e, struct outdir *d, int32_t r,
+		      const int64_t *seq, int64_t len, const double *times)
+{
+	const struct topo_plan *p = e->p;
+	double cpu = 0, port = 0; /* when the prediction frees them */
+	char name[32];
+	FILE *f;
+
+	snprintf(name, sizeof(name), "rank-%d.txt", (int)r);
+	f = dir_open(d, name);
+	if (f == NULL)
+		return TOPO_EIO;
+	d->nranks = r + 1;
+	fprintf(f,
+		"# collc: rank %d, endpoint %d on node %d; compute in "
+		"flops = ns\n%d init\n",
+		(int)r, (int)e->members[r], (int)node_of(e, r), (int)r);
+	for (int64_t j = 0; j < len; j++) {
+		int64_t u = seq[j], i = u / 3;
+		int64_t bytes = topo__msg_len(p, i);
+		double lat, ns;
+		const struct topo_loggp *c =
+		    is_step(e, i) ? NULL : edge(e, i, &lat);
+
+		double t = times[u], per_byte = bytes > 1 && c != NULL
+						    ? (double)(bytes - 1) * c->G
+						    : 0;
+
+		if (u % 3 == OP_ORIGIN && c != NULL) {
+			double held = (t < port ? t : port) - cpu;
+
+			if (held > 0)
+				fprintf(f, "%d sleep %.9g\n", (int)r,
+					held * 1e-9);
+			if (c->o > 0)
+				fprintf(f, "%d compute %.9g\n", (int)r, c->o);
+			fprintf(f, "%d isend %d %lld %lld\n", (int)r,
+				(int)topo__msg_dst(p, i), (long long)i,
+				(long long)bytes);
+			cpu = t + c->o > cpu ? t + c->o : cpu;
+			port = t + c->g + per_byte;
+			continue;
+		}
+		if (u % 3 == OP_RECV) {
+			fprintf(f, "%d recv %d %lld %lld\n", (int)r,
+				(int)topo__msg_src(p, i), (long long)i,
+				(long long)bytes);
+			ns = c->o;
+			t += c->o + per_byte;
+		} else {
+			ns = topo__calc_ns(p, &e->c, i);
+			t += ns;
+		}
+		/* (A receive whose arrival the prediction processed before the
+		 * member posted it comes after what it waited for here, so the
+		 * member's time never goes back.) */
+		if (t > cpu)
+			cpu = t;
+		if (ns > 0)
+			fprintf(f, "%d compute %.9g\n", (int)r, ns);
+	}
+	for (int64_t j = 0; j < len; j++) {
+		int64_t i = seq[j] / 3;
+
+		if (seq[j] % 3 == OP_ORIGIN && !is_step(e, i))
+			fprintf(f, "%d wait %d %d %lld\n", (int)r, (int)r,
+				(int)topo__msg_dst(p, i), (long long)i);
+	}
+	fprintf(f, "%d finalize\n", (int)r);
+	return dir_close(d, f, name);
+}
+
+int topo_plan_write_smpi(const topo_plan *p, const struct topo_costs *costs,
+			 const char *dir, topo_error *err)
+{
+	struct emit e;
+	struct smpi_order o;
+	struct outdir d;
+	int64_t nops = 0, *off = NULL, *seq = NULL;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	memset(&d, 0, sizeof(d));
+	d.err = err;
+	if (p == NULL || dir == NULL || dir[0] == '\0')
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "topo_plan_write_smpi: a plan and a directory "
+				 "are required");
+	rc = emit_init(&e, p, costs, err);
+	if (rc == 0)
+		rc = smpi_order(&e, &o, &nops);
+	/* Each member's part of the order, in order (a counting sort). */
+	if (rc == 0) {
+		off = topo__calloc((size_t)e.n + 2, sizeof(*off));
+		seq = topo__mallocarray((size_t)nops + 1, sizeof(*seq));
+		if (off == NULL || seq == NULL)
+			rc = emit_nomem(&e);
+	}
+	if (rc == 0) {
+		for (int64_t j = 0; j < nops; j++)
+			off[op_member(&e, o.order[j]) + 2]++;
+		for (int32_t r = 0; r < e.n; r++)
+			off[r + 2] += off[r + 1];
+		for (int64_t j = 0; j < nops; j++)
+			seq[off[op_member(&e, o.order[j]) + 1]++] = o.order[j];
+	}
+	if (rc == 0)
+		rc = dir_begin(&d, dir);
+	if (rc == 0)
+		rc = write_platform(&e, &d);
+	if (rc == 0)
+		rc = write_lists(&e, &d);
+	for (int32_t r = 0; rc == 0 && r < e.n; r++)
+		rc = write_rank(&e, &d, r, seq + off[r], off[r + 1] - off[r],
+				o.key);
+	if (rc == 0)
+		rc = dir_commit(&d);
+	else
+		dir_abort(&d);
+	order_free(&o);
+	topo__free(off);
+	topo__free(seq);
+	emit_free(&e);
+	return rc;
+}

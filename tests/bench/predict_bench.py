@@ -6,14 +6,14 @@ over --runs runs.  The target: 8,388,608 members in at most 3 s and 1 GiB.
 
 Also the same plans predicted with every other bcast tree at 1,048,576
 members, and reduce / scatter / gather at 65,536 (scatter or-combine,
-whose slots grow as n^2, at 4,096), to show what a prediction
+whose slots grow as n^2, at 2,048), to show what a prediction
 costs beyond the flood's dissemination fast path.
 """
 import json, os, statistics, subprocess, tempfile
 
 import replay as rbench  # noqa: E402
 
-SHAPES = {1 << 12: [4, 4, 4, 4], 1 << 16: [8, 8, 8, 8], 1 << 20: [16, 16, 16, 16],
+SHAPES = {1 << 11: [8, 4, 4], 1 << 16: [8, 8, 8, 8], 1 << 20: [16, 16, 16, 16],
           1 << 23: [32, 32, 32, 16]}
 
 
@@ -42,8 +42,8 @@ def bench_predict(a, out, md, summary, bdir, write_csv, verdict):
             ("scatter", "physical", "tree"),
             ("gather", "physical", "chunked"),
             ("gather", "physical", "tree"))]
-        # or-combine sends 2n(n - 1) slots: 4,096 members, not 65,536
-        cases += [(1 << 12, "scatter", "physical", "or-combine")]
+        # or-combine sends 2n(n - 1) slots: 2,048 members, not 65,536
+        cases += [(1 << 11, "scatter", "physical", "or-combine")]
     rows = []
     for eps, op, tree, alg in cases:
         dims = SHAPES[eps]

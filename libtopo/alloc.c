@@ -22,6 +22,7 @@
 #define TOPO_INTERNAL
 #include "alloc_hook.h"
 #include "exec_internal.h"
+#include "plan_memory.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -187,9 +188,20 @@ void topo__populate_add(struct topo__populate *pp, void *p, size_t len)
 
 void topo__populate_start(struct topo__populate *pp)
 {
+	size_t total = 0;
+
 	pp->started = false;
 	if (pp->n == 0)
 		return;
+	for (size_t i = 0; i < pp->n; i++)
+		total += pp->len[i];
+	/* Never the cause of memory running out: populated pages are the
+	 * caller's to fill, but one that stops early (a faulty table, an
+	 * error) would not have touched them all. */
+	if (total > (size_t)(topo__memory_available(NULL) / 4)) {
+		pp->n = 0;
+		return;
+	}
 	if (topo__cpus_allowed(NULL, 0) < 2)
 		return; /* no CPU to spare: it would only take turns */
 	pp->started = pthread_create(&pp->th, NULL, populate_main, pp) == 0;

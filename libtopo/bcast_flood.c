@@ -389,6 +389,8 @@ int topo__plan_bcast_flood(struct topo_plan *p, topo_error *err)
 	 * them now, their pages faulted in on the other CPU while the flood
 	 * starts (see alloc.c). */
 	f.cap = p->n > 1024 ? p->n : 1024;
+	if (f.cap > FLOOD_MAX_MESSAGES)
+		f.cap = FLOOD_MAX_MESSAGES;
 	f.src = topo__mallocarray((size_t)f.cap, sizeof(int32_t));
 	f.dst = topo__mallocarray((size_t)f.cap, sizeof(int32_t));
 	f.wait = topo__mallocarray((size_t)f.cap, sizeof(int32_t));

@@ -358,26 +358,14 @@ static int parse(struct args *a, int argc, char **argv)
 			a->run.iterations = (int)v;
 			a->run_option = "--iterations";
 			break;
-		case OPT_TIMEOUT: {
-			char *end;
-			double s;
-
-			/* Decimal only: strtod would also read "0x10" as
-			 * 16 and "inf". */
-			errno = 0;
-			s = strtod(optarg, &end);
-			if (errno != 0 || end == optarg || *end != '\0' ||
-			    strspn(optarg, "0123456789.eE+-") !=
-				strlen(optarg) ||
-			    !isfinite(s) || s <= 0 || s > 1e9)
+		case OPT_TIMEOUT:
+			if (cli_parse_seconds(optarg, &a->run.timeout) != 0)
 				return cli_usage_error(usage_text, "--timeout: expected "
-						   "seconds greater than 0, "
-						   "such as 60 or 0.5 (got "
-						   "\"%s\")",
-						   optarg);
-			a->run.timeout = s;
+							   "seconds greater than 0, "
+							   "such as 60 or 0.5 (got "
+							   "\"%s\")",
+							   optarg);
 			break;
-		}
 		case OPT_JSON:
 			a->json = 1;
 			break;
@@ -535,10 +523,75 @@ static int shown_iterations(const struct shown *s)
 	return s->a->fresh ? s->runs : topo_report_iterations(s->r);
 }
 
+/* The lines that say what was planned, the same for a replay's report and
+ * a prediction's: op .. type. */
+static void print_plan_text(const struct args *a, const topo_tree *t,
+			    const topo_plan *p)
+{
+	const topo_group *g = topo_tree_group(t);
+
+	printf("op:          %s\n", topo_op_name(a->op));
+	printf("algorithm:   %s\n", topo_plan_algorithm(p));
+	/* Names come from files and command lines: escaped, so that a name
+	 * cannot forge a line of the report or reach the terminal raw. */
+	fputs("group:       ", stdout);
+	cli_put_clean(stdout, topo_group_name(g));
+	fputs("\ntree:        ", stdout);
+	cli_put_clean(stdout, topo_tree_name(t));
+	printf("\nroot:        endpoint %d (rank %d)\n",
+	       (int)topo_plan_root(p),
+	       (int)topo_group_rank(g, topo_plan_root(p)));
+	printf("members:     %d\n", (int)topo_group_size(g));
+	printf("bytes:       %zu per member\n", a->plan.bytes);
+	if (a->op == TOPO_OP_REDUCE)
+		printf("type:        %s, op %s\n", topo_type_name(a->plan.type),
+		       topo_redop_name(a->plan.redop));
+	else
+		printf("type:        %s\n", topo_type_name(a->plan.type));
+}
+
+/* The keys of the --json report that say what was planned, the same for a
+ * replay and a prediction: op .. chunk.  Nonzero when one could not be
+ * set. */
+static int plan_json(json_t *o, const struct args *a, const topo_tree *t,
+		     const topo_plan *p)
+{
+	const topo_group *g = topo_tree_group(t);
+	int bad = 0;
+
+	bad |= json_object_set_new(o, "op", json_string(topo_op_name(a->op)));
+	bad |= json_object_set_new(o, "algorithm",
+				   json_string(topo_plan_algorithm(p)));
+	bad |= json_object_set_new(o, "group", json_string(topo_group_name(g)));
+	bad |=
+	    json_object_set_new(o, "tree", json_string(topo_tree_name(t)));
+	bad |=
+	    json_object_set_new(o, "root", json_integer(topo_plan_root(p)));
+	bad |= json_object_set_new(
+	    o, "root_rank",
+	    json_integer(topo_group_rank(g, topo_plan_root(p))));
+	bad |=
+	    json_object_set_new(o, "members", json_integer(topo_group_size(g)));
+	bad |= json_object_set_new(o, "bytes",
+				   json_integer((json_int_t)a->plan.bytes));
+	bad |= json_object_set_new(o, "type",
+				   json_string(topo_type_name(a->plan.type)));
+	if (a->op == TOPO_OP_REDUCE)
+		bad |= json_object_set_new(
+		    o, "reduce_op",
+		    json_string(topo_redop_name(a->plan.redop)));
+	if (a->have_segment)
+		bad |= json_object_set_new(
+		    o, "segment", json_integer((json_int_t)a->plan.segment));
+	if (a->have_chunk)
+		bad |= json_object_set_new(
+		    o, "chunk", json_integer((json_int_t)a->plan.chunk));
+	return bad;
+}
+
 static int print_text(const struct shown *s)
 {
 	const struct args *a = s->a;
-	const topo_group *g = topo_tree_group(s->t);
 	const topo_report *r = s->r;
 	int64_t mshm, mnet, bshm, bnet, total;
 	double tmin, tmed, tmax;
@@ -548,24 +601,7 @@ static int print_text(const struct shown *s)
 	topo_report_bytes_moved(r, &bshm, &bnet);
 	shown_seconds(s, &tmin, &tmed, &tmax);
 	total = topo_report_error_total(r);
-	printf("op:          %s\n", topo_op_name(a->op));
-	printf("algorithm:   %s\n", topo_plan_algorithm(s->p));
-	/* Names come from files and command lines: escaped, so that a name
-	 * cannot forge a line of the report or reach the terminal raw. */
-	fputs("group:       ", stdout);
-	cli_put_clean(stdout, topo_group_name(g));
-	fputs("\ntree:        ", stdout);
-	cli_put_clean(stdout, topo_tree_name(s->t));
-	printf("\nroot:        endpoint %d (rank %d)\n",
-	       (int)topo_plan_root(s->p),
-	       (int)topo_group_rank(g, topo_plan_root(s->p)));
-	printf("members:     %d\n", (int)topo_group_size(g));
-	printf("bytes:       %zu per member\n", a->plan.bytes);
-	if (a->op == TOPO_OP_REDUCE)
-		printf("type:        %s, op %s\n", topo_type_name(a->plan.type),
-		       topo_redop_name(a->plan.redop));
-	else
-		printf("type:        %s\n", topo_type_name(a->plan.type));
+	print_plan_text(a, s->t, s->p);
 	printf("threads:     %d\n", topo_report_threads(r));
 	printf("iterations:  %d%s\n", shown_iterations(s),
 	       a->fresh ? " (fresh buffers each)" : "");
@@ -624,7 +660,6 @@ static json_t *pair(const char *k1, json_t *v1, const char *k2, json_t *v2)
 static json_t *report_json(const struct shown *s)
 {
 	const struct args *a = s->a;
-	const topo_group *g = topo_tree_group(s->t);
 	const topo_report *r = s->r;
 	int64_t mshm, mnet, bshm, bnet;
 	double tmin, tmed, tmax;
@@ -636,33 +671,7 @@ static json_t *report_json(const struct shown *s)
 	topo_report_messages(r, &mshm, &mnet);
 	topo_report_bytes_moved(r, &bshm, &bnet);
 	shown_seconds(s, &tmin, &tmed, &tmax);
-	bad |= json_object_set_new(o, "op", json_string(topo_op_name(a->op)));
-	bad |= json_object_set_new(o, "algorithm",
-				   json_string(topo_plan_algorithm(s->p)));
-	bad |= json_object_set_new(o, "group", json_string(topo_group_name(g)));
-	bad |=
-	    json_object_set_new(o, "tree", json_string(topo_tree_name(s->t)));
-	bad |=
-	    json_object_set_new(o, "root", json_integer(topo_plan_root(s->p)));
-	bad |= json_object_set_new(
-	    o, "root_rank",
-	    json_integer(topo_group_rank(g, topo_plan_root(s->p))));
-	bad |=
-	    json_object_set_new(o, "members", json_integer(topo_group_size(g)));
-	bad |= json_object_set_new(o, "bytes",
-				   json_integer((json_int_t)a->plan.bytes));
-	bad |= json_object_set_new(o, "type",
-				   json_string(topo_type_name(a->plan.type)));
-	if (a->op == TOPO_OP_REDUCE)
-		bad |= json_object_set_new(
-		    o, "reduce_op",
-		    json_string(topo_redop_name(a->plan.redop)));
-	if (a->have_segment)
-		bad |= json_object_set_new(
-		    o, "segment", json_integer((json_int_t)a->plan.segment));
-	if (a->have_chunk)
-		bad |= json_object_set_new(
-		    o, "chunk", json_integer((json_int_t)a->plan.chunk));
+	bad |= plan_json(o, a, s->t, s->p);
 	bad |= json_object_set_new(o, "threads",
 				   json_integer(topo_report_threads(r)));
 	bad |= json_object_set_new(o, "iterations",
@@ -934,22 +943,7 @@ static int print_predict_text(const struct predicted *s)
 	topo_costs_init(&c, sizeof(c));
 	topo_prediction_costs(r, &c);
 	topo_prediction_messages(r, &mshm, &mnet, &bshm, &bnet);
-	printf("op:          %s\n", topo_op_name(a->op));
-	printf("algorithm:   %s\n", topo_plan_algorithm(s->p));
-	fputs("group:       ", stdout);
-	cli_put_clean(stdout, topo_group_name(g));
-	fputs("\ntree:        ", stdout);
-	cli_put_clean(stdout, topo_tree_name(s->t));
-	printf("\nroot:        endpoint %d (rank %d)\n",
-	       (int)topo_plan_root(s->p),
-	       (int)topo_group_rank(g, topo_plan_root(s->p)));
-	printf("members:     %d\n", (int)topo_group_size(g));
-	printf("bytes:       %zu per member\n", a->plan.bytes);
-	if (a->op == TOPO_OP_REDUCE)
-		printf("type:        %s, op %s\n", topo_type_name(a->plan.type),
-		       topo_redop_name(a->plan.redop));
-	else
-		printf("type:        %s\n", topo_type_name(a->plan.type));
+	print_plan_text(a, s->t, s->p);
 	printf("messages:    %" PRId64 " (shm %" PRId64 ", net %" PRId64 ")\n",
 	       mshm + mnet, mshm, mnet);
 	printf("bytes moved: %" PRId64 " (shm %" PRId64 ", net %" PRId64 ")\n",
@@ -1026,33 +1020,7 @@ static json_t *predict_json(const struct predicted *s)
 	topo_costs_init(&c, sizeof(c));
 	topo_prediction_costs(r, &c);
 	topo_prediction_messages(r, &mshm, &mnet, &bshm, &bnet);
-	bad |= json_object_set_new(o, "op", json_string(topo_op_name(a->op)));
-	bad |= json_object_set_new(o, "algorithm",
-				   json_string(topo_plan_algorithm(s->p)));
-	bad |= json_object_set_new(o, "group", json_string(topo_group_name(g)));
-	bad |=
-	    json_object_set_new(o, "tree", json_string(topo_tree_name(s->t)));
-	bad |=
-	    json_object_set_new(o, "root", json_integer(topo_plan_root(s->p)));
-	bad |= json_object_set_new(
-	    o, "root_rank",
-	    json_integer(topo_group_rank(g, topo_plan_root(s->p))));
-	bad |=
-	    json_object_set_new(o, "members", json_integer(topo_group_size(g)));
-	bad |= json_object_set_new(o, "bytes",
-				   json_integer((json_int_t)a->plan.bytes));
-	bad |= json_object_set_new(o, "type",
-				   json_string(topo_type_name(a->plan.type)));
-	if (a->op == TOPO_OP_REDUCE)
-		bad |= json_object_set_new(
-		    o, "reduce_op",
-		    json_string(topo_redop_name(a->plan.redop)));
-	if (a->have_segment)
-		bad |= json_object_set_new(
-		    o, "segment", json_integer((json_int_t)a->plan.segment));
-	if (a->have_chunk)
-		bad |= json_object_set_new(
-		    o, "chunk", json_integer((json_int_t)a->plan.chunk));
+	bad |= plan_json(o, a, s->t, s->p);
 	bad |= json_object_set_new(o, "timeout", json_real(a->run.timeout));
 	bad |= json_object_set_new(
 	    o, "messages",

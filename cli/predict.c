@@ -444,26 +444,14 @@ static int parse(struct args *a, int argc, char **argv)
 					   "a file name");
 			a->plot_script = optarg;
 			break;
-		case OPT_TIMEOUT: {
-			char *end;
-			double s;
-
-			/* Decimal only, as collrun's: strtod would also
-			 * read "0x10" and "inf". */
-			errno = 0;
-			s = strtod(optarg, &end);
-			if (errno != 0 || end == optarg || *end != '\0' ||
-			    strspn(optarg, "0123456789.eE+-") !=
-				strlen(optarg) ||
-			    !isfinite(s) || s <= 0 || s > 1e9)
+		case OPT_TIMEOUT:
+			if (cli_parse_seconds(optarg, &a->timeout) != 0)
 				return cli_usage_error(
-				    usage,
-				    "--timeout: expected seconds greater than "
-				    "0, such as 60 or 0.5 (got \"%s\")",
-				    optarg);
-			a->timeout = s;
+					    usage,
+					    "--timeout: expected seconds greater than "
+					    "0, such as 60 or 0.5 (got \"%s\")",
+					    optarg);
 			break;
-		}
 		case OPT_JOBS: {
 			char *end;
 			long v;

@@ -5,6 +5,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -981,4 +982,19 @@ void cli_watchdog_disarm(void)
 	memset(&it, 0, sizeof(it));
 	setitimer(ITIMER_REAL, &it, NULL);
 	signal(SIGALRM, SIG_DFL);
+}
+
+int cli_parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' ||
+	    strspn(s, "0123456789.eE+-") != strlen(s) || !isfinite(v) ||
+	    v <= 0 || v > 1e9)
+		return -1;
+	*out = v;
+	return 0;
 }

@@ -90,6 +90,10 @@ int cli_not_a_machine(const char *path, const char *cmd);
  * (also KiB ... TiB).  Returns 0, -1 when s is not one, -2 when it does
  * not fit in 64 bits. */
 int cli_parse_size(const char *s, uint64_t *out);
+/* Seconds for --timeout: a decimal number greater than 0 and at most 1e9
+ * (not "0x10" or "inf", which strtod alone would read).  Returns 0, or -1
+ * when s is not one. */
+int cli_parse_seconds(const char *s, double *out);
 /* n as "N bytes" below 1 KiB, else "1.5 GiB" (one decimal unless whole). */
 void cli_format_bytes(char *buf, size_t size, uint64_t n);
 

@@ -41,7 +41,11 @@ endif
 comma := ,
 B ?= build$(if $(SANITIZE),-$(subst $(comma),-,$(SANITIZE)))
 
-LIB_SRC  := $(sort $(wildcard libtopo/*.c))
+# libtopo/: the internal headers, and a folder per part: machine/
+# (description, groups, costs), tree/ (trees and routes), io/ (reading and
+# writing files), plan/ (planning and prediction), coll/OP/ (one file per
+# operation and algorithm), run/ (pool, transports, verification).
+LIB_SRC  := $(sort $(wildcard libtopo/*.c libtopo/*/*.c libtopo/*/*/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 LIB_PIC  := $(LIB_SRC:%.c=$(B)/pic/%.o)
 # cli/predict.c is collc's alone (collc predict); the rest is shared.
@@ -145,7 +149,7 @@ demo:
 
 # The benchmarks (tests/bench/bench.py): compile scaling, replay scaling,
 # and data movement beside Open MPI and the memory-copy limit, and the
-# measured cost defaults of libtopo/costs.c (reduce_rate, and loggp_fit
+# measured cost defaults of libtopo/machine/costs.c (reduce_rate, and loggp_fit
 # where mpicc exists); results, CSVs and plots in bench-results/.  Needs
 # Open MPI and gnuplot: make bench-deps.  bench-quick is a short smoke run;
 # bench-costs the cost measurements alone.
@@ -207,7 +211,7 @@ deps:
 	fi
 
 format:
-	clang-format -i libtopo/*.[ch] cli/*.[ch] tests/unit/*.[ch]
+	clang-format -i $(LIB_SRC) libtopo/*.h cli/*.[ch] tests/unit/*.[ch]
 
 clean:
 	rm -rf build build-*

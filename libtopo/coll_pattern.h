@@ -1,6 +1,6 @@
 /*
  * coll_pattern.h - tree arithmetic shared by the collective algorithms
- * (coll_pattern.c): re-rooting a tree at a logical root, children lists,
+ * (coll/pattern.c): re-rooting a tree at a logical root, children lists,
  * breadth-first and preorder numbering, subtree sizes.  Pure arithmetic:
  * it allocates nothing and moves no data; callers own every array.
  * Private to libtopo: define TOPO_INTERNAL.
@@ -48,7 +48,7 @@ int32_t topo__pattern_run_end(const int32_t *order, int32_t i, int32_t end);
 /* Number of such runs in order[lo .. hi - 1]. */
 int32_t topo__pattern_runs(const int32_t *order, int32_t lo, int32_t hi);
 
-/* The packed layout of scatter and gather "tree" (coll_layout.c, which
+/* The packed layout of scatter and gather "tree" (coll/layout.c, which
  * allocates): t re-rooted at root, its children in CSR form, its preorder
  * (order, pre, size as topo__pattern_preorder), and whether the root must
  * pack because some child's subtree is not one run of ranks. */

@@ -1,8 +1,8 @@
 /*
- * coll_layout.c - the packed block layout shared by scatter "tree" and
+ * coll/layout.c - the packed block layout shared by scatter "tree" and
  * gather "tree": the tree re-rooted at the logical root, its children, and
  * its preorder, in which every subtree's blocks are one contiguous range.
- * Allocates the arrays coll_pattern.c's pure arithmetic fills.
+ * Allocates the arrays coll/pattern.c's pure arithmetic fills.
  */
 #define TOPO_INTERNAL
 #include "coll_pattern.h"

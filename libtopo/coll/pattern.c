@@ -1,5 +1,5 @@
 /*
- * coll_pattern.c - tree arithmetic for the collective algorithms: which
+ * coll/pattern.c - tree arithmetic for the collective algorithms: which
  * member talks to which, in what order, and where each member's block sits
  * in a packed message.  Kept apart from the plan builders (as UCC keeps its
  * coll_patterns) so the arithmetic can be read, and tested, on its own.

@@ -1,6 +1,6 @@
 /*
  * plan.c - plans: checking what to plan and applying the defaults, the
- * dispatch to one algorithm per file (bcast_flood.c, scatter_*.c, ...), the
+ * dispatch to one algorithm per file (coll/OP/ALGORITHM.c), the
  * builder helpers those algorithms fill a plan with, and the final pass that
  * turns the dependency list into successor lists (CSR) and wait counts.
  *

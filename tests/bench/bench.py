@@ -34,7 +34,7 @@ plots drawn by gnuplot, and prints a summary of every target, met or missed.
    others' blocks into the root's buffer), reduce (N-1)*B read and combined
    into the root's result (counted as copies, though combining also adds).
    Ratios (collrun / MPI) are per round, then the median over rounds.
-5. costs - the measured defaults of libtopo/costs.c: reduce_rate.c (ns per
+5. costs - the measured defaults of libtopo/machine/costs.c: reduce_rate.c (ns per
    byte of libtopo's reduction kernel, every type and operator, two warm
    buffers of 1 MiB) and, when mpicc and mpirun exist (and not --no-mpi),
    loggp_fit.c (LogGP of Open MPI between two cores over shared memory);
@@ -582,7 +582,7 @@ def bench_data(a, out, md, summary, bdir):
 
 # ------------------------------------------------------------------ costs
 def bench_costs(a, out, md, summary, bdir):
-    """The measured defaults of libtopo/costs.c: reduce_rate (libtopo's
+    """The measured defaults of libtopo/machine/costs.c: reduce_rate (libtopo's
     reduction kernel, ns per byte) and, where Open MPI is at hand,
     loggp_fit (LogGP of MPI between two cores over shared memory).  --runs
     invocations of each, alternating; per parameter, the median over
@@ -654,7 +654,7 @@ def bench_costs(a, out, md, summary, bdir):
               ["run", "type", "op", "median_ns_per_byte", "q1", "q3", "min",
                "max"], rows)
     kernels = [(k["type"], k["op"]) for k in red[0]["kernels"]]
-    md += ["## Costs: the measured defaults of libtopo/costs.c", "",
+    md += ["## Costs: the measured defaults of libtopo/machine/costs.c", "",
            f"`reduce_rate` ({len(red)} runs of "
            f"{red[0]['reps']} rounds): libtopo's reduction kernel "
            "(topo__reduce) on two warm buffers of 1 MiB, ns per byte of "

@@ -1,6 +1,6 @@
 /*
  * loggp_fit.c - the LogGP parameters of MPI between two processes of this
- * host, over shared memory: the "shm" defaults of libtopo/costs.c (make
+ * host, over shared memory: the "shm" defaults of libtopo/machine/costs.c (make
  * bench, stage "costs").
  *
  *   mpirun -np 2 --bind-to core --mca btl self,vader loggp_fit [ROUNDS]

@@ -1,11 +1,11 @@
 /*
  * reduce_rate.c - what applying a reduction operator costs per byte on
- * this host: the "reduce" defaults of libtopo/costs.c (make bench, stage
+ * this host: the "reduce" defaults of libtopo/machine/costs.c (make bench, stage
  * "costs").
  *
  *   reduce_rate [REPS]
  *
- * It times libtopo's own kernel, topo__reduce (libtopo/redop.c: the one a
+ * It times libtopo's own kernel, topo__reduce (libtopo/run/redop.c: the one a
  * plan's REDUCE runs, built as libtopo.a is), on two buffers of 1 MiB,
  * dst[i] = dst[i] OP src[i], for every element type and arithmetic
  * operator, and once for the bitwise operators (one byte-wise kernel

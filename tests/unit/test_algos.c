@@ -1,7 +1,7 @@
 /*
  * test_algos.c - the collective algorithms as plans (bcast flood, scatter
  * tree and or-combine, gather chunked and tree, reduce tree and
- * hierarchical) and the tree arithmetic behind them (coll_pattern.c).
+ * hierarchical) and the tree arithmetic behind them (coll/pattern.c).
  *
  * Each plan is checked for its structure (exact message counts, every
  * member's buffers and receipt slots, bounds of every message) and then

@@ -1,5 +1,5 @@
 /*
- * test_emit.c - the schedules for independent simulators (libtopo/emit.c):
+ * test_emit.c - the schedules for independent simulators (libtopo/io/emit.c):
  * GOAL schedules (topo_plan_write_goal) parsed back and checked against
  * the plan and the prediction's mapping of it (predict_internal.h), and
  * SimGrid traces (topo_plan_write_smpi) checked for what a replay needs:

@@ -1,6 +1,6 @@
 /*
- * test_predict.c - predicting what a plan costs (libtopo/predict.c) and
- * the costs it uses (libtopo/costs.c).
+ * test_predict.c - predicting what a plan costs (libtopo/plan/predict.c) and
+ * the costs it uses (libtopo/machine/costs.c).
  *
  * Against closed forms, the way the literature writes them for LogP and
  * LogGP (Culler et al. 1993; Alexandrov et al. 1995; Pjesivac-Grbovic et

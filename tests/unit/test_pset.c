@@ -1,5 +1,5 @@
 /*
- * test_pset.c - sets as runs of periodic patterns (libtopo/pset.c), the
+ * test_pset.c - sets as runs of periodic patterns (libtopo/machine/pset.c), the
  * representation stride specs are evaluated in.
  *
  * Every operation is checked against a brute-force model, a byte per

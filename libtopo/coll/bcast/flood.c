@@ -1,5 +1,5 @@
 /*
- * bcast_flood.c - bcast "flood" (seed 000): a broadcast from any member
+ * coll/bcast/flood.c - bcast "flood" (seed 000): a broadcast from any member
  * that follows the tree's route table as it is, derived or loaded from a
  * file (possibly hand-edited, possibly wrong).
  *

@@ -1,5 +1,5 @@
 /*
- * gather_chunked.c - gather "chunked" (seed 004, the default): every member
+ * coll/gather/chunked.c - gather "chunked" (seed 004, the default): every member
  * cuts its SEND into chunks whose size is a multiple of the element type's
  * size, and each chunk goes straight to the root as its own message (its
  * own "communication job"), with no dependencies, so they all run in

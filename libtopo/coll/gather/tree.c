@@ -1,5 +1,5 @@
 /*
- * gather_tree.c - gather "tree": every member's block goes up the tree,
+ * coll/gather/tree.c - gather "tree": every member's block goes up the tree,
  * re-rooted at the logical root, to land at rank * B in the root's RECV.
  *
  * Cost, n members, B bytes per member: n - 1 transport messages moving
@@ -8,7 +8,7 @@
  * bytes * beta.  Local steps: one copy per member with children (its own
  * block into WORK), one at the root, and one per run the root unpacks.
  *
- * Layout (the scatter tree's, see scatter_tree.c): the re-rooted tree is
+ * Layout (the scatter tree's, see coll/scatter/tree.c): the re-rooted tree is
  * numbered in preorder, children ascending.  A member v with a subtree of
  * s members gathers s blocks in its WORK packed in preorder: its own at 0
  * (a local copy SEND -> WORK), each child c's subtree at

@@ -1,5 +1,5 @@
 /*
- * reduce_tree.c - reduce "tree" and reduce "hierarchical" (seed 001, the
+ * coll/reduce/tree.c - reduce "tree" and reduce "hierarchical" (seed 001, the
  * default): contributions are combined up the tree towards its
  * compile-time root; a --root other than the tree's gets the result
  * forwarded to it.

@@ -1,5 +1,5 @@
 /*
- * scatter_or.c - scatter "or-combine" (seed 002): for each slot s of the
+ * coll/scatter/or_combine.c - scatter "or-combine" (seed 002): for each slot s of the
  * root's SEND (slot s = the block for rank s, in rank order), every member
  * contributes B bytes, zeros except the root's block s; the contributions
  * are OR-combined up the tree to the tree's root and the result is

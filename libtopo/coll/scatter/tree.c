@@ -1,5 +1,5 @@
 /*
- * scatter_tree.c - scatter "tree" (the default): block r of the root's
+ * coll/scatter/tree.c - scatter "tree" (the default): block r of the root's
  * SEND goes to member rank r down the tree, re-rooted at the logical root;
  * each member receives only the blocks of the members beyond it.
  *
@@ -10,7 +10,7 @@
  * largest subtree's bytes * beta.  Local steps: one copy per member that
  * has children, plus at the root one per run it packs (below).
  *
- * Layout: the tree is re-rooted at the logical root (coll_pattern.c) and
+ * Layout: the tree is re-rooted at the logical root (coll/pattern.c) and
  * numbered in preorder, children ascending.  A member v with a subtree of
  * s members receives s blocks, packed in preorder (its own first, then each
  * child's subtree in turn), into its WORK, keeps block 0 (WORK -> RECV) and

@@ -67,13 +67,13 @@ LIB_FUNCS = awk -f libtopo/exports.awk libtopo/topo.h
 
 all: $(B)/libtopo.a $(B)/libtopo.so $(PROGS) $(B)/libtopo.pc
 
-$(B)/%.o: %.c $(wildcard libtopo/*.h cli/*.h tests/unit/*.h)
+$(B)/%.o: %.c $(wildcard libtopo/*.h libtopo/*/*.h libtopo/*/*/*.h cli/*.h tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Ilibtopo -Icli -c $< -o $@
 
 # The shared library exports topo.h's TOPO_EXTERN functions and nothing
 # else: hidden by default, and the version script lists them (TOPO_0).
-$(B)/pic/%.o: %.c $(wildcard libtopo/*.h)
+$(B)/pic/%.o: %.c $(wildcard libtopo/*.h libtopo/*/*.h libtopo/*/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -Ilibtopo -c $< -o $@
 
@@ -211,7 +211,7 @@ deps:
 	fi
 
 format:
-	clang-format -i $(LIB_SRC) libtopo/*.h cli/*.[ch] tests/unit/*.[ch]
+	clang-format -i $(LIB_SRC) $(wildcard libtopo/*.h libtopo/*/*.h libtopo/*/*/*.h) cli/*.[ch] tests/unit/*.[ch]
 
 clean:
 	rm -rf build build-*

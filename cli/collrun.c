@@ -26,8 +26,7 @@
 #include "util.h"
 
 static const char usage_text[] =
-    "usage: collrun bcast|scatter|gather|reduce [--root EP | --root-rank R] "
-    "[-g GROUP] [-t TREE]\n"
+    "usage: collrun OP [--root EP | --root-rank R] [-g GROUP] [-t TREE]\n"
     "               [--bytes N] [--type T] [--op OP] [--algorithm A] "
     "[--threads N]\n"
     "               [--iterations N] [--timeout S] [--segment N] "
@@ -43,26 +42,39 @@ static const char help_text[] =
     "check\n"
     "every byte every member ends with, and report what it did.\n"
     "\n"
-    "operations and algorithms (the first is the default):\n"
-    "  bcast     flood (the route table, from any root)\n"
-    "  scatter   tree, or-combine\n"
-    "  gather    chunked, tree\n"
-    "  reduce    hierarchical, tree\n"
+    "operations (OP) and algorithms (the first is the default):\n"
+    "  bcast           flood (the route table, from any root)\n"
+    "  scatter         tree, or-combine\n"
+    "  gather          chunked, tree\n"
+    "  reduce          hierarchical, tree\n"
+    "  allreduce       tree, hierarchical, ring, recursive-doubling, "
+    "rabenseifner\n"
+    "  allgather       ring, tree, recursive-doubling, bruck\n"
+    "  reduce-scatter  ring, tree, recursive-halving\n"
+    "  alltoall        pairwise, bruck, direct\n"
+    "  barrier         dissemination, tree\n"
     "\n"
     "options:\n"
-    "  --root EP         the logical root, an endpoint id (default: the "
-    "tree's root)\n"
+    "  --root EP         bcast, scatter, gather, reduce: the logical root, "
+    "an\n"
+    "                    endpoint id (default: the tree's root)\n"
     "  --root-rank R     the logical root, a group rank\n"
     "  -g GROUP          group name, or for a machine a stride spec "
     "(default world)\n"
     "  -t TREE           physical, hierarchical, binomial, chain, kary:K\n"
-    "                    (default: hierarchical for reduce, physical "
-    "otherwise)\n"
-    "  --bytes N         bytes per member, suffixes K, M, G (default 8)\n"
+    "                    (default: hierarchical for reduce and "
+    "allreduce,\n"
+    "                    physical otherwise)\n"
+    "  --bytes N         bytes per member, or per block of scatter, gather, "
+    "allgather,\n"
+    "                    reduce-scatter, alltoall; suffixes K, M, G "
+    "(default 8)\n"
     "  --type T          int8..int64, uint8..uint64, float, double\n"
-    "                    (default: int32 for reduce, int8 otherwise)\n"
-    "  --op OP           reduce: sum, prod, min, max, band, bor, bxor "
-    "(default sum)\n"
+    "                    (default: int32 for reductions, int8 "
+    "otherwise)\n"
+    "  --op OP           reduce, allreduce, reduce-scatter: sum, prod, min, "
+    "max,\n"
+    "                    band, bor, bxor (default sum)\n"
     "  --algorithm A     see above\n"
     "  --threads N       worker threads (default: CPUs this process may "
     "use)\n"
@@ -70,7 +82,9 @@ static const char help_text[] =
     "  --timeout S       seconds for the whole run (default 60)\n"
     "  --fresh           newly allocated buffers for every iteration (one "
     "run each)\n"
-    "  --segment N       bcast, reduce: segment size (default: 64K from 256K up)\n"
+    "  --segment N       bcast, reduce, allreduce and reduce-scatter over "
+    "a tree:\n"
+    "                    segment size (default: 64K from 256K up)\n"
     "  --chunk N         gather chunked: chunk size in bytes (default: "
     "auto)\n"
     "  --json            one JSON object on standard output\n"
@@ -156,6 +170,49 @@ static const struct {
      "  --segment N  segment size, a multiple of the type size (default: "
      "64K from\n"
      "               256K up)\n"},
+    {TOPO_OP_ALLREDUCE,
+     "\nallreduce: every member ends with the element-wise --op of every "
+     "member's\n--bytes.\n"
+     "  algorithms:  tree (default: reduce up the tree, broadcast back "
+     "down,\n"
+     "               pipelined), hierarchical (needs -t hierarchical), "
+     "ring,\n"
+     "               recursive-doubling, rabenseifner\n"
+     "  tree:        hierarchical by default (tree and hierarchical use "
+     "it)\n"
+     "  --type T     int8..int64, uint8..uint64, float, double (default "
+     "int32)\n"
+     "  --op OP      sum (default), prod, min, max, band, bor, bxor\n"
+     "  --segment N  tree, hierarchical: segment size, a multiple of the "
+     "type size\n"
+     "               (default: 64K from 256K up)\n"},
+    {TOPO_OP_ALLGATHER,
+     "\nallgather: every member ends with every member's --bytes, in rank "
+     "order.\n"
+     "  algorithms:  ring (default), tree (gather up the tree, broadcast "
+     "down),\n"
+     "               recursive-doubling, bruck\n"
+     "  tree:        physical by default (used by tree)\n"},
+    {TOPO_OP_REDUCE_SCATTER,
+     "\nreduce-scatter: member of rank r ends with block r (--bytes) of the "
+     "element-wise\n--op of every member's members x --bytes.\n"
+     "  algorithms:  ring (default), tree (reduce up the tree, scatter "
+     "down),\n"
+     "               recursive-halving\n"
+     "  tree:        physical by default (used by tree)\n"
+     "  --type T     int8..int64, uint8..uint64, float, double (default "
+     "int32)\n"
+     "  --op OP      sum (default), prod, min, max, band, bor, bxor\n"
+     "  --segment N  tree: segment size, a multiple of the type size\n"},
+    {TOPO_OP_ALLTOALL,
+     "\nalltoall: member r ends with block r (--bytes) of every member's "
+     "members x\n--bytes, in rank order.\n"
+     "  algorithms:  pairwise (default), bruck, direct\n"},
+    {TOPO_OP_BARRIER,
+     "\nbarrier: no member leaves before every member has entered; no "
+     "data.\n"
+     "  algorithms:  dissemination (default), tree (fan in, fan out)\n"
+     "  tree:        physical by default (used by tree)\n"},
 };
 
 static const struct option long_opts[] = {
@@ -190,7 +247,7 @@ struct args {
 	const char *type_name, *redop_name; /* as given, or NULL */
 	struct topo_plan_params plan;
 	struct topo_run_params run;
-	int have_segment, have_chunk;
+	int have_segment, have_chunk, have_bytes;
 	int32_t root_rank; /* --root-rank, or -1 */
 	int json;
 	int fresh; /* --fresh: one run per iteration, buffers anew */
@@ -298,6 +355,7 @@ static int parse(struct args *a, int argc, char **argv)
 						   "4K or 1M (got \"%s\")",
 						   optarg);
 			a->plan.bytes = size;
+			a->have_bytes = 1;
 			break;
 		case OPT_SEGMENT:
 		case OPT_CHUNK:
@@ -454,11 +512,14 @@ static int parse(struct args *a, int argc, char **argv)
 				   argv[optind + 2]);
 	a->file = argv[optind + 1];
 	a->plan.op = a->op;
-	if (a->type_name == NULL) {
+	if (a->type_name == NULL || !a->have_bytes) {
 		struct topo_plan_params d;
 
 		topo_plan_params_init(&d, sizeof(d), a->op);
-		a->plan.type = d.type;
+		if (a->type_name == NULL)
+			a->plan.type = d.type;
+		if (!a->have_bytes)
+			a->plan.bytes = d.bytes; /* barrier: 0 */
 	}
 	return -1;
 }
@@ -467,15 +528,37 @@ static int parse(struct args *a, int argc, char **argv)
  * silently ignored. */
 static int check_op_options(const struct args *a)
 {
-	if (a->redop_name != NULL && a->op != TOPO_OP_REDUCE) {
-		cli_msg("--op applies to reduce only, not %s",
+	const char *alg = a->algorithm;
+	/* Segments cut the tree algorithms' pipelines. */
+	int seg_ok = a->op == TOPO_OP_BCAST || a->op == TOPO_OP_REDUCE ||
+		     (a->op == TOPO_OP_ALLREDUCE &&
+		      (alg == NULL || strcmp(alg, "tree") == 0 ||
+		       strcmp(alg, "hierarchical") == 0)) ||
+		     (a->op == TOPO_OP_REDUCE_SCATTER && alg != NULL &&
+		      strcmp(alg, "tree") == 0);
+	if (a->redop_name != NULL && !topo_op_reduces(a->op)) {
+		cli_msg("--op applies to reduce, allreduce and reduce-scatter, "
+			"not %s",
 			topo_op_name(a->op));
 		return EXIT_USAGE;
 	}
-	if (a->have_segment && a->op != TOPO_OP_BCAST &&
-	    a->op != TOPO_OP_REDUCE) {
-		cli_msg("--segment applies to bcast and reduce only, not %s",
+	if ((a->plan.root >= 0 || a->root_rank >= 0) &&
+	    !topo_op_has_root(a->op)) {
+		cli_msg("%s has no root: --root and --root-rank apply to bcast, "
+			"scatter, gather and reduce",
 			topo_op_name(a->op));
+		return EXIT_USAGE;
+	}
+	if (a->op == TOPO_OP_BARRIER &&
+	    (a->have_bytes || a->type_name != NULL)) {
+		cli_msg("barrier moves no data: --bytes and --type do not apply");
+		return EXIT_USAGE;
+	}
+	if (a->have_segment && !seg_ok) {
+		cli_msg("--segment applies to bcast, reduce, allreduce tree and "
+			"hierarchical, and reduce-scatter tree, not %s%s%s",
+			topo_op_name(a->op), a->algorithm != NULL ? " " : "",
+			a->algorithm != NULL ? a->algorithm : "");
 		return EXIT_USAGE;
 	}
 	if (a->have_chunk && a->op != TOPO_OP_GATHER) {
@@ -523,6 +606,15 @@ static int shown_iterations(const struct shown *s)
 	return s->a->fresh ? s->runs : topo_report_iterations(s->r);
 }
 
+/* What --bytes counts for op: a member's buffer, or one block of it. */
+static const char *bytes_unit(enum topo_op op)
+{
+	/* (scatter's and gather's blocks are one per member) */
+	return op == TOPO_OP_REDUCE_SCATTER || op == TOPO_OP_ALLTOALL
+		   ? "block"
+		   : "member";
+}
+
 /* The lines that say what was planned, the same for a replay's report and
  * a prediction's: op .. type. */
 static void print_plan_text(const struct args *a, const topo_tree *t,
@@ -538,12 +630,20 @@ static void print_plan_text(const struct args *a, const topo_tree *t,
 	cli_put_clean(stdout, topo_group_name(g));
 	fputs("\ntree:        ", stdout);
 	cli_put_clean(stdout, topo_tree_name(t));
-	printf("\nroot:        endpoint %d (rank %d)\n",
-	       (int)topo_plan_root(p),
-	       (int)topo_group_rank(g, topo_plan_root(p)));
+	putchar('\n');
+	if (topo_op_has_root(a->op))
+		printf("root:        endpoint %d (rank %d)\n",
+		       (int)topo_plan_root(p),
+		       (int)topo_group_rank(g, topo_plan_root(p)));
 	printf("members:     %d\n", (int)topo_group_size(g));
-	printf("bytes:       %zu per member\n", a->plan.bytes);
-	if (a->op == TOPO_OP_REDUCE)
+	if (a->op == TOPO_OP_BARRIER)
+		printf("bytes:       none (a barrier moves no data)\n");
+	else
+		printf("bytes:       %zu per %s\n", a->plan.bytes,
+		       bytes_unit(a->op));
+	if (a->op == TOPO_OP_BARRIER)
+		;
+	else if (topo_op_reduces(a->op))
 		printf("type:        %s, op %s\n", topo_type_name(a->plan.type),
 		       topo_redop_name(a->plan.redop));
 	else
@@ -565,18 +665,21 @@ static int plan_json(json_t *o, const struct args *a, const topo_tree *t,
 	bad |= json_object_set_new(o, "group", json_string(topo_group_name(g)));
 	bad |=
 	    json_object_set_new(o, "tree", json_string(topo_tree_name(t)));
-	bad |=
-	    json_object_set_new(o, "root", json_integer(topo_plan_root(p)));
-	bad |= json_object_set_new(
-	    o, "root_rank",
-	    json_integer(topo_group_rank(g, topo_plan_root(p))));
+	if (topo_op_has_root(a->op)) {
+		bad |= json_object_set_new(o, "root",
+					   json_integer(topo_plan_root(p)));
+		bad |= json_object_set_new(
+		    o, "root_rank",
+		    json_integer(topo_group_rank(g, topo_plan_root(p))));
+	}
 	bad |=
 	    json_object_set_new(o, "members", json_integer(topo_group_size(g)));
 	bad |= json_object_set_new(o, "bytes",
 				   json_integer((json_int_t)a->plan.bytes));
-	bad |= json_object_set_new(o, "type",
-				   json_string(topo_type_name(a->plan.type)));
-	if (a->op == TOPO_OP_REDUCE)
+	if (a->op != TOPO_OP_BARRIER)
+		bad |= json_object_set_new(
+		    o, "type", json_string(topo_type_name(a->plan.type)));
+	if (topo_op_reduces(a->op))
 		bad |= json_object_set_new(
 		    o, "reduce_op",
 		    json_string(topo_redop_name(a->plan.redop)));
@@ -1187,7 +1290,9 @@ int main(int argc, char **argv)
 	 * the others over the physical one; the parameters' defaults are
 	 * the library's (parse). */
 	if (a.tree == NULL)
-		a.tree = a.op == TOPO_OP_REDUCE ? "hierarchical" : "physical";
+		a.tree = a.op == TOPO_OP_REDUCE || a.op == TOPO_OP_ALLREDUCE
+			     ? "hierarchical"
+			     : "physical";
 	if (a.group == NULL)
 		a.group = "world";
 	a.plan.algorithm = a.algorithm;

@@ -70,8 +70,10 @@ static const char help[] =
     "for a\n"
     "                       compile output: the group's trees)\n"
     "  --op OP[,OP...]      operations, repeatable: bcast, scatter, "
-    "gather, reduce\n"
-    "                       (default: all four)\n"
+    "gather, reduce,\n"
+    "                       allreduce, allgather, reduce-scatter, alltoall, "
+    "barrier\n"
+    "                       (default: all but barrier)\n"
     "  --sizes LIST         bytes per member, comma-separated, suffixes K, "
     "M, G\n"
     "                       (default: 8,64,512,4K,32K,256K,2M,16M)\n"
@@ -104,15 +106,34 @@ static const char help[] =
 
 /* The operations and their algorithms, the default first, as collrun(1)
  * lists them (the library does not export its list). */
+#define OP_NAMES                                                               \
+	"bcast, scatter, gather, reduce, allreduce, allgather, "               \
+	"reduce-scatter, alltoall, barrier"
+#define MAX_ALGOS 5
 static const struct {
 	enum topo_op op;
-	const char *algos[2];
+	const char *algos[MAX_ALGOS];
 	size_t nalgos;
+	/* bit k: algorithm k does not use the tree (predicted once, its
+	 * tree shown as "any") */
+	unsigned tree_free;
+	/* in the default --op list */
+	int by_default;
 } ops_table[] = {
-    {TOPO_OP_BCAST, {"flood", NULL}, 1},
-    {TOPO_OP_SCATTER, {"tree", "or-combine"}, 2},
-    {TOPO_OP_GATHER, {"chunked", "tree"}, 2},
-    {TOPO_OP_REDUCE, {"hierarchical", "tree"}, 2},
+    {TOPO_OP_BCAST, {"flood"}, 1, 0, 1},
+    {TOPO_OP_SCATTER, {"tree", "or-combine"}, 2, 0, 1},
+    {TOPO_OP_GATHER, {"chunked", "tree"}, 2, 0, 1},
+    {TOPO_OP_REDUCE, {"hierarchical", "tree"}, 2, 0, 1},
+    {TOPO_OP_ALLREDUCE,
+     {"tree", "hierarchical", "ring", "recursive-doubling", "rabenseifner"},
+     5, 0x1c, 1},
+    {TOPO_OP_ALLGATHER,
+     {"ring", "tree", "recursive-doubling", "bruck"}, 4, 0xd, 1},
+    {TOPO_OP_REDUCE_SCATTER, {"ring", "tree", "recursive-halving"}, 3, 0x5,
+     1},
+    {TOPO_OP_ALLTOALL, {"pairwise", "bruck", "direct"}, 3, 0x7, 1},
+    /* no data: its time is the same at every size (asked for only) */
+    {TOPO_OP_BARRIER, {"dissemination", "tree"}, 2, 0x1, 0},
 };
 #define NOPS (sizeof(ops_table) / sizeof(ops_table[0]))
 
@@ -261,18 +282,16 @@ static int add_ops(struct args *a, const char *list)
 		if (len == 0)
 			return cli_usage_error(usage,
 					       "--op: an empty operation in "
-					       "\"%s\" (valid: bcast, scatter, "
-					       "gather, reduce)",
-					       list);
+					       "\"%s\" (valid: %s)",
+					       list, OP_NAMES);
 		snprintf(name, sizeof(name), "%.*s",
 			 (int)(len < sizeof(name) ? len : sizeof(name) - 1),
 			 tok);
 		topo_error_clear(&err);
 		if (len >= sizeof(name) ||
 		    topo_op_parse(&op, name, &err) != 0) {
-			cli_msg("--op: unknown operation \"%.*s\" (valid: "
-				"bcast, scatter, gather, reduce)",
-				(int)(len > 40 ? 40 : len), tok);
+			cli_msg("--op: unknown operation \"%.*s\" (valid: %s)",
+				(int)(len > 40 ? 40 : len), tok, OP_NAMES);
 			return EXIT_USAGE;
 		}
 		for (size_t k = 0; k < NOPS; k++) {
@@ -502,7 +521,8 @@ static int parse(struct args *a, int argc, char **argv)
 		a->group = "world";
 	if (a->nops == 0)
 		for (size_t k = 0; k < NOPS; k++)
-			a->ops[a->nops++] = k;
+			if (ops_table[k].by_default)
+				a->ops[a->nops++] = k;
 	if (a->nsizes == 0) {
 		a->nsizes = sizeof(default_sizes) / sizeof(default_sizes[0]);
 		memcpy(a->sizes, default_sizes, sizeof(default_sizes));
@@ -663,11 +683,15 @@ static int load_input(struct input *in, const struct args *a)
 /* A column of an operation's table: a tree and an algorithm. */
 struct col {
 	size_t op;   /* index into ops_table */
-	size_t tree; /* index into input.trees */
+	size_t tree; /* index into input.trees (the first: any) */
+	int tree_free; /* the algorithm does not use the tree */
 	const char *algo;
 	int any; /* some size was predicted */
 	int told; /* the text table told why it never was */
 };
+
+struct pool;
+static const char *col_tree(const struct pool *P, const struct col *c);
 
 /* One prediction: column col at size s is cell col * nsizes + s. */
 struct cell {
@@ -723,7 +747,9 @@ static int run_job(struct pool *P, size_t j, topo_error *err)
 	topo_error_clear(err);
 	topo_plan_params_init(&pp, sizeof(pp), ops_table[c->op].op);
 	pp.algorithm = c->algo;
-	pp.bytes = (size_t)a->sizes[j % a->nsizes];
+	pp.bytes = ops_table[c->op].op == TOPO_OP_BARRIER
+		       ? 0
+		       : (size_t)a->sizes[j % a->nsizes];
 	pp.type = op_type(a, c->op);
 	pp.predict_only = 1;
 	pp.timeout = a->timeout;
@@ -891,7 +917,7 @@ static int run_all(struct pool *P)
 		/* Which prediction ran out, then the library's words. */
 		fprintf(stderr, "%s: %s over ", cli_prog,
 			topo_op_name(ops_table[c->op].op));
-		cli_put_clean(stderr, topo_tree_name(P->in->trees[c->tree]));
+		cli_put_clean(stderr, col_tree(P, c));
 		fprintf(stderr, " with %s at %s bytes: ", c->algo, size);
 		cli_put_clean(stderr, P->fatal_err.text[0] != '\0'
 					  ? P->fatal_err.text
@@ -991,7 +1017,7 @@ static int32_t member_nodes(const topo_group *g)
 static int reduce_type(const struct args *a)
 {
 	for (size_t i = 0; i < a->nops; i++)
-		if (ops_table[a->ops[i]].op == TOPO_OP_REDUCE)
+		if (topo_op_reduces(ops_table[a->ops[i]].op))
 			return (int)op_type(a, a->ops[i]);
 	return -1;
 }
@@ -1025,7 +1051,14 @@ static int same_reason(const struct pool *P, size_t c, size_t n)
 
 static const char *col_tree(const struct pool *P, const struct col *c)
 {
-	return topo_tree_name(P->in->trees[c->tree]);
+	return c->tree_free ? "any" : topo_tree_name(P->in->trees[c->tree]);
+}
+
+/* Columns c and d show the same tree (tree-free ones: "any"). */
+static int same_tree(const struct col *c, const struct col *d)
+{
+	return c->tree_free == d->tree_free &&
+	       (c->tree_free || c->tree == d->tree);
 }
 
 /* Writes line (a memstream's text) to f without its trailing blanks, and
@@ -1072,8 +1105,11 @@ static void write_table(FILE *f, const struct pool *P, size_t k)
 	FILE *l;
 
 	op_cols(P, k, &first, &end);
-	fprintf(f, "\n%s (%s)\n", topo_op_name(ops_table[k].op),
-		topo_type_name(op_type(a, k)));
+	if (ops_table[k].op == TOPO_OP_BARRIER) /* no data, no type */
+		fprintf(f, "\nbarrier (no data: the same at every size)\n");
+	else
+		fprintf(f, "\n%s (%s)\n", topo_op_name(ops_table[k].op),
+			topo_type_name(op_type(a, k)));
 	for (size_t s = 0; s < n; s++) {
 		fmt_size(buf, sizeof(buf), a->sizes[s]);
 		if (strlen(buf) > wl)
@@ -1099,7 +1135,7 @@ static void write_table(FILE *f, const struct pool *P, size_t k)
 		size_t e = c, span = 0, k2 = 0, name, pad;
 
 		/* The visible columns of this tree: [c, e). */
-		while (e < end && P->cols[e].tree == P->cols[c].tree)
+		while (e < end && same_tree(&P->cols[e], &P->cols[c]))
 			e++;
 		for (size_t x = c; x < e; x++)
 			if (P->cols[x].any) {
@@ -1804,21 +1840,30 @@ int collc_predict(int argc, char **argv)
 	}
 
 	/* The columns: per operation, per tree, per algorithm. */
-	cols = calloc(NOPS * MAX_TREES * 2, sizeof(*cols));
+	cols = calloc(NOPS * (MAX_TREES + 1) * MAX_ALGOS, sizeof(*cols));
 	if (cols == NULL) {
 		cli_msg("out of memory");
 		rc = EXIT_FAILED;
 		goto done;
 	}
-	for (size_t i = 0; i < a.nops; i++)
-		for (size_t t = 0; t < in.ntrees; t++)
-			for (size_t k = 0; k < ops_table[a.ops[i]].nalgos;
-			     k++) {
-				cols[ncols].op = a.ops[i];
-				cols[ncols].tree = t;
-				cols[ncols].algo = ops_table[a.ops[i]].algos[k];
+	/* Per operation: the algorithms over each tree, then those that
+	 * use no tree, once (planned over the first tree). */
+	for (size_t i = 0; i < a.nops; i++) {
+		size_t k0 = a.ops[i];
+
+		for (size_t t = 0; t <= in.ntrees; t++)
+			for (size_t k = 0; k < ops_table[k0].nalgos; k++) {
+				int free_ = (ops_table[k0].tree_free >> k) & 1;
+
+				if (t == in.ntrees ? !free_ : free_)
+					continue;
+				cols[ncols].op = k0;
+				cols[ncols].tree = t == in.ntrees ? 0 : t;
+				cols[ncols].tree_free = free_;
+				cols[ncols].algo = ops_table[k0].algos[k];
 				ncols++;
 			}
+	}
 	P.a = &a;
 	P.in = &in;
 	P.cols = cols;

@@ -19,6 +19,13 @@
 enum topo__buf { TOPO__SEND = 0, TOPO__RECV = 1, TOPO__WORK = 2 };
 #define TOPO__NBUF 3
 
+/* A barrier member's own steps (struct topo__msg's mark), which the run
+ * stamps in the order they complete so that the verifier can check the
+ * barrier's guarantee: every member's leave after every member's enter.
+ * Each member of a barrier plan has one of each, a local step of 0 bytes:
+ * its enter before everything else it does, its leave after. */
+enum topo__mark { TOPO__MARK_NONE = 0, TOPO__MARK_ENTER = 1, TOPO__MARK_LEAVE = 2 };
+
 /* What a message does at its destination. */
 enum topo__kind {
 	TOPO__COPY = 0,   /* dst = src */
@@ -36,7 +43,7 @@ struct topo__msg {
 	int32_t src, dst; /* group ranks */
 	uint8_t sbuf, dbuf; /* enum topo__buf */
 	uint8_t kind;       /* enum topo__kind */
-	uint8_t pad;
+	uint8_t mark;       /* enum topo__mark: 0, or a barrier's step */
 	int32_t nwait;
 	int64_t soff, doff, len;
 	int64_t slot;
@@ -207,6 +214,26 @@ int topo__plan_gather_chunked(struct topo_plan *p, topo_error *err);
 int topo__plan_gather_tree(struct topo_plan *p, topo_error *err);
 int topo__plan_reduce_hierarchical(struct topo_plan *p, topo_error *err);
 int topo__plan_reduce_tree(struct topo_plan *p, topo_error *err);
+int topo__plan_allreduce_tree(struct topo_plan *p, topo_error *err);
+int topo__plan_allreduce_hierarchical(struct topo_plan *p, topo_error *err);
+int topo__plan_allreduce_ring(struct topo_plan *p, topo_error *err);
+int topo__plan_allreduce_recursive_doubling(struct topo_plan *p,
+					    topo_error *err);
+int topo__plan_allreduce_rabenseifner(struct topo_plan *p, topo_error *err);
+int topo__plan_allgather_tree(struct topo_plan *p, topo_error *err);
+int topo__plan_allgather_ring(struct topo_plan *p, topo_error *err);
+int topo__plan_allgather_recursive_doubling(struct topo_plan *p,
+					    topo_error *err);
+int topo__plan_allgather_bruck(struct topo_plan *p, topo_error *err);
+int topo__plan_reduce_scatter_tree(struct topo_plan *p, topo_error *err);
+int topo__plan_reduce_scatter_ring(struct topo_plan *p, topo_error *err);
+int topo__plan_reduce_scatter_recursive_halving(struct topo_plan *p,
+						topo_error *err);
+int topo__plan_alltoall_pairwise(struct topo_plan *p, topo_error *err);
+int topo__plan_alltoall_bruck(struct topo_plan *p, topo_error *err);
+int topo__plan_alltoall_direct(struct topo_plan *p, topo_error *err);
+int topo__plan_barrier_tree(struct topo_plan *p, topo_error *err);
+int topo__plan_barrier_dissemination(struct topo_plan *p, topo_error *err);
 
 /* Elementwise reduction of len bytes: dst = dst OP src (redop.c). */
 void topo__reduce(enum topo_type type, enum topo_redop op, void *dst,
@@ -261,6 +288,16 @@ int64_t topo__verify_until(const struct topo_plan *p,
 					  const struct topo__verify_error *e),
 			   void *ctx2, int64_t max,
 			   struct topo__verify_time *time);
+
+/* A barrier's guarantee, from the order in which its members' marked steps
+ * completed (stamp[m]: message m's place in that order, from 0; -1: it
+ * did not run): every member's leave after every member's enter.  Reports
+ * each member that left before the last one entered (kind "left early");
+ * returns their number.  0 for other operations or a NULL stamp. */
+int64_t topo__verify_barrier(const struct topo_plan *p, const int64_t *stamp,
+			     void (*report)(void *ctx2,
+					    const struct topo__verify_error *e),
+			     void *ctx2, int64_t max);
 
 /* ---------------------------------------------------------------------- */
 /* Transports: how a message's bytes get from one member to another. */

@@ -57,9 +57,9 @@ static void plan_defaults(struct topo_plan_params *p, size_t size,
 	if (HAVE(P, root, size))
 		p->root = -1;
 	if (HAVE(P, bytes, size))
-		p->bytes = 8;
+		p->bytes = op == TOPO_OP_BARRIER ? 0 : 8;
 	if (HAVE(P, type, size))
-		p->type = op == TOPO_OP_REDUCE ? TOPO_INT32 : TOPO_INT8;
+		p->type = topo_op_reduces(op) ? TOPO_INT32 : TOPO_INT8;
 	if (HAVE(P, redop, size))
 		p->redop = TOPO_SUM;
 	if (HAVE(P, segment, size))
@@ -107,7 +107,7 @@ int topo_plan_params_init(struct topo_plan_params *p, size_t size,
 	if (size < PLAN_MIN_SIZE)
 		return TOPO_EARG;
 	plan_defaults(p, size, op);
-	return (unsigned)op > TOPO_OP_REDUCE ? TOPO_EARG : 0;
+	return (unsigned)op >= TOPO_OP_COUNT ? TOPO_EARG : 0;
 }
 
 int topo_run_params_init(struct topo_run_params *p, size_t size)

@@ -47,9 +47,9 @@ extern "C" {
  * a program runs against another shared library than it was built with,
  * is topo_version_string() and topo_version_cmp(). */
 #define TOPO_VERSION_MAJOR 0
-#define TOPO_VERSION_MINOR 2
+#define TOPO_VERSION_MINOR 3
 #define TOPO_VERSION_PATCH 0
-#define TOPO_VERSION_STRING "0.2.0"
+#define TOPO_VERSION_STRING "0.3.0"
 
 /* The version of the library running, "MAJOR.MINOR.PATCH" (static, never
  * NULL): TOPO_VERSION_STRING as the library was built. */
@@ -419,7 +419,20 @@ TOPO_EXTERN int topo_tree_write_dot_nodes(const topo_tree *t, FILE *f,
 /* Replay: plan a collective over a tree and run it with real data         */
 /* (collrun(1); the algorithms are described in libtopo(3))                */
 
-enum topo_op { TOPO_OP_BCAST, TOPO_OP_SCATTER, TOPO_OP_GATHER, TOPO_OP_REDUCE };
+/* The collectives (collrun(1) OPERATIONS says what each leaves where).
+ * New operations are added before TOPO_OP_COUNT, never in between. */
+enum topo_op {
+	TOPO_OP_BCAST,
+	TOPO_OP_SCATTER,
+	TOPO_OP_GATHER,
+	TOPO_OP_REDUCE,
+	TOPO_OP_ALLREDUCE,
+	TOPO_OP_ALLGATHER,
+	TOPO_OP_REDUCE_SCATTER, /* equal blocks: MPI_Reduce_scatter_block */
+	TOPO_OP_ALLTOALL,
+	TOPO_OP_BARRIER,
+	TOPO_OP_COUNT
+};
 
 /* Element types: X(enum name, C type, name in the CLI). */
 #define TOPO_TYPE_MAP(X)                                                       \
@@ -459,6 +472,11 @@ TOPO_EXTERN int topo_type_parse(enum topo_type *out, const char *name,
 				topo_error *err);
 TOPO_EXTERN int topo_redop_parse(enum topo_redop *out, const char *name,
 				 topo_error *err);
+/* 1 when op has a root (bcast, scatter, gather, reduce), else 0. */
+TOPO_EXTERN int topo_op_has_root(enum topo_op op);
+/* 1 when op combines with an operator (reduce, allreduce,
+ * reduce-scatter), else 0. */
+TOPO_EXTERN int topo_op_reduces(enum topo_op op);
 
 /* ---------------------------------------------------------------------- */
 /* Costs of the described machine (collc(5) "costs"; the model: collc(7))  */
@@ -539,14 +557,20 @@ struct topo_plan_params {
 	enum topo_op op; /* set by the _init */
 	/* NULL (default): the op's default algorithm (collrun(1)) */
 	const char *algorithm;
-	int32_t root; /* endpoint id; -1 (default): the tree's root */
-	size_t bytes; /* per member (see collrun(1)); default 8 */
-	/* element type; default TOPO_INT32 for reduce, TOPO_INT8 otherwise */
+	/* endpoint id; -1 (default): the tree's root.  Operations without a
+	 * root (topo_op_has_root) refuse any other value. */
+	int32_t root;
+	/* per member or per block (see collrun(1)); default 8, a barrier's
+	 * 0 (its only value) */
+	size_t bytes;
+	/* element type; default TOPO_INT32 for the reductions
+	 * (topo_op_reduces), TOPO_INT8 otherwise */
 	enum topo_type type;
-	enum topo_redop redop; /* reduce only; default TOPO_SUM */
-	/* bcast and reduce: segment size in bytes (reduce: a multiple of
-	 * the type size); 0 (default): 64 KiB segments from 256 KiB up,
-	 * else whole */
+	enum topo_redop redop; /* the reductions only; default TOPO_SUM */
+	/* bcast, reduce, allreduce tree and hierarchical, reduce-scatter
+	 * tree: segment size in bytes (the reductions: a multiple of the
+	 * type size); 0 (default): 64 KiB segments from 256 KiB up, else
+	 * whole; the other algorithms ignore it */
 	size_t segment;
 	size_t chunk; /* gather chunked: chunk size; 0 (default): auto */
 	/* seconds planning may take; 0 (default): no limit.  A plan not

@@ -10,7 +10,9 @@
 #include <string.h>
 
 /* In the order of the enums. */
-static const char *const op_names[] = {"bcast", "scatter", "gather", "reduce"};
+static const char *const op_names[] = {
+    "bcast",	 "scatter",	   "gather",   "reduce", "allreduce",
+    "allgather", "reduce-scatter", "alltoall", "barrier"};
 #define NOPS (sizeof(op_names) / sizeof(op_names[0]))
 
 static const char *const type_names[] = {
@@ -33,6 +35,18 @@ static const char *const redop_names[] = {"sum",  "prod", "min", "max",
 const char *topo_op_name(enum topo_op op)
 {
 	return (unsigned)op < NOPS ? op_names[op] : "unknown";
+}
+
+int topo_op_has_root(enum topo_op op)
+{
+	return op == TOPO_OP_BCAST || op == TOPO_OP_SCATTER ||
+	       op == TOPO_OP_GATHER || op == TOPO_OP_REDUCE;
+}
+
+int topo_op_reduces(enum topo_op op)
+{
+	return op == TOPO_OP_REDUCE || op == TOPO_OP_ALLREDUCE ||
+	       op == TOPO_OP_REDUCE_SCATTER;
 }
 
 const char *topo_type_name(enum topo_type type)

@@ -46,6 +46,26 @@ static const struct algo {
     {TOPO_OP_GATHER, "tree", topo__plan_gather_tree},
     {TOPO_OP_REDUCE, "hierarchical", topo__plan_reduce_hierarchical},
     {TOPO_OP_REDUCE, "tree", topo__plan_reduce_tree},
+    {TOPO_OP_ALLREDUCE, "tree", topo__plan_allreduce_tree},
+    {TOPO_OP_ALLREDUCE, "hierarchical", topo__plan_allreduce_hierarchical},
+    {TOPO_OP_ALLREDUCE, "ring", topo__plan_allreduce_ring},
+    {TOPO_OP_ALLREDUCE, "recursive-doubling",
+     topo__plan_allreduce_recursive_doubling},
+    {TOPO_OP_ALLREDUCE, "rabenseifner", topo__plan_allreduce_rabenseifner},
+    {TOPO_OP_ALLGATHER, "ring", topo__plan_allgather_ring},
+    {TOPO_OP_ALLGATHER, "tree", topo__plan_allgather_tree},
+    {TOPO_OP_ALLGATHER, "recursive-doubling",
+     topo__plan_allgather_recursive_doubling},
+    {TOPO_OP_ALLGATHER, "bruck", topo__plan_allgather_bruck},
+    {TOPO_OP_REDUCE_SCATTER, "ring", topo__plan_reduce_scatter_ring},
+    {TOPO_OP_REDUCE_SCATTER, "tree", topo__plan_reduce_scatter_tree},
+    {TOPO_OP_REDUCE_SCATTER, "recursive-halving",
+     topo__plan_reduce_scatter_recursive_halving},
+    {TOPO_OP_ALLTOALL, "pairwise", topo__plan_alltoall_pairwise},
+    {TOPO_OP_ALLTOALL, "bruck", topo__plan_alltoall_bruck},
+    {TOPO_OP_ALLTOALL, "direct", topo__plan_alltoall_direct},
+    {TOPO_OP_BARRIER, "dissemination", topo__plan_barrier_dissemination},
+    {TOPO_OP_BARRIER, "tree", topo__plan_barrier_tree},
 };
 #define NALGOS (sizeof(algos) / sizeof(algos[0]))
 
@@ -470,7 +490,6 @@ int topo__plan_msg(struct topo_plan *p, const struct topo__msg *m, int64_t *id,
 	} else {
 		p->msg[p->nmsg] = *m;
 		p->msg[p->nmsg].nwait = 0; /* counted by topo__plan_finish */
-		p->msg[p->nmsg].pad = 0;
 	}
 	if (id != NULL)
 		*id = p->nmsg;
@@ -590,6 +609,12 @@ static int check_msg(const struct topo_plan *p, int64_t i, topo_error *err)
 		what = "reduces a partial element";
 	else if (m->slot < -1 || m->slot >= p->nslots)
 		what = "names a receipt counter that does not exist";
+	else if (m->mark > TOPO__MARK_LEAVE ||
+		 (m->mark != TOPO__MARK_NONE &&
+		  (m->src != m->dst || m->len != 0 ||
+		   p->params.op != TOPO_OP_BARRIER)))
+		what = "marks a barrier step that is not a barrier member's "
+		       "own step of 0 bytes";
 	if (what != NULL)
 		return topo__err(err, TOPO_EINVAL, NULL, NULL,
 				 "plan: message %lld %s", (long long)i, what);
@@ -605,6 +630,36 @@ static int check_msg(const struct topo_plan *p, int64_t i, topo_error *err)
 		    (long long)bufsize(p, m->sbuf, m->src), buf_names[m->dbuf],
 		    (long long)m->doff, m->dst,
 		    (long long)bufsize(p, m->dbuf, m->dst));
+	return 0;
+}
+
+/* A barrier plan gives each member one enter and one leave step (the
+ * run's check of its order needs them; exec_internal.h). */
+static int check_barrier_marks(const struct topo_plan *p, topo_error *err)
+{
+	uint8_t *seen = topo__calloc((size_t)p->n + 1, 1);
+	int32_t bad = -1;
+
+	if (seen == NULL)
+		return topo__err(err, TOPO_ENOMEM, NULL, NULL, "out of memory");
+	for (int64_t i = 0; i < p->nmsg && bad < 0; i++) {
+		int k = p->msg[i].mark;
+
+		if (k == TOPO__MARK_NONE)
+			continue;
+		if (seen[p->msg[i].src] & k)
+			bad = p->msg[i].src;
+		seen[p->msg[i].src] |= (uint8_t)k;
+	}
+	for (int32_t r = 0; r < p->n && bad < 0; r++)
+		if (seen[r] != (TOPO__MARK_ENTER | TOPO__MARK_LEAVE))
+			bad = r;
+	topo__free(seen);
+	if (bad >= 0)
+		return topo__err(err, TOPO_EINVAL, NULL, NULL,
+				 "plan: barrier member %d does not have exactly "
+				 "one enter and one leave step",
+				 (int)bad);
 	return 0;
 }
 
@@ -691,6 +746,11 @@ int topo__plan_finish(struct topo_plan *p, topo_error *err)
 		}
 		if (topo__msg_src(p, i) != topo__msg_dst(p, i))
 			p->ntransport++;
+	}
+	if (!p->predict_only && p->params.op == TOPO_OP_BARRIER) {
+		rc = check_barrier_marks(p, err);
+		if (rc != 0)
+			return rc;
 	}
 	/* The arrays of the message list are complete. */
 	topo__populate_wait(&p->populate);
@@ -836,7 +896,7 @@ static int check_params(struct topo_plan_params *q, const topo_tree *t,
 	char list[160];
 	size_t size;
 
-	if ((unsigned)q->op > TOPO_OP_REDUCE)
+	if ((unsigned)q->op >= TOPO_OP_COUNT)
 		return topo__err(err, TOPO_EARG, NULL, NULL,
 				 "unknown operation %d", (int)q->op);
 	if ((unsigned)q->type >= TOPO_TYPE_COUNT)
@@ -857,6 +917,10 @@ static int check_params(struct topo_plan_params *q, const topo_tree *t,
 				 "unknown %s algorithm \"%s\" (valid: %s)",
 				 topo_op_name(q->op), q->algorithm, list);
 	}
+	if (!topo_op_has_root(q->op) && q->root != -1)
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "%s has no root (endpoint %d given)",
+				 topo_op_name(q->op), q->root);
 	*root = q->root == -1 ? t->root : topo_group_rank(g, q->root);
 	if (*root < 0) {
 		describe_members(list, sizeof(list), g);
@@ -865,11 +929,16 @@ static int check_params(struct topo_plan_params *q, const topo_tree *t,
 				 "\"%s\" (members: %s)",
 				 q->root, g->name, list);
 	}
-	q->root = g->members[*root];
-	if (q->bytes == 0)
+	/* (A rootless operation's is the tree's, which it may ignore.) */
+	q->root = topo_op_has_root(q->op) ? g->members[*root] : -1;
+	if (q->op == TOPO_OP_BARRIER && q->bytes != 0)
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "barrier moves no data (%zu bytes given)",
+				 q->bytes);
+	if (q->bytes == 0 && q->op != TOPO_OP_BARRIER)
 		q->bytes = 8;
 	size = topo_type_size(q->type);
-	if ((q->op == TOPO_OP_REDUCE ||
+	if ((topo_op_reduces(q->op) ||
 	     (q->op == TOPO_OP_GATHER &&
 	      strcmp((*algo)->name, "chunked") == 0)) &&
 	    q->bytes % size != 0)
@@ -884,14 +953,15 @@ static int check_params(struct topo_plan_params *q, const topo_tree *t,
 				 "a chunk size applies to gather chunked only, "
 				 "not %s %s",
 				 topo_op_name(q->op), (*algo)->name);
-	if (q->op == TOPO_OP_REDUCE && q->redop >= TOPO_BAND &&
+	if (topo_op_reduces(q->op) && q->redop >= TOPO_BAND &&
 	    (q->type == TOPO_FLOAT || q->type == TOPO_DOUBLE))
 		return topo__err(err, TOPO_EARG, NULL, NULL,
 				 "operator %s applies to integer types only, "
 				 "not %s (valid: sum, prod, min, max)",
 				 topo_redop_name(q->redop),
 				 topo_type_name(q->type));
-	/* Scatter's root sends and gather's root receives n blocks. */
+	/* Scatter's root sends and gather's root receives n blocks; so
+	 * does every member of an allgather, reduce-scatter or alltoall. */
 	if (q->bytes > (uint64_t)INT64_MAX / (uint64_t)g->size)
 		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
 				 "%zu bytes for each of %d members is more "

@@ -70,6 +70,10 @@ struct run {
 	struct topo__pool *pool;
 	int32_t *nwait;	     /* [nmsg], this iteration's remaining waits */
 	int64_t *slot_count; /* [nslots] */
+	/* a barrier's: [nmsg] when each marked step completed, in the
+	 * order of seq (topo__verify_barrier); NULL otherwise */
+	int64_t *stamp;
+	_Atomic int64_t seq;
 	int64_t *roots;	     /* [nroots] messages waiting for nothing */
 	int64_t nroots;
 	_Atomic int64_t failed; /* first message whose delivery failed */
@@ -109,6 +113,10 @@ static void run_task(void *ctx, int64_t task, int worker)
 	if (m->slot >= 0)
 		__atomic_fetch_add(&x->slot_count[m->slot], 1,
 				   __ATOMIC_RELAXED);
+	/* Before its successors are released: a step that depends on this
+	 * one is always stamped later. */
+	if (m->mark != TOPO__MARK_NONE)
+		x->stamp[task] = atomic_fetch_add(&x->seq, 1);
 	for (int64_t k = p->succ_off[task]; k < p->succ_off[task + 1]; k++) {
 		int64_t s = p->succ[k];
 
@@ -306,6 +314,11 @@ static void reset(struct run *x, const int32_t *nwait0)
 	}
 	memset(x->slot_count, 0, (size_t)p->nslots * sizeof(int64_t));
 	memcpy(x->nwait, nwait0, (size_t)p->nmsg * sizeof(int32_t));
+	if (x->stamp != NULL) {
+		for (int64_t m = 0; m < p->nmsg; m++)
+			x->stamp[m] = -1;
+		atomic_store(&x->seq, 0);
+	}
 }
 
 /* The default number of workers: one per CPU the process may run on (its
@@ -408,8 +421,12 @@ int topo__plan_run_transport(const topo_plan *p,
 	nwait0 = topo__mallocarray((size_t)p->nmsg, sizeof(int32_t));
 	x.nwait = topo__mallocarray((size_t)p->nmsg, sizeof(int32_t));
 	x.slot_count = topo__mallocarray((size_t)p->nslots, sizeof(int64_t));
+	if (p->params.op == TOPO_OP_BARRIER)
+		x.stamp = topo__mallocarray((size_t)p->nmsg + 1,
+					    sizeof(int64_t));
 	if (r->err == NULL || seconds == NULL || nwait0 == NULL ||
-	    x.nwait == NULL || x.slot_count == NULL)
+	    x.nwait == NULL || x.slot_count == NULL ||
+	    (p->params.op == TOPO_OP_BARRIER && x.stamp == NULL))
 		goto out;
 	for (int64_t i = 0; i < p->nmsg; i++) {
 		nwait0[i] = p->msg[i].nwait;
@@ -531,6 +548,10 @@ int topo__plan_run_transport(const topo_plan *p,
 					       x.slot_count, verify_report, &v,
 					       (int64_t)(MAX_ERRORS - r->nerr),
 					       &vt);
+		if (!vt.timed_out)
+			r->total += topo__verify_barrier(
+			    p, x.stamp, verify_report, &v,
+			    (int64_t)(MAX_ERRORS - r->nerr));
 		if (vt.timed_out) {
 			add_error(r, -1, "timeout",
 				  "the run did not finish within %g s "
@@ -555,6 +576,7 @@ out:
 	x.tr->close(x.state);
 	topo__free(x.roots);
 	topo__free(x.slot_count);
+	topo__free(x.stamp);
 	topo__free(x.nwait);
 	topo__free(nwait0);
 	topo__free(seconds);

@@ -279,7 +279,7 @@ static void input_range(const struct topo_plan *p, int32_t r, uint64_t off,
 {
 	uint64_t seed = plan_seed(p);
 
-	if (p->params.op == TOPO_OP_REDUCE)
+	if (topo_op_reduces(p->params.op))
 		reduce_fill(seed, p->params.type, p->params.redop, r, off, out,
 			    len);
 	else if (p->params.op == TOPO_OP_SCATTER && r != p->root)
@@ -436,6 +436,9 @@ static void combine(enum topo_type t, enum topo_redop op, union scratch *acc,
 
 struct check {
 	const struct topo_plan *p;
+	/* allreduce and reduce-scatter: the reduction of every member's
+	 * input, computed once for all members (NULL: per member) */
+	unsigned char *reduced;
 	unsigned char *(*buf)(void *ctx, int32_t r, int kind);
 	void *ctx;
 	void (*report)(void *ctx2, const struct topo__verify_error *e);
@@ -521,36 +524,83 @@ static int check_copy(struct check *c, int32_t r, int64_t off, int32_t src,
 	return 0;
 }
 
-/* The root's RECV against the reduction of every member's input, combined
- * in rank order, CHUNK bytes at a time. */
-static int check_reduce(struct check *c, int32_t r, int64_t len)
+/* The reduction of every member's input bytes [off, off + n) (n at most
+ * CHUNK), combined in rank order, into c->want. */
+static void reduce_chunk(struct check *c, int64_t off, size_t n)
 {
 	const struct topo_plan *p = c->p;
-	const unsigned char *got = c->buf(c->ctx, r, TOPO__RECV);
 	enum topo_type t = p->params.type;
 	size_t ts = type_bytes(t);
 
+	input_range(p, 0, (uint64_t)off, c->want.b, n);
+	for (int32_t m = 1; m < p->n; m++) {
+		input_range(p, m, (uint64_t)off, c->tmp.b, n);
+		combine(t, p->params.redop, &c->want, &c->tmp, n - n % ts);
+	}
+}
+
+/* Member r's RECV [0, len) against the reduction of every member's input
+ * bytes [off, off + len): computed here, CHUNK bytes at a time, or taken
+ * from c->reduced. */
+static int check_reduce(struct check *c, int32_t r, int64_t off, int64_t len)
+{
+	const struct topo_plan *p = c->p;
+	const unsigned char *got = c->buf(c->ctx, r, TOPO__RECV);
+	size_t ts = type_bytes(p->params.type);
+
 	for (int64_t i = 0; i < len; i += CHUNK) {
 		size_t n = (size_t)(len - i < CHUNK ? len - i : CHUNK);
+		const unsigned char *want;
 
-		input_range(p, 0, (uint64_t)i, c->want.b, n);
-		for (int32_t m = 1; m < p->n; m++) {
-			input_range(p, m, (uint64_t)i, c->tmp.b, n);
-			combine(t, p->params.redop, &c->want, &c->tmp,
-				n - n % ts);
+		if (c->reduced != NULL) {
+			want = c->reduced + off + i;
+		} else {
+			reduce_chunk(c, off + i, n);
+			want = c->want.b;
 		}
-		if (memcmp(got + i, c->want.b, n) != 0) {
-			size_t d = first_diff(got + i, c->want.b, n);
+		if (memcmp(got + i, want, n) != 0) {
+			size_t d = first_diff(got + i, want, n);
 			int64_t at = i + (int64_t)d;
 
 			emit(c, r, "wrong data",
 			     "receive buffer byte %" PRId64 " (element %" PRId64
 			     "): got 0x%02x, want 0x%02x",
-			     at, at / (int64_t)ts, got[at], c->want.b[d]);
+			     at, at / (int64_t)ts, got[at], want[d]);
 			return 1;
 		}
 	}
 	return 0;
+}
+
+/* The reduction every member of an allreduce (B bytes) or a
+ * reduce-scatter (n blocks of B) is checked against, computed once:
+ * c->reduced, or NULL without the memory (each member's check then
+ * computes its part).  Stops at the deadline (time->timed_out). */
+static void reduce_all(struct check *c, struct topo__verify_time *time)
+{
+	const struct topo_plan *p = c->p;
+	int64_t len = (int64_t)p->params.bytes;
+
+	c->reduced = NULL;
+	if (p->params.op == TOPO_OP_REDUCE_SCATTER)
+		len *= p->n;
+	else if (p->params.op != TOPO_OP_ALLREDUCE)
+		return;
+	if (len <= 0 || p->n < 2)
+		return;
+	c->reduced = topo__malloc((size_t)len);
+	if (c->reduced == NULL)
+		return;
+	for (int64_t i = 0; i < len; i += CHUNK) {
+		size_t n = (size_t)(len - i < CHUNK ? len - i : CHUNK);
+
+		if (time->deadline > 0 && topo__now() >= time->deadline) {
+			time->timed_out = true;
+			return;
+		}
+		reduce_chunk(c, i, n);
+		memcpy(c->reduced + i, c->want.b, n);
+	}
 }
 
 /* Member r's RECV, per the operation's definition.  Returns 1 when an
@@ -564,13 +614,22 @@ static int check_recv(struct check *c, int32_t r)
 	switch (p->params.op) {
 	case TOPO_OP_BCAST:
 	case TOPO_OP_SCATTER:
+	case TOPO_OP_ALLREDUCE:
+	case TOPO_OP_REDUCE_SCATTER:
 		need = nb;
 		break;
-	default: /* gather and reduce: only the root holds a result */
+	case TOPO_OP_ALLGATHER:
+	case TOPO_OP_ALLTOALL:
+		need = nb * p->n;
+		break;
+	case TOPO_OP_GATHER:
+	case TOPO_OP_REDUCE: /* only the root holds a result */
 		if (r != root)
 			return 0;
 		need = p->params.op == TOPO_OP_GATHER ? nb * p->n : nb;
 		break;
+	default: /* barrier: no data (its order is checked apart) */
+		return 0;
 	}
 	have = bufsize(p, TOPO__RECV, r);
 	if (have < need) {
@@ -586,12 +645,21 @@ static int check_recv(struct check *c, int32_t r)
 	case TOPO_OP_SCATTER:
 		return check_copy(c, r, 0, root, nb * r, nb, 0);
 	case TOPO_OP_GATHER:
+	case TOPO_OP_ALLGATHER:
 		for (int32_t b = 0; b < p->n; b++)
 			if (check_copy(c, r, nb * b, b, 0, nb, 1))
 				return 1;
 		return 0;
-	default:
-		return check_reduce(c, r, nb);
+	case TOPO_OP_ALLTOALL:
+		/* Block b: what member b sent to r. */
+		for (int32_t b = 0; b < p->n; b++)
+			if (check_copy(c, r, nb * b, b, nb * r, nb, 1))
+				return 1;
+		return 0;
+	case TOPO_OP_REDUCE_SCATTER:
+		return check_reduce(c, r, nb * r, nb);
+	default: /* reduce, allreduce */
+		return check_reduce(c, r, 0, nb);
 	}
 }
 
@@ -673,6 +741,7 @@ int64_t topo__verify_until(const struct topo_plan *p,
 	c->ctx2 = ctx2;
 	c->max = max;
 	c->count = 0;
+	c->reduced = NULL;
 
 	/* Receipt counters are only aggregated per member when some are
 	 * wrong, which keeps the usual case free of allocations. */
@@ -701,7 +770,8 @@ int64_t topo__verify_until(const struct topo_plan *p,
 				report_tally(c, m, t);
 		}
 	}
-	for (int32_t r = 0; r < p->n; r++) {
+	reduce_all(c, time);
+	for (int32_t r = 0; r < p->n && !time->timed_out; r++) {
 		int missing = 0;
 
 		/* Every 256 members, the clock: a member's check costs its
@@ -728,16 +798,51 @@ int64_t topo__verify_until(const struct topo_plan *p,
 			missing = tally[r].short_want > 0;
 		}
 		/* A member that receives from one source and missed it holds
-		 * poison: "undelivered" already says why.  Gather and reduce
-		 * roots receive from many, and where their data goes wrong
-		 * says from whom. */
-		if (!missing || p->params.op == TOPO_OP_GATHER ||
-		    p->params.op == TOPO_OP_REDUCE) {
+		 * poison: "undelivered" already says why.  The other
+		 * operations' members receive from many, and where their data
+		 * goes wrong says from whom. */
+		if (!missing || (p->params.op != TOPO_OP_BCAST &&
+				 p->params.op != TOPO_OP_SCATTER))
 			check_recv(c, r);
-		}
 		check_send(c, r);
 	}
 	total = c->count;
+	topo__free(c->reduced);
 	topo__free(tally);
 	return total;
+}
+
+int64_t topo__verify_barrier(const struct topo_plan *p, const int64_t *stamp,
+			     void (*report)(void *ctx2,
+					    const struct topo__verify_error *e),
+			     void *ctx2, int64_t max)
+{
+	struct check chk, *c = &chk;
+	int64_t last = -1, lm = -1;
+
+	memset(c, 0, sizeof(*c));
+	c->p = p;
+	c->report = report;
+	c->ctx2 = ctx2;
+	c->max = max;
+	if (p->params.op != TOPO_OP_BARRIER || stamp == NULL || p->msg == NULL)
+		return 0;
+	/* The last member to enter, in the order the steps completed. */
+	for (int64_t m = 0; m < p->nmsg; m++)
+		if (p->msg[m].mark == TOPO__MARK_ENTER && stamp[m] > last) {
+			last = stamp[m];
+			lm = m;
+		}
+	if (lm < 0)
+		return 0;
+	/* Steps that never ran are the receipt counters' to report. */
+	for (int64_t m = 0; m < p->nmsg; m++)
+		if (p->msg[m].mark == TOPO__MARK_LEAVE && stamp[m] >= 0 &&
+		    stamp[m] < last)
+			emit(c, p->msg[m].src, "left early",
+			     "left the barrier (step %" PRId64 " of the run) "
+			     "before endpoint %d entered it (step %" PRId64 ")",
+			     stamp[m] + 1, (int)endpoint(p, p->msg[lm].src),
+			     last + 1);
+	return c->count;
 }

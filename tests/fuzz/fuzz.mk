@@ -25,7 +25,7 @@ FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(B)/fuzz/obj/%.o)
 
 .PHONY: fuzz fuzz-smoke fuzz-regress fuzz-build fuzz-deps
 
-$(B)/fuzz/obj/%.o: %.c $(wildcard libtopo/*.h)
+$(B)/fuzz/obj/%.o: %.c $(wildcard libtopo/*.h libtopo/*/*.h libtopo/*/*/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -Ilibtopo -c $< -o $@
 

@@ -129,6 +129,10 @@ static const struct {
     {TOPO_OP_SCATTER, "or-combine"}, {TOPO_OP_GATHER, "chunked"},
     {TOPO_OP_GATHER, "tree"},	     {TOPO_OP_REDUCE, "hierarchical"},
     {TOPO_OP_REDUCE, "tree"},
+    /* the algorithms of the rootless operations that follow the tree */
+    {TOPO_OP_ALLREDUCE, "tree"},	     {TOPO_OP_ALLREDUCE, "hierarchical"},
+    {TOPO_OP_ALLGATHER, "tree"},	     {TOPO_OP_REDUCE_SCATTER, "tree"},
+    {TOPO_OP_BARRIER, "tree"},
 };
 
 /*
@@ -149,8 +153,12 @@ static void plan(const topo_tree *t, size_t a, int32_t root_rank, int derived)
 
 	topo_plan_params_init(&pp, sizeof(pp), algos[a].op);
 	pp.algorithm = algos[a].name;
-	pp.root = topo_group_members(g)[root_rank];
-	pp.bytes = 16; /* type: int32 for reduce, int8 otherwise */
+	/* (a rootless operation refuses a root, a barrier bytes) */
+	pp.root = topo_op_has_root(algos[a].op) ? topo_group_members(g)[root_rank]
+						: -1;
+	pp.bytes = algos[a].op == TOPO_OP_BARRIER
+		       ? 0
+		       : 16; /* type: int32 for the reductions, else int8 */
 	topo_error_clear(&err);
 	rc = topo_plan_new(&p, t, &pp, &err);
 	fuzz_check_error(rc, &err, "topo_plan_new");
@@ -162,8 +170,10 @@ static void plan(const topo_tree *t, size_t a, int32_t root_rank, int derived)
 			   "%s plan: rc %d: %s", algos[a].name, rc, err.text);
 		return;
 	}
-	FUZZ_CHECK(topo_plan_root(p) == pp.root, "plan root %d, want %d",
-		   (int)topo_plan_root(p), (int)pp.root);
+	FUZZ_CHECK(!topo_op_has_root(algos[a].op) ||
+		       topo_plan_root(p) == pp.root,
+		   "plan root %d, want %d", (int)topo_plan_root(p),
+		   (int)pp.root);
 	if (topo_group_size(g) <= MAX_RUN) {
 		topo_run_params_init(&rp, sizeof(rp));
 		rp.threads = 1;

@@ -21,24 +21,32 @@
 # members share its network link and loopback where LogGP gives every
 # member a port of its own; SimGrid charges s bytes where LogGP charges
 # s - 1; and a member replays its receives in one fixed order.  Hence
-# three tolerances, each above what was measured (SimGrid 3.32, Debian 12)
+# four tolerances, each above what was measured (SimGrid 3.32, Debian 12)
 # with room for another SimGrid version, and each saying where the models
 # agree in principle:
 #   - 8 B (latency-bound, bandwidth barely counts): within 20%
-#     (measured: -13.1% .. +9.2%; the largest, one node of 6 tasks, from
-#     fan-ins whose receives SMPI overlaps);
+#     (measured: -13.1% .. +11.5%; the largest, one node of 6 tasks, from
+#     fan-ins whose receives SMPI overlaps).  Allgather, reduce-scatter
+#     and alltoall move n blocks of 8 B per member, not 8 B: they are
+#     classed by machine as the 64 KiB cases are (measured at 8 B on
+#     shared machines: up to +31.4%);
 #   - 64 KiB on machines of one member per node (task8, torus-2d), where a
-#     node's links are its one member's port: within 30% (measured: -1.0%
+#     node's links are its one member's port: within 30% (measured: -1.9%
 #     .. +23.5%, flow sharing where LogGP queues);
 #   - 64 KiB on machines whose nodes hold several members: SMPI at most 5
-#     times slower and at most 25% faster (measured: -16.4% .. +368.6%).
+#     times slower and at most 25% faster (measured: -21.4% .. +390.2%).
 #     SimGrid is slower where a plan has several members of one node use
 #     the network (or the loopback) at once, as hierarchical trees spread
 #     a node's net edges over its members: LogGP's own port per member is
-#     optimistic there, and only a sanity bound holds.
+#     optimistic there, and only a sanity bound holds;
+#   - alltoall on those machines: at most 12 times slower (measured:
+#     up to +821.6%, direct over the uneven example): every member of a
+#     node streams n - 1 blocks through the node's one link (or loopback)
+#     at once, the contention LogGP's port per member leaves out most.
 # The measured differences are printed per operation and algorithm; the
 # suite fails on a case beyond its tolerance, or a replay that does not
-# run.  TOL_LAT, TOL_OWN and TOL_SHARED override the three (fractions).
+# run.  TOL_LAT, TOL_OWN, TOL_SHARED and TOL_A2A override the four
+# (fractions).
 #
 # Prints "sim: N passed, N failed" last (or "skipped: ..." and exits 0).
 B=$(cd "${1:?usage: run.sh BUILD}" && pwd)
@@ -46,6 +54,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 TOL_LAT=${TOL_LAT:-0.20}
 TOL_OWN=${TOL_OWN:-0.30}
 TOL_SHARED=${TOL_SHARED:-4.0}
+TOL_A2A=${TOL_A2A:-11.0}
 tool=$B/tests/sim/simtool
 replayer=
 for x in /usr/lib/*/simgrid/smpireplaymain /usr/lib/simgrid/smpireplaymain \
@@ -85,6 +94,22 @@ cases() {
 		echo "reduce tree $tree"
 	done
 	echo "reduce hierarchical hierarchical"
+	# issue 11: the tree algorithms over every tree, the others once
+	for tree in physical hierarchical binomial chain kary:2; do
+		echo "allreduce tree $tree"
+		echo "allgather tree $tree"
+		echo "reduce-scatter tree $tree"
+		echo "barrier tree $tree"
+	done
+	echo "allreduce hierarchical hierarchical"
+	for oa in allreduce:ring allreduce:recursive-doubling \
+		allreduce:rabenseifner allgather:ring \
+		allgather:recursive-doubling allgather:bruck \
+		reduce-scatter:ring reduce-scatter:recursive-halving \
+		alltoall:pairwise alltoall:bruck alltoall:direct \
+		barrier:dissemination; do
+		echo "${oa%%:*} ${oa#*:} physical"
+	done
 }
 
 out=$work/results
@@ -99,8 +124,14 @@ for mach in tiny:shared uneven:shared torus-2d:own node6:shared task8:own \
 			n=$((n + 1))
 			name="$mach $op $algo $tree $bytes"
 			d=$work/t$n
+			# a barrier moves no data: once, with the latency class
+			b=$bytes
+			if [ "$op" = barrier ]; then
+				[ "$bytes" -gt 8 ] && continue
+				b=0
+			fi
 			if ! "$tool" "$work/$mach.json" "$op" "$algo" "$tree" \
-				"$bytes" -t int32 --smpi "$d" >"$work/pred" \
+				"$b" -t int32 --smpi "$d" >"$work/pred" \
 				2>"$work/err"; then
 				echo "skip $name: $(cat "$work/err")"
 				continue
@@ -138,18 +169,26 @@ summary() {
 	END { flush() }'
 }
 awk '$5 != "fail" { a = $5 < 0 ? -$5 : $5; print $1, $2, a, $5 }' "$out" | summary
-echo "... by tolerance class (8 B; 64 KiB, one member per node; 64 KiB, several):"
+echo "... by tolerance class (8B: latency-bound; own: one member per node;"
+echo "    shared: several, alltoall apart):"
 awk '$5 != "fail" { a = $5 < 0 ? -$5 : $5
-	c = $6 <= 8 ? "8B" : $7 == "own" ? "64KiB-own" : "64KiB-shared"
+	blocks = $1 == "allgather" || $1 == "reduce-scatter" || $1 == "alltoall"
+	c = $6 <= 8 && !blocks ? "8B" : $7 == "own" ? "own" \
+	    : $1 == "alltoall" ? "shared-a2a" : "shared"
 	print "all", c, a, $5 }' "$out" | summary
-awk -v lat="$TOL_LAT" -v own="$TOL_OWN" -v shared="$TOL_SHARED" '
+awk -v lat="$TOL_LAT" -v own="$TOL_OWN" -v shared="$TOL_SHARED" \
+	-v a2a="$TOL_A2A" '
 	$5 == "fail" { bad++; next }
 	{
 		d = $5
-		if ($6 <= 8)
+		blocks = $1 == "allgather" || $1 == "reduce-scatter" ||
+		    $1 == "alltoall"
+		if ($6 <= 8 && !blocks)
 			ok = d >= -lat && d <= lat
 		else if ($7 == "own")
 			ok = d >= -own && d <= own
+		else if ($1 == "alltoall")
+			ok = d >= -0.25 && d <= a2a
 		else
 			ok = d >= -0.25 && d <= shared
 		if (ok)

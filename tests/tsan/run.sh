@@ -24,9 +24,22 @@ m="$top/examples/uneven.json"
 for run in "bcast" "bcast --segment 16 --bytes 100" "scatter" \
 	"scatter --algorithm or-combine" "gather" "gather --algorithm tree" \
 	"reduce" "reduce --algorithm tree -t binomial --type double --op max" \
-	"bcast --root 7 -t binomial" "reduce --root 3 --op bxor"; do
+	"bcast --root 7 -t binomial" "reduce --root 3 --op bxor" \
+	"allreduce" "allreduce --algorithm hierarchical" "allreduce --algorithm ring" \
+	"allreduce --algorithm recursive-doubling --type double --op max" \
+	"allreduce --algorithm rabenseifner --op bor" \
+	"allreduce --algorithm tree -t binomial --segment 16" \
+	"allgather" "allgather --algorithm tree" \
+	"allgather --algorithm recursive-doubling" "allgather --algorithm bruck" \
+	"reduce-scatter" "reduce-scatter --algorithm tree --segment 16" \
+	"reduce-scatter --algorithm recursive-halving --op min" \
+	"alltoall" "alltoall --algorithm bruck" "alltoall --algorithm direct"; do
 	# shellcheck disable=SC2086
 	check "collrun $run" "$B/collrun" $run --threads 4 --iterations 3 --bytes 64 "$m"
+done
+for run in "barrier" "barrier --algorithm tree -t chain"; do
+	# shellcheck disable=SC2086
+	check "collrun $run" "$B/collrun" $run --threads 4 --iterations 5 "$m"
 done
 echo "tsan: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -44,6 +44,23 @@ static const struct algo algos[] = {
     {TOPO_OP_SCATTER, "or-combine"},  {TOPO_OP_GATHER, "chunked"},
     {TOPO_OP_GATHER, "tree"},	      {TOPO_OP_REDUCE, "tree"},
     {TOPO_OP_REDUCE, "hierarchical"},
+    {TOPO_OP_ALLREDUCE, "tree"},
+    {TOPO_OP_ALLREDUCE, "hierarchical"},
+    {TOPO_OP_ALLREDUCE, "ring"},
+    {TOPO_OP_ALLREDUCE, "recursive-doubling"},
+    {TOPO_OP_ALLREDUCE, "rabenseifner"},
+    {TOPO_OP_ALLGATHER, "ring"},
+    {TOPO_OP_ALLGATHER, "tree"},
+    {TOPO_OP_ALLGATHER, "recursive-doubling"},
+    {TOPO_OP_ALLGATHER, "bruck"},
+    {TOPO_OP_REDUCE_SCATTER, "ring"},
+    {TOPO_OP_REDUCE_SCATTER, "tree"},
+    {TOPO_OP_REDUCE_SCATTER, "recursive-halving"},
+    {TOPO_OP_ALLTOALL, "pairwise"},
+    {TOPO_OP_ALLTOALL, "bruck"},
+    {TOPO_OP_ALLTOALL, "direct"},
+    {TOPO_OP_BARRIER, "dissemination"},
+    {TOPO_OP_BARRIER, "tree"},
 };
 
 static const char *const shapes[] = {"physical", "hierarchical", "binomial",
@@ -89,7 +106,7 @@ static topo_plan *plan(const struct fixture *x, const struct algo *a,
 
 	topo_plan_params_init(&pp, sizeof(pp), a->op);
 	pp.algorithm = a->name;
-	pp.bytes = bytes;
+	pp.bytes = a->op == TOPO_OP_BARRIER ? 0 : bytes; /* no data */
 	pp.type = TOPO_INT32;
 	pp.predict_only = lean;
 	topo_error_clear(&err);

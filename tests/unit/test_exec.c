@@ -253,8 +253,11 @@ static double now(void)
 
 static void test_names(void)
 {
-	static const char *const ops[] = {"bcast", "scatter", "gather",
-					  "reduce"};
+	static const char *const ops[] = {
+	    "bcast",	 "scatter",	   "gather",   "reduce", "allreduce",
+	    "allgather", "reduce-scatter", "alltoall", "barrier"};
+	static const int rooted[] = {1, 1, 1, 1, 0, 0, 0, 0, 0};
+	static const int reduces[] = {0, 0, 0, 1, 1, 0, 1, 0, 0};
 	static const char *const types[] = {
 	    "int8",   "int16",	"int32",  "int64", "uint8",
 	    "uint16", "uint32", "uint64", "float", "double"};
@@ -263,10 +266,13 @@ static void test_names(void)
 					     "band", "bor",  "bxor"};
 	topo_error err;
 
-	for (int i = 0; i < 4; i++) {
+	CHECK_INT(TOPO_OP_COUNT, sizeof(ops) / sizeof(ops[0]));
+	for (int i = 0; i < TOPO_OP_COUNT; i++) {
 		enum topo_op op = TOPO_OP_REDUCE;
 
 		CHECK_STR(topo_op_name((enum topo_op)i), ops[i]);
+		CHECK_INT(topo_op_has_root((enum topo_op)i), rooted[i]);
+		CHECK_INT(topo_op_reduces((enum topo_op)i), reduces[i]);
 		topo_error_clear(&err);
 		CHECK_INT(topo_op_parse(&op, ops[i], &err), 0);
 		CHECK_INT(op, i);
@@ -288,7 +294,7 @@ static void test_names(void)
 		CHECK_INT(topo_redop_parse(&o, redops[i], &err), 0);
 		CHECK_INT(o, i);
 	}
-	CHECK_STR(topo_op_name((enum topo_op)4), "unknown");
+	CHECK_STR(topo_op_name(TOPO_OP_COUNT), "unknown");
 	CHECK_STR(topo_type_name(TOPO_TYPE_COUNT), "unknown");
 	CHECK_INT(topo_type_size(TOPO_TYPE_COUNT), 0);
 	CHECK_STR(topo_redop_name(TOPO_REDOP_COUNT), "unknown");
@@ -299,8 +305,10 @@ static void test_names(void)
 
 		topo_error_clear(&err);
 		CHECK_INT(topo_op_parse(&op, "Bcast", &err), TOPO_EARG);
-		CHECK_STR(err.text, "unknown operation \"Bcast\" (valid: "
-				    "bcast, scatter, gather, reduce)");
+		CHECK_STR(err.text,
+			  "unknown operation \"Bcast\" (valid: bcast, scatter, "
+			  "gather, reduce, allreduce, allgather, reduce-scatter, "
+			  "alltoall, barrier)");
 		CHECK_INT(op, TOPO_OP_GATHER);
 		topo_error_clear(&err);
 		CHECK_INT(topo_type_parse(&t, "int", &err), TOPO_EARG);
@@ -1871,8 +1879,19 @@ static void test_plan_new(void)
 	q.type = (enum topo_type) - 1;
 	plan_bad(t, q, TOPO_EARG, "unknown type -1", __LINE__);
 	q.type = TOPO_INT8;
-	q.op = (enum topo_op)4;
-	plan_bad(t, q, TOPO_EARG, "unknown operation 4", __LINE__);
+	q.op = TOPO_OP_COUNT;
+	plan_bad(t, q, TOPO_EARG, "unknown operation 9", __LINE__);
+	/* Rootless operations refuse a root; a barrier, bytes. */
+	q.op = TOPO_OP_ALLREDUCE;
+	q.root = t->g->members[0];
+	plan_bad(t, q, TOPO_EARG, "allreduce has no root (endpoint 0 given)",
+		 __LINE__);
+	q.root = -1;
+	q.op = TOPO_OP_BARRIER;
+	q.bytes = 8;
+	plan_bad(t, q, TOPO_EARG, "barrier moves no data (8 bytes given)",
+		 __LINE__);
+	q.bytes = 8;
 	q.op = TOPO_OP_SCATTER;
 	q.bytes = SIZE_MAX / 4;
 	plan_bad(t, q, TOPO_ELIMIT,

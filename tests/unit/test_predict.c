@@ -486,6 +486,23 @@ static void test_lean_same(void)
 	    {TOPO_OP_GATHER, "chunked", "physical"},
 	    {TOPO_OP_REDUCE, "tree", "kary:3"},
 	    {TOPO_OP_REDUCE, "hierarchical", "hierarchical"},
+	    {TOPO_OP_ALLREDUCE, "tree", "binomial"},
+	    {TOPO_OP_ALLREDUCE, "hierarchical", "hierarchical"},
+	    {TOPO_OP_ALLREDUCE, "ring", "physical"},
+	    {TOPO_OP_ALLREDUCE, "recursive-doubling", "physical"},
+	    {TOPO_OP_ALLREDUCE, "rabenseifner", "physical"},
+	    {TOPO_OP_ALLGATHER, "ring", "physical"},
+	    {TOPO_OP_ALLGATHER, "tree", "chain"},
+	    {TOPO_OP_ALLGATHER, "recursive-doubling", "physical"},
+	    {TOPO_OP_ALLGATHER, "bruck", "physical"},
+	    {TOPO_OP_REDUCE_SCATTER, "ring", "physical"},
+	    {TOPO_OP_REDUCE_SCATTER, "tree", "kary:3"},
+	    {TOPO_OP_REDUCE_SCATTER, "recursive-halving", "physical"},
+	    {TOPO_OP_ALLTOALL, "pairwise", "physical"},
+	    {TOPO_OP_ALLTOALL, "bruck", "physical"},
+	    {TOPO_OP_ALLTOALL, "direct", "physical"},
+	    {TOPO_OP_BARRIER, "dissemination", "physical"},
+	    {TOPO_OP_BARRIER, "tree", "binomial"},
 	};
 	static const int32_t uneven[] = {3, 1, 4, 2, 2};
 	int32_t par[5] = {-1, 0, 0, 1, 1};
@@ -499,11 +516,12 @@ static void test_lean_same(void)
 	if (mach == NULL)
 		return;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t by = cases[i].op == TOPO_OP_BARRIER ? 0 : 4096;
 		topo_prediction *a = predict(mach, cases[i].tree, cases[i].op,
-					     cases[i].algo, 4096, NULL, false,
+					     cases[i].algo, by, NULL, false,
 					     NULL, NULL);
 		topo_prediction *b = predict(mach, cases[i].tree, cases[i].op,
-					     cases[i].algo, 4096, NULL, true,
+					     cases[i].algo, by, NULL, true,
 					     NULL, NULL);
 
 		if (a != NULL && b != NULL) {
@@ -526,8 +544,11 @@ static void test_lean_same(void)
 							 &x[3]);
 				topo_prediction_messages(b, &y[0], &y[1], &y[2],
 							 &y[3]);
+				/* (a barrier moves no bytes) */
 				CHECK(memcmp(x, y, sizeof(x)) == 0 &&
-					  x[0] + x[1] > 0 && x[2] + x[3] > 0,
+					  x[0] + x[1] > 0 &&
+					  (x[2] + x[3] > 0) ==
+					      (cases[i].op != TOPO_OP_BARRIER),
 				      "messages full %lld+%lld, lean %lld+%lld",
 				      (long long)x[0], (long long)x[1],
 				      (long long)y[0], (long long)y[1]);
@@ -778,7 +799,24 @@ static void test_shortcuts(void)
 	} ops[] = {{TOPO_OP_BCAST, NULL},	  {TOPO_OP_SCATTER, "tree"},
 		   {TOPO_OP_SCATTER, "or-combine"}, {TOPO_OP_GATHER, "tree"},
 		   {TOPO_OP_GATHER, "chunked"},   {TOPO_OP_REDUCE, "tree"},
-		   {TOPO_OP_REDUCE, "hierarchical"}};
+		   {TOPO_OP_REDUCE, "hierarchical"},
+		   {TOPO_OP_ALLREDUCE, "tree"},
+		   {TOPO_OP_ALLREDUCE, "hierarchical"},
+		   {TOPO_OP_ALLREDUCE, "ring"},
+		   {TOPO_OP_ALLREDUCE, "recursive-doubling"},
+		   {TOPO_OP_ALLREDUCE, "rabenseifner"},
+		   {TOPO_OP_ALLGATHER, "ring"},
+		   {TOPO_OP_ALLGATHER, "tree"},
+		   {TOPO_OP_ALLGATHER, "recursive-doubling"},
+		   {TOPO_OP_ALLGATHER, "bruck"},
+		   {TOPO_OP_REDUCE_SCATTER, "ring"},
+		   {TOPO_OP_REDUCE_SCATTER, "tree"},
+		   {TOPO_OP_REDUCE_SCATTER, "recursive-halving"},
+		   {TOPO_OP_ALLTOALL, "pairwise"},
+		   {TOPO_OP_ALLTOALL, "bruck"},
+		   {TOPO_OP_ALLTOALL, "direct"},
+		   {TOPO_OP_BARRIER, "dissemination"},
+		   {TOPO_OP_BARRIER, "tree"}};
 	static const char *const trees[] = {"physical", "binomial", "chain",
 					    "kary:3", "hierarchical"};
 	static const size_t bytes[] = {8, 4096, 1 << 19};
@@ -805,13 +843,17 @@ static void test_shortcuts(void)
 			c.net = (struct topo_loggp){1000, 500, 500, 1, 100};
 			c.shm = (struct topo_loggp){100, 100, 100, 0, 0};
 		}
-		for (size_t oi = 0; mach != NULL && oi < 7; oi++) {
+		for (size_t oi = 0;
+		     mach != NULL && oi < sizeof(ops) / sizeof(ops[0]); oi++) {
 			const char *tree = trees[check_rand_range(0, 4)];
-			size_t by = bytes[check_rand_range(0, 2)];
+			size_t by = ops[oi].op == TOPO_OP_BARRIER
+					? 0
+					: bytes[check_rand_range(0, 2)];
 			topo_prediction *r[4];
 			char what[256];
 
-			if (ops[oi].op == TOPO_OP_REDUCE &&
+			if ((ops[oi].op == TOPO_OP_REDUCE ||
+			     ops[oi].op == TOPO_OP_ALLREDUCE) &&
 			    strcmp(ops[oi].algo, "hierarchical") == 0)
 				tree = "hierarchical";
 			{

@@ -333,6 +333,24 @@ static void setup(struct run *x, const topo_tree *t, enum topo_op op,
 			x->size[TOPO__SEND][r] = nb;
 			x->size[TOPO__RECV][r] = r == root ? nb * n : 0;
 			break;
+		case TOPO_OP_ALLREDUCE:
+			x->size[TOPO__SEND][r] = nb;
+			x->size[TOPO__RECV][r] = nb;
+			break;
+		case TOPO_OP_ALLGATHER:
+			x->size[TOPO__SEND][r] = nb;
+			x->size[TOPO__RECV][r] = nb * n;
+			break;
+		case TOPO_OP_REDUCE_SCATTER:
+			x->size[TOPO__SEND][r] = nb * n;
+			x->size[TOPO__RECV][r] = nb;
+			break;
+		case TOPO_OP_ALLTOALL:
+			x->size[TOPO__SEND][r] = nb * n;
+			x->size[TOPO__RECV][r] = nb * n;
+			break;
+		default: /* barrier: no buffers */
+			break;
 		}
 		for (int b = 0; b < TOPO__NBUF; b++)
 			x->mem[b][r] = malloc((size_t)x->size[b][r] + 1);
@@ -365,10 +383,40 @@ static void setup(struct run *x, const topo_tree *t, enum topo_op op,
 			if (r != root)
 				add_slot(x, root, 1);
 			break;
+		case TOPO_OP_ALLGATHER:
+			for (int32_t b = 0; b < n; b++)
+				memcpy(x->mem[TOPO__RECV][r] + nb * b,
+				       x->mem[TOPO__SEND][b], bytes);
+			add_slot(x, r, 1);
+			break;
+		case TOPO_OP_ALLTOALL:
+			for (int32_t b = 0; b < n; b++)
+				memcpy(x->mem[TOPO__RECV][r] + nb * b,
+				       x->mem[TOPO__SEND][b] + nb * r, bytes);
+			add_slot(x, r, 1);
+			break;
+		default: /* the reductions below; barrier: nothing */
+			if (op != TOPO_OP_BARRIER)
+				add_slot(x, r, 1);
+			break;
 		}
 	}
 	if (op == TOPO_OP_REDUCE)
 		ref_reduce(x, x->mem[TOPO__RECV][root]);
+	if (op == TOPO_OP_ALLREDUCE || op == TOPO_OP_REDUCE_SCATTER) {
+		/* The whole vector reduced (n blocks for reduce-scatter),
+		 * then each member's part of it. */
+		size_t all = op == TOPO_OP_ALLREDUCE ? bytes : bytes * (size_t)n;
+		unsigned char *v = malloc(all + 1);
+
+		x->p.params.bytes = all;
+		ref_reduce(x, v);
+		x->p.params.bytes = bytes;
+		for (int32_t r = 0; r < n; r++)
+			memcpy(x->mem[TOPO__RECV][r],
+			       v + (op == TOPO_OP_ALLREDUCE ? 0 : nb * r), bytes);
+		free(v);
+	}
 }
 
 /* ---------------------------------------------------------------------- */
@@ -929,9 +977,141 @@ static void test_many(void)
 	run_free(&x);
 }
 
+/*
+ * The operations of issue 11: each end state verifies, and one wrong byte
+ * in one member's result is found in that member, with the block it came
+ * from; a barrier's order is checked from the stamps of its steps.
+ */
+static void test_new_ops(void)
+{
+	static const enum topo_op ops[] = {TOPO_OP_ALLREDUCE,
+					   TOPO_OP_ALLGATHER,
+					   TOPO_OP_REDUCE_SCATTER,
+					   TOPO_OP_ALLTOALL};
+	struct run x;
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		enum topo_op op = ops[i];
+		int red = topo_op_reduces(op);
+		enum topo_type ty = red ? TOPO_INT32 : TOPO_INT8;
+		size_t nb = red ? 12 : 10;
+		int32_t victim = 5, blk = 2;
+		int64_t at;
+
+		setup(&x, tree, op, ty, red ? TOPO_SUM : TOPO_SUM, nb, -1);
+		CHECK(verify(&x, MAXERR) == 0, "%s: the right end state has "
+		      "errors (%s)", topo_op_name(op),
+		      x.nerr > 0 ? x.errs[0].detail : "");
+		/* A byte of block blk (allgather, alltoall) or of the
+		 * member's result, flipped. */
+		at = op == TOPO_OP_ALLGATHER || op == TOPO_OP_ALLTOALL
+			 ? (int64_t)nb * blk + 3
+			 : 5;
+		x.mem[TOPO__RECV][victim][at] ^= 0x40;
+		CHECK_INT(verify(&x, MAXERR), 1);
+		CHECK_INT(x.errs[0].rank, victim);
+		CHECK_STR(x.errs[0].kind, "wrong data");
+		if (op == TOPO_OP_ALLGATHER || op == TOPO_OP_ALLTOALL) {
+			char want[96];
+
+			/* Endpoint = rank + 1 in this group. */
+			snprintf(want, sizeof(want),
+				 "receive buffer byte %lld (byte 3 of "
+				 "endpoint %d's block)",
+				 (long long)at, blk + 1);
+			CHECK(STARTS(x.errs[0].detail, want), "%s: \"%s\"",
+			      topo_op_name(op), x.errs[0].detail);
+		} else {
+			CHECK(STARTS(x.errs[0].detail,
+				     "receive buffer byte 5 (element 1)"),
+			      "%s: \"%s\"", topo_op_name(op),
+			      x.errs[0].detail);
+		}
+		x.mem[TOPO__RECV][victim][at] ^= 0x40;
+		/* Every member holds a result: the last one too. */
+		x.mem[TOPO__RECV][x.p.n - 1][0] ^= 1;
+		CHECK_INT(verify(&x, MAXERR), 1);
+		CHECK_INT(x.errs[0].rank, x.p.n - 1);
+		x.mem[TOPO__RECV][x.p.n - 1][0] ^= 1;
+		/* A scribbled input. */
+		x.mem[TOPO__SEND][1][0] ^= 1;
+		CHECK(verify(&x, MAXERR) >= 1 && x.errs[x.nerr - 1].rank == 1 &&
+			  STARTS(x.errs[x.nerr - 1].detail,
+				 "send buffer changed at byte 0"),
+		      "%s: a changed SEND", topo_op_name(op));
+		x.mem[TOPO__SEND][1][0] ^= 1;
+		/* A lost delivery. */
+		x.count[0] = 0;
+		CHECK(verify(&x, MAXERR) >= 1 &&
+			  strcmp(x.errs[0].kind, "undelivered") == 0,
+		      "%s: an undelivered slot", topo_op_name(op));
+		run_free(&x);
+	}
+
+	/* Barrier: member r's enter is message 2r, its leave 2r + 1. */
+	{
+		int32_t n = topo_group_size(topo_tree_group(tree));
+		struct topo__msg *msg = calloc((size_t)(2 * n), sizeof(*msg));
+		int64_t *stamp = malloc((size_t)(2 * n) * sizeof(int64_t));
+
+		setup(&x, tree, TOPO_OP_BARRIER, TOPO_INT8, TOPO_SUM, 0, -1);
+		x.p.msg = msg;
+		x.p.nmsg = 2 * n;
+		for (int32_t r = 0; r < n; r++) {
+			msg[2 * r].src = msg[2 * r].dst = r;
+			msg[2 * r].mark = TOPO__MARK_ENTER;
+			msg[2 * r + 1].src = msg[2 * r + 1].dst = r;
+			msg[2 * r + 1].mark = TOPO__MARK_LEAVE;
+			stamp[2 * r] = r;	      /* all enter, */
+			stamp[2 * r + 1] = n + r; /* then all leave */
+		}
+		x.nerr = 0;
+		CHECK_INT(topo__verify_barrier(&x.p, stamp, collect, &x, MAXERR),
+			  0);
+		CHECK_INT(topo__verify_barrier(&x.p, NULL, collect, &x, MAXERR),
+			  0);
+		/* Member 2 leaves before the last (member n - 1) enters. */
+		stamp[2 * 2 + 1] = n - 3;
+		x.nerr = 0;
+		CHECK_INT(topo__verify_barrier(&x.p, stamp, collect, &x, MAXERR),
+			  1);
+		CHECK_INT(x.errs[0].rank, 2);
+		CHECK_STR(x.errs[0].kind, "left early");
+		{
+			char want[128];
+
+			snprintf(want, sizeof(want),
+				 "left the barrier (step %d of the run) before "
+				 "endpoint %d entered it (step %d)",
+				 n - 2, n, n);
+			CHECK_STR(x.errs[0].detail, want);
+		}
+		/* A leave that never ran is not "early" (its receipt
+		 * counter says it was not delivered). */
+		stamp[2 * 2 + 1] = -1;
+		x.nerr = 0;
+		CHECK_INT(topo__verify_barrier(&x.p, stamp, collect, &x, MAXERR),
+			  0);
+		/* The cap on reports still counts every one. */
+		for (int32_t r = 0; r < n; r++)
+			stamp[2 * r + 1] = 0;
+		stamp[0] = 1;
+		x.nerr = 0;
+		CHECK_INT(topo__verify_barrier(&x.p, stamp, collect, &x, 2),
+			  n);
+		CHECK_INT(x.nerr, 2);
+		x.p.msg = NULL;
+		x.p.nmsg = 0;
+		free(msg);
+		free(stamp);
+		run_free(&x);
+	}
+}
+
 int main(void)
 {
 	make_tree();
+	test_new_ops();
 	test_pattern();
 	test_reduce_inputs();
 	test_reduce_order();

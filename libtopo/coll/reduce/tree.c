@@ -43,6 +43,7 @@
  * logical root when the result is forwarded.
  */
 #define TOPO_INTERNAL
+#include "reduce.h"
 #include "exec_internal.h"
 
 #include <string.h>
@@ -69,18 +70,12 @@
  * hint at the segment size. */
 #define REDUCE_MAX_MESSAGES ((int64_t)1 << 30)
 
-/* The messages of one segment that others wait for: init[v] is member v's
- * copy into its accumulator (-1: none), up[v] its REDUCE into its parent
- * (-1: the tree root). */
-struct segment_ids {
-	int64_t *init, *up;
-};
-
 /* Emits one segment: bytes [off, off + len) of every member's buffers,
- * counted by slots slot0 + rank. */
-static int emit_segment(struct topo_plan *p, struct segment_ids *ids,
-			int64_t off, int64_t len, int64_t slot0,
-			topo_error *err)
+ * counted by slots slot0 + rank (allreduce.h: allreduce tree and
+ * hierarchical reduce the same way, then broadcast back down). */
+int topo__reduce_up_segment(struct topo_plan *p, struct topo__reduce_ids *ids,
+			    int64_t off, int64_t len, int64_t slot0,
+			    topo_error *err)
 {
 	const topo_tree *t = p->t;
 	int32_t n = p->n, R = t->root, L = p->root;
@@ -153,7 +148,7 @@ static int reduce_over_tree(struct topo_plan *p, const char *name,
 {
 	const topo_tree *t = p->t;
 	int32_t n = p->n, R = t->root, L = p->root;
-	struct segment_ids ids = {NULL, NULL};
+	struct topo__reduce_ids ids = {NULL, NULL};
 	int64_t B = (int64_t)p->params.bytes, nseg, per_seg;
 	size_t ts = p->type_size, seg = p->params.segment;
 	int rc = 0;
@@ -217,17 +212,17 @@ static int reduce_over_tree(struct topo_plan *p, const char *name,
 	for (int64_t k = 0; rc == 0 && k < nseg; k++) {
 		int64_t slot0 = -1, off = k * (int64_t)seg;
 
-		/* emit_segment names slots slot0 + rank. */
+		/* topo__reduce_up_segment names slots slot0 + rank. */
 		rc = topo__plan_slots(p, n, -1, &slot0, err);
 		for (int32_t v = 0; rc == 0 && p->slot_expect != NULL && v < n; v++)
 			p->slot_expect[slot0 + v] = t->child_off[v + 1] -
 						    t->child_off[v] +
 						    (v == L && L != R);
 		if (rc == 0)
-			rc = emit_segment(p, &ids, off,
-					  B - off < (int64_t)seg ? B - off
-								 : (int64_t)seg,
-					  slot0, err);
+			rc = topo__reduce_up_segment(
+			    p, &ids, off,
+			    B - off < (int64_t)seg ? B - off : (int64_t)seg,
+			    slot0, err);
 	}
 done:
 	topo__free(ids.init);
@@ -245,8 +240,10 @@ int topo__plan_reduce_tree(struct topo_plan *p, topo_error *err)
  * shape, so the tree must be that shape over its group: the parents are
  * recomputed (tree_hierarchical.c) and compared, which also catches a tree
  * loaded from a file under the name "hierarchical" but edited since.
+ * Allreduce hierarchical checks its tree the same way (allreduce.h).
  */
-int topo__plan_reduce_hierarchical(struct topo_plan *p, topo_error *err)
+int topo__check_hierarchical_tree(const struct topo_plan *p, const char *op,
+				  topo_error *err)
 {
 	const topo_tree *t = p->t;
 	const int32_t *mem = t->g->members;
@@ -255,9 +252,9 @@ int topo__plan_reduce_hierarchical(struct topo_plan *p, topo_error *err)
 	want = topo__mallocarray((size_t)p->n, sizeof(int32_t));
 	if (want == NULL)
 		return topo__err(err, TOPO_ENOMEM, NULL, NULL,
-				 "out of memory planning reduce hierarchical "
+				 "out of memory planning %s hierarchical "
 				 "over %d members",
-				 (int)p->n);
+				 op, (int)p->n);
 	topo__tree_hierarchical(t->g, want, NULL);
 	for (int32_t v = 0; v < p->n && bad < 0; v++)
 		if (want[v] != t->parent[v])
@@ -276,5 +273,12 @@ int topo__plan_reduce_hierarchical(struct topo_plan *p, topo_error *err)
 		    exp < 0 ? -1 : (int)mem[exp]);
 	}
 	topo__free(want);
-	return reduce_over_tree(p, "hierarchical", err);
+	return 0;
+}
+
+int topo__plan_reduce_hierarchical(struct topo_plan *p, topo_error *err)
+{
+	int rc = topo__check_hierarchical_tree(p, "reduce", err);
+
+	return rc != 0 ? rc : reduce_over_tree(p, "hierarchical", err);
 }

@@ -1,0 +1,165 @@
+/*
+ * coll/allgather/bruck.c - allgather "bruck" (Bruck, Ho, Kipnis, Upfal and
+ * Weathersby, "Efficient algorithms for all-to-all communications in
+ * multiport message-passing systems", IEEE TPDS 8(11), 1997; MPICH's
+ * MPIR_Allgather_intra_brucks): ceil(log2 n) steps for any n, each member
+ * doubling the run of blocks it holds at every step.
+ *
+ * Cost, n members, B bytes per member, K = ceil(log2 n) steps: at step k
+ * (0 <= k < K) every member sends c_k = min(2^k, n - 2^k) blocks, so nK
+ * transport messages moving n(n - 1)B bytes in all; time about
+ * K alpha + (n - 1)B beta.  Local steps: a copy of the own block into
+ * WORK and one or two copies (one for rank 0) rotating WORK into RECV.
+ *
+ * Buffers: SEND (B), WORK (n * B) and RECV (n * B) per member.  Member r's
+ * WORK holds the blocks rotated so that its own comes first: WORK block j
+ * is member (r + j) mod n's block.  It starts with a local copy SEND ->
+ * WORK at 0.  At step k member r sends its first c_k WORK blocks to member
+ * (r - 2^k) mod n, which stores them at 2^k * B of its WORK: they are the
+ * blocks of members (r - 2^k) + 2^k + j for j < c_k, in its rotation.
+ * Step 0's message, the own block alone, goes straight from SEND, so it
+ * does not wait for the copy.  After step K - 1 every WORK holds all n
+ * blocks; member r copies WORK [0, (n - r)B) to RECV at r * B and WORK
+ * [(n - r)B, nB) to RECV at 0.
+ *
+ * Dependencies: member r's step k >= 1 reads WORK [0, c_k B), which holds
+ * the own copy and the blocks received at steps 0 .. k - 1 (c_k <= 2^k):
+ * it waits for its own step k - 1 message (which waited for those before
+ * it, and for the own copy at k = 1) and for the step k - 1 message it
+ * received.  The rotation waits for the own copy and for every message
+ * received.  Each WORK block is written once and read after, so nothing
+ * else needs ordering.
+ *
+ * Receipt slots: one per member (slot0 + rank), expecting K.
+ */
+#define TOPO_INTERNAL
+#include "exec_internal.h"
+
+#include <string.h>
+
+int topo__plan_allgather_bruck(struct topo_plan *p, topo_error *err)
+{
+	int32_t n = p->n, K = 0;
+	int64_t B = (int64_t)p->params.bytes, slot0 = -1;
+	int64_t *own = NULL, *prev = NULL, *cur = NULL, *in = NULL;
+	struct topo__msg m;
+	int rc = 0;
+
+	while (K < 31 && ((int64_t)1 << K) < n)
+		K++;
+	for (int32_t r = 0; rc == 0 && r < n; r++) {
+		rc = topo__plan_bufsize(p, TOPO__SEND, r, B, err);
+		if (rc == 0)
+			rc = topo__plan_bufsize(p, TOPO__RECV, r,
+						(int64_t)n * B, err);
+		if (rc == 0 && n > 1)
+			rc = topo__plan_bufsize(p, TOPO__WORK, r,
+						(int64_t)n * B, err);
+	}
+	/* nK messages with 2 dependencies each, and per member a copy, two
+	 * rotation copies with K + 1 dependencies each. */
+	if (rc == 0)
+		rc = topo__plan_expect(p, (int64_t)n * (K + 3),
+				       (int64_t)n * (4 * (int64_t)K + 2), n,
+				       err);
+	if (rc == 0)
+		rc = topo__plan_slots(p, n, -1, &slot0, err);
+	if (rc != 0)
+		return rc;
+	for (int32_t r = 0; p->slot_expect != NULL && r < n; r++)
+		p->slot_expect[slot0 + r] = K;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = TOPO__COPY;
+	m.slot = -1;
+	if (n == 1) {
+		m.sbuf = TOPO__SEND;
+		m.dbuf = TOPO__RECV;
+		m.len = B;
+		return topo__plan_msg(p, &m, NULL, err);
+	}
+	own = topo__mallocarray((size_t)n, sizeof(int64_t));
+	prev = topo__mallocarray((size_t)n, sizeof(int64_t));
+	cur = topo__mallocarray((size_t)n, sizeof(int64_t));
+	/* in[k * n + r]: the message member r received at step k */
+	in = topo__mallocarray((size_t)n * (size_t)K, sizeof(int64_t));
+	if (own == NULL || prev == NULL || cur == NULL || in == NULL) {
+		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
+			       "out of memory planning allgather bruck over "
+			       "%d members",
+			       (int)n);
+		goto done;
+	}
+	/* Each member's own block first in its WORK. */
+	for (int32_t r = 0; rc == 0 && r < n; r++) {
+		m.src = m.dst = r;
+		m.sbuf = TOPO__SEND;
+		m.dbuf = TOPO__WORK;
+		m.soff = m.doff = 0;
+		m.len = B;
+		rc = topo__plan_msg(p, &m, &own[r], err);
+	}
+	for (int32_t k = 0; rc == 0 && k < K; k++) {
+		int32_t d = (int32_t)1 << k, c = d < n - d ? d : n - d;
+
+		for (int32_t r = 0; rc == 0 && r < n; r++) {
+			int32_t to = r - d < 0 ? r - d + n : r - d;
+
+			m.src = r;
+			m.dst = to;
+			m.sbuf = k == 0 ? TOPO__SEND : TOPO__WORK;
+			m.dbuf = TOPO__WORK;
+			m.soff = 0;
+			m.doff = (int64_t)d * B;
+			m.len = (int64_t)c * B;
+			m.slot = slot0 + to;
+			rc = topo__plan_msg(p, &m, &cur[r], err);
+			in[(size_t)k * (size_t)n + (size_t)to] = cur[r];
+			if (rc == 0 && k == 1)
+				rc = topo__plan_dep(p, own[r], cur[r], err);
+			if (rc == 0 && k > 1)
+				rc = topo__plan_dep(p, prev[r], cur[r], err);
+			/* what r received at step k - 1, from r + d / 2 */
+			if (rc == 0 && k > 0)
+				rc = topo__plan_dep(
+				    p, prev[((int64_t)r + d / 2) % n], cur[r],
+				    err);
+		}
+		{
+			int64_t *t = prev;
+
+			prev = cur;
+			cur = t;
+		}
+	}
+	/* The rotation into rank order. */
+	for (int32_t r = 0; rc == 0 && r < n; r++) {
+		for (int part = 0; rc == 0 && part < 2; part++) {
+			int64_t id;
+
+			if (part == 1 && r == 0)
+				break;
+			m.src = m.dst = r;
+			m.sbuf = TOPO__WORK;
+			m.dbuf = TOPO__RECV;
+			m.soff = part == 0 ? 0 : (int64_t)(n - r) * B;
+			m.doff = part == 0 ? (int64_t)r * B : 0;
+			m.len =
+			    part == 0 ? (int64_t)(n - r) * B : (int64_t)r * B;
+			m.slot = -1;
+			rc = topo__plan_msg(p, &m, &id, err);
+			if (rc == 0)
+				rc = topo__plan_dep(p, own[r], id, err);
+			for (int32_t k = 0; rc == 0 && k < K; k++)
+				rc = topo__plan_dep(
+				    p, in[(size_t)k * (size_t)n + (size_t)r],
+				    id, err);
+		}
+	}
+done:
+	topo__free(own);
+	topo__free(prev);
+	topo__free(cur);
+	topo__free(in);
+	return rc;
+}

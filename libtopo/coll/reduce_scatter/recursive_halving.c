@@ -1,0 +1,207 @@
+/*
+ * coll/reduce_scatter/recursive_halving.c - reduce-scatter
+ * "recursive-halving" (MPICH's MPIR_Reduce_scatter_block_intra_recursive_
+ * halving, for commutative operators): at each step every member gives
+ * away half of the blocks it is still responsible for, reduced, to the
+ * partner that keeps them, and keeps the other half, so the range halves
+ * until each member holds its own block fully reduced.
+ *
+ * Non-powers of two, as MPICH: with P the largest power of two <= n and
+ * rem = n - P, each even rank r < 2 rem first REDUCEs its whole vector
+ * into rank r + 1 and sits out.  The P remaining members, virtual ranks v
+ * (odd rank 2v + 1 for v < rem, rank v + rem after), are each responsible
+ * for a contiguous run of real blocks, [2v, 2v + 2) or the one block
+ * v + rem, so any aligned range of virtual ranks is a contiguous run of
+ * blocks.  At the end each odd rank r < 2 rem sends block r - 1 to r - 1.
+ *
+ * Cost, n members, B bytes per block (n B per member), K = log2 P steps:
+ * at step k (mask = P / 2^(k + 1)) each of the P REDUCEs the blocks of
+ * mask virtual ranks; P K transport REDUCE messages moving (P - 1) n B
+ * bytes when n = P, plus rem REDUCEs of n B and rem COPYs of B when it is
+ * not; time about K alpha + (n - 1)B(beta + gamma), plus
+ * 2 alpha + (n + 1)B beta + n B gamma when n is not a power of two.
+ * Local steps per member that takes part: a copy SEND -> WORK and a copy
+ * of its block WORK -> RECV.
+ *
+ * Buffers: SEND (n B) and RECV (B) per member, WORK (n B) per member that
+ * takes part: it holds the member's partial reduction of the whole
+ * vector, blocks at their rank order offsets.  One-sided exchange: at a
+ * step, v REDUCEs the half it gives away straight from its WORK into its
+ * partner's WORK, while the partner REDUCEs the other half into v's: the
+ * two touch disjoint halves of each WORK, so neither needs a copy of the
+ * other's data.  A member sitting out REDUCEs straight from its SEND.
+ *
+ * Dependencies: every REDUCE into a WORK waits for the copy that
+ * initialised it; v's step 0 waits for its own copy and the fold into it;
+ * v's step k >= 1 waits for its own step k - 1 REDUCE (which waited for
+ * everything into v before it) and for the step k - 1 REDUCE into v.  The
+ * final copy and the send back wait the same way on step K - 1.  A
+ * member's WORK bytes are never written after they have been read (the
+ * ranges only shrink), and REDUCEs into the same bytes may run in any
+ * order, so nothing else needs ordering.
+ *
+ * Receipt slots: one per member (slot0 + rank), expecting K (plus 1 for
+ * the fold) at the P, 1 at those that sit out.
+ */
+#define TOPO_INTERNAL
+#include "exec_internal.h"
+
+#include <string.h>
+
+/* The first block of virtual rank v's run (v == P: n). */
+static int64_t run_lo(int32_t v, int32_t rem)
+{
+	return v < rem ? 2 * (int64_t)v : (int64_t)v + rem;
+}
+
+static int32_t real_rank(int32_t v, int32_t rem)
+{
+	return v < rem ? 2 * v + 1 : v + rem;
+}
+
+int topo__plan_reduce_scatter_recursive_halving(struct topo_plan *p,
+						topo_error *err)
+{
+	int32_t n = p->n, P = 1, K = 0, rem;
+	int64_t B = (int64_t)p->params.bytes, V = (int64_t)n * B, slot0 = -1;
+	int64_t *init = NULL, *fold = NULL, *prev = NULL, *cur = NULL;
+	struct topo__msg m;
+	int rc = 0;
+
+	if (p->params.bytes % p->type_size != 0)
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "reduce-scatter recursive-halving: %zu bytes "
+				 "is not a multiple of the %s size (%zu "
+				 "bytes)",
+				 p->params.bytes,
+				 topo_type_name(p->params.type), p->type_size);
+	while (P <= n / 2) {
+		P *= 2;
+		K++;
+	}
+	rem = n - P;
+	for (int32_t r = 0; rc == 0 && r < n; r++) {
+		rc = topo__plan_bufsize(p, TOPO__SEND, r, V, err);
+		if (rc == 0)
+			rc = topo__plan_bufsize(p, TOPO__RECV, r, B, err);
+		if (rc == 0 && n > 1 && !(r < 2 * rem && r % 2 == 0))
+			rc = topo__plan_bufsize(p, TOPO__WORK, r, V, err);
+	}
+	if (rc == 0)
+		rc = topo__plan_expect(
+		    p, 2 * (int64_t)n + (int64_t)P * K + rem,
+		    3 * (int64_t)P * K + rem + 2 * (int64_t)n, n, err);
+	if (rc == 0)
+		rc = topo__plan_slots(p, n, -1, &slot0, err);
+	if (rc != 0)
+		return rc;
+	for (int32_t r = 0; p->slot_expect != NULL && r < n; r++)
+		p->slot_expect[slot0 + r] =
+		    r < 2 * rem ? (r % 2 == 0 ? 1 : K + 1) : K;
+	memset(&m, 0, sizeof(m));
+	m.kind = TOPO__COPY;
+	m.slot = -1;
+	if (n == 1) {
+		m.sbuf = TOPO__SEND;
+		m.dbuf = TOPO__RECV;
+		m.len = B;
+		return topo__plan_msg(p, &m, NULL, err);
+	}
+	init = topo__mallocarray((size_t)P, sizeof(int64_t));
+	fold = topo__mallocarray((size_t)rem + 1, sizeof(int64_t));
+	prev = topo__mallocarray((size_t)P, sizeof(int64_t));
+	cur = topo__mallocarray((size_t)P, sizeof(int64_t));
+	if (init == NULL || fold == NULL || prev == NULL || cur == NULL) {
+		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
+			       "out of memory planning reduce-scatter "
+			       "recursive-halving over %d members",
+			       (int)n);
+		goto done;
+	}
+
+	/* Partial reductions start as the member's own vector. */
+	for (int32_t v = 0; rc == 0 && v < P; v++) {
+		m.src = m.dst = real_rank(v, rem);
+		m.sbuf = TOPO__SEND;
+		m.dbuf = TOPO__WORK;
+		m.soff = m.doff = 0;
+		m.len = V;
+		rc = topo__plan_msg(p, &m, &init[v], err);
+	}
+	/* The first 2 rem ranks fold: even into odd. */
+	m.kind = TOPO__REDUCE;
+	for (int32_t v = 0; rc == 0 && v < rem; v++) {
+		m.src = 2 * v;
+		m.dst = 2 * v + 1;
+		m.sbuf = TOPO__SEND;
+		m.dbuf = TOPO__WORK;
+		m.soff = m.doff = 0;
+		m.len = V;
+		m.slot = slot0 + m.dst;
+		rc = topo__plan_msg(p, &m, &fold[v], err);
+		if (rc == 0)
+			rc = topo__plan_dep(p, init[v], fold[v], err);
+	}
+	for (int32_t k = 0; rc == 0 && k < K; k++) {
+		int32_t mask = P >> (k + 1);
+
+		for (int32_t v = 0; rc == 0 && v < P; v++) {
+			int32_t w = v ^ mask, a = w & ~(mask - 1);
+			int64_t lo = run_lo(a, rem), hi = run_lo(a + mask, rem);
+
+			/* v gives away the half its partner keeps. */
+			m.src = real_rank(v, rem);
+			m.dst = real_rank(w, rem);
+			m.sbuf = m.dbuf = TOPO__WORK;
+			m.soff = m.doff = lo * B;
+			m.len = (hi - lo) * B;
+			m.slot = slot0 + m.dst;
+			rc = topo__plan_msg(p, &m, &cur[v], err);
+			if (rc == 0)
+				rc = topo__plan_dep(p, init[w], cur[v], err);
+			if (rc == 0 && k == 0)
+				rc = topo__plan_dep(p, init[v], cur[v], err);
+			if (rc == 0 && k == 0 && v < rem)
+				rc = topo__plan_dep(p, fold[v], cur[v], err);
+			if (rc == 0 && k > 0)
+				rc = topo__plan_dep(p, prev[v], cur[v], err);
+			if (rc == 0 && k > 0)
+				rc = topo__plan_dep(p, prev[v ^ (mask << 1)],
+						    cur[v], err);
+		}
+		{
+			int64_t *t = prev;
+
+			prev = cur;
+			cur = t;
+		}
+	}
+	/* Each member's block into its RECV; the odd ranks of the fold also
+	 * send their partner's. */
+	m.kind = TOPO__COPY;
+	for (int32_t v = 0; rc == 0 && v < P; v++) {
+		for (int part = 0; rc == 0 && part < 1 + (v < rem); part++) {
+			int64_t id;
+
+			m.src = real_rank(v, rem);
+			m.dst = part == 0 ? m.src : m.src - 1;
+			m.sbuf = TOPO__WORK;
+			m.dbuf = TOPO__RECV;
+			m.soff = (int64_t)m.dst * B;
+			m.doff = 0;
+			m.len = B;
+			m.slot = part == 0 ? -1 : slot0 + m.dst;
+			rc = topo__plan_msg(p, &m, &id, err);
+			if (rc == 0)
+				rc = topo__plan_dep(p, prev[v], id, err);
+			if (rc == 0)
+				rc = topo__plan_dep(p, prev[v ^ 1], id, err);
+		}
+	}
+done:
+	topo__free(init);
+	topo__free(fold);
+	topo__free(prev);
+	topo__free(cur);
+	return rc;
+}

@@ -1,0 +1,164 @@
+/*
+ * coll/reduce_scatter/ring.c - reduce-scatter "ring": each block's partial
+ * reduction travels round the ring of ranks 0, 1, ..., n - 1, 0, every
+ * member adding its contribution, and ends at the member that owns it.
+ *
+ * Cost, n members, B bytes per block (n B per member): n - 1 steps;
+ * n(n - 1) transport REDUCE messages of B bytes, moving n(n - 1)B bytes;
+ * time about (n - 1)(alpha + B(beta + gamma)), every member sending one
+ * block and combining one at each step.  Local steps: one copy per member
+ * (its own block's contribution into RECV) and, for n > 2, one or two
+ * copies of the blocks it accumulates into WORK.
+ *
+ * At step s (0 <= s < n - 1) member r REDUCEs its partial of block
+ * b = (r - s - 1) mod n into member r + 1's accumulator of block b.  Block
+ * b starts at member b + 1 and ends, after n - 1 steps, at member b with
+ * every contribution in.
+ *
+ * Buffers: SEND (n B), RECV (B) and, for n > 2, WORK (n B) per member.
+ * Member q's accumulator of its own block is its RECV (a local copy of
+ * SEND block q first), so the last step REDUCEs straight into the result
+ * and no final copy is needed; its accumulator of block b != q is WORK at
+ * b B.  Member q receives every block but q - 1, the one it sends first:
+ * the blocks q + 1 .. q + n - 2 (mod n) go into WORK by one local copy,
+ * two when the run wraps round.  A member's step 0 partial is its own
+ * contribution alone and goes straight from SEND; later steps send from
+ * WORK.
+ *
+ * Dependencies: a REDUCE into an accumulator waits for the copy that
+ * initialised it (a REDUCE may not overtake the COPY it combines with);
+ * member r's step s >= 1 waits for the step s - 1 REDUCE of member r - 1,
+ * which completed its partial (the accumulator's copy came before that).
+ * Each accumulator receives one REDUCE and is read once after it, so
+ * nothing else needs ordering.
+ *
+ * Receipt slots: one per member (slot0 + rank), expecting n - 1.
+ */
+#define TOPO_INTERNAL
+#include "exec_internal.h"
+
+#include <string.h>
+
+int topo__plan_reduce_scatter_ring(struct topo_plan *p, topo_error *err)
+{
+	int32_t n = p->n;
+	int64_t B = (int64_t)p->params.bytes, slot0 = -1;
+	int64_t *initr = NULL, *initw = NULL, *prev = NULL, *cur = NULL;
+	struct topo__msg m;
+	int rc = 0;
+
+	if (p->params.bytes % p->type_size != 0)
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "reduce-scatter ring: %zu bytes is not a "
+				 "multiple of the %s size (%zu bytes)",
+				 p->params.bytes,
+				 topo_type_name(p->params.type), p->type_size);
+	for (int32_t r = 0; rc == 0 && r < n; r++) {
+		rc = topo__plan_bufsize(p, TOPO__SEND, r, (int64_t)n * B, err);
+		if (rc == 0)
+			rc = topo__plan_bufsize(p, TOPO__RECV, r, B, err);
+		if (rc == 0 && n > 2)
+			rc = topo__plan_bufsize(p, TOPO__WORK, r,
+						(int64_t)n * B, err);
+	}
+	/* n(n - 1) REDUCEs with two dependencies each, three copies per
+	 * member. */
+	if (rc == 0)
+		rc = topo__plan_expect(p, (int64_t)n * (n + 2),
+				       2 * (int64_t)n * n, n, err);
+	if (rc == 0)
+		rc = topo__plan_slots(p, n, -1, &slot0, err);
+	if (rc != 0)
+		return rc;
+	for (int32_t r = 0; p->slot_expect != NULL && r < n; r++)
+		p->slot_expect[slot0 + r] = n - 1;
+	initr = topo__mallocarray((size_t)n, sizeof(int64_t));
+	/* initw[2 q], initw[2 q + 1]: the two copies into q's WORK */
+	initw = topo__mallocarray(2 * (size_t)n, sizeof(int64_t));
+	prev = topo__mallocarray((size_t)n, sizeof(int64_t));
+	cur = topo__mallocarray((size_t)n, sizeof(int64_t));
+	if (initr == NULL || initw == NULL || prev == NULL || cur == NULL) {
+		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
+			       "out of memory planning reduce-scatter ring "
+			       "over %d members",
+			       (int)n);
+		goto done;
+	}
+
+	memset(&m, 0, sizeof(m));
+	m.kind = TOPO__COPY;
+	m.slot = -1;
+	for (int32_t q = 0; rc == 0 && q < n; q++) {
+		/* The own block's accumulator. */
+		m.src = m.dst = q;
+		m.sbuf = TOPO__SEND;
+		m.dbuf = TOPO__RECV;
+		m.soff = (int64_t)q * B;
+		m.doff = 0;
+		m.len = B;
+		rc = topo__plan_msg(p, &m, &initr[q], err);
+		initw[2 * q] = initw[2 * q + 1] = -1;
+		if (n <= 2)
+			continue;
+		/* Blocks q + 1 .. q + n - 2: [q + 1, min(n, q + n - 1)),
+		 * then [0, q - 1) when it wraps. */
+		m.sbuf = TOPO__SEND;
+		m.dbuf = TOPO__WORK;
+		if (rc == 0 && q + 1 < n) {
+			m.soff = m.doff = (int64_t)(q + 1) * B;
+			m.len =
+			    (int64_t)(n - q - 1 < n - 2 ? n - q - 1 : n - 2) *
+			    B;
+			rc = topo__plan_msg(p, &m, &initw[2 * q], err);
+		}
+		if (rc == 0 && q >= 2) {
+			m.soff = m.doff = 0;
+			m.len = (int64_t)(q - 1) * B;
+			rc = topo__plan_msg(p, &m, &initw[2 * q + 1], err);
+		}
+	}
+	m.kind = TOPO__REDUCE;
+	m.len = B;
+	for (int32_t s = 0; rc == 0 && s < n - 1; s++) {
+		for (int32_t r = 0; rc == 0 && r < n; r++) {
+			int32_t b =
+			    (int32_t)(((int64_t)r - s - 1 + 2 * (int64_t)n) %
+				      n);
+			int32_t d = r == n - 1 ? 0 : r + 1;
+			int32_t left = r == 0 ? n - 1 : r - 1;
+			int64_t init;
+
+			m.src = r;
+			m.dst = d;
+			m.sbuf = s == 0 ? TOPO__SEND : TOPO__WORK;
+			m.soff = (int64_t)b * B;
+			if (b == d) {
+				m.dbuf = TOPO__RECV;
+				m.doff = 0;
+				init = initr[d];
+			} else {
+				m.dbuf = TOPO__WORK;
+				m.doff = (int64_t)b * B;
+				init = b > d ? initw[2 * d] : initw[2 * d + 1];
+			}
+			m.slot = slot0 + d;
+			rc = topo__plan_msg(p, &m, &cur[r], err);
+			if (rc == 0)
+				rc = topo__plan_dep(p, init, cur[r], err);
+			if (rc == 0 && s > 0)
+				rc = topo__plan_dep(p, prev[left], cur[r], err);
+		}
+		{
+			int64_t *t = prev;
+
+			prev = cur;
+			cur = t;
+		}
+	}
+done:
+	topo__free(initr);
+	topo__free(initw);
+	topo__free(prev);
+	topo__free(cur);
+	return rc;
+}

@@ -62,4 +62,84 @@ int topo__layout_new(struct topo__layout *l, const topo_tree *t, int32_t n,
 		     int32_t root);
 void topo__layout_free(struct topo__layout *l);
 
+/* gather "tree"'s phase up the layout (coll/gather/tree.c), shared with
+ * allgather "tree": blocks of B bytes, slots slot0 + rank; up[v] the id of
+ * v's message to its parent.  0, or the error of topo__plan_msg/_dep. */
+int topo__gather_up(struct topo_plan *p, const struct topo__layout *l,
+		    int32_t root, int64_t B, int64_t slot0, int64_t *up,
+		    topo_error *err);
+
+/* scatter "tree"'s phase down the layout (coll/scatter/tree.c), shared
+ * with reduce-scatter "tree": root's blocks in its buffer src at rank * B,
+ * packed into its WORK at pack0 where needed; keep >= 0 a message root's
+ * packing and sends wait for; slots slot0 + rank; arrival[v] the id of
+ * v's message from its parent. */
+int topo__scatter_down(struct topo_plan *p, const struct topo__layout *l,
+		       int32_t root, int64_t B, int src, int64_t pack0,
+		       int64_t keep, int64_t slot0, int64_t *arrival,
+		       topo_error *err);
+
+/* The fold to a power of two of recursive doubling and halving (MPICH's,
+ * for any n): pof2 the largest power of two <= n, rem = n - pof2; of the
+ * first 2 rem ranks each even one sits out (its data folded into the odd
+ * one above it), and the pof2 others run the power-of-two algorithm under
+ * new ranks 0..pof2 - 1: odd rank 2 nr + 1 for nr < rem, nr + rem after.
+ * Used by allreduce recursive-doubling and rabenseifner, allgather
+ * recursive-doubling and reduce-scatter recursive-halving. */
+struct topo__fold {
+	int32_t n, pof2, rem, steps; /* steps = log2 pof2 */
+};
+
+static inline void topo__fold_init(struct topo__fold *f, int32_t n)
+{
+	f->n = n;
+	f->pof2 = 1;
+	f->steps = 0;
+	while (f->pof2 <= n / 2) {
+		f->pof2 *= 2;
+		f->steps++;
+	}
+	f->rem = n - f->pof2;
+}
+
+/* The new rank of r, or -1 for an even rank that sits out. */
+static inline int32_t topo__fold_new(const struct topo__fold *f, int32_t r)
+{
+	if (r < 2 * f->rem)
+		return r % 2 != 0 ? r / 2 : -1;
+	return r - f->rem;
+}
+
+/* The rank of new rank nr. */
+static inline int32_t topo__fold_old(const struct topo__fold *f, int32_t nr)
+{
+	return nr < f->rem ? 2 * nr + 1 : nr + f->rem;
+}
+
+/* The first block of new rank nr's run, rank-ordered blocks: new rank nr
+ * holds blocks [2 nr, 2 nr + 2) (nr < rem) or the one block nr + rem, so
+ * an aligned range of new ranks holds a contiguous run (nr == pof2: n). */
+static inline int64_t topo__fold_run_lo(const struct topo__fold *f, int32_t nr)
+{
+	return nr < f->rem ? 2 * (int64_t)nr : (int64_t)nr + f->rem;
+}
+
+/* alltoall pairwise's n rounds (coll/alltoall/pairwise.c): round s, every
+ * member r sends its block to (r + s) mod n (r XOR s when chained and n is
+ * a power of two), round 0 the local copies; chained: each member's sends
+ * wait for its send of the round before (pairwise), else none (direct).
+ * name is the algorithm's, for the refusal beyond 2^30 messages. */
+int topo__alltoall_rounds(struct topo_plan *p, const char *name, int chained,
+			  topo_error *err);
+
+/* The barriers' common parts (coll/barrier/tree.c): the receipt slots
+ * every member has, its ENTER's and its LEAVE's (expecting 1 each, set
+ * here) and one for the messages it receives (expectation the caller's);
+ * and the ENTER (or LEAVE) step of every member, in rank order, counted
+ * by slot slot0 + rank. */
+int topo__barrier_slots(struct topo_plan *p, int64_t *enter0, int64_t *leave0,
+			int64_t *recv0, topo_error *err);
+int topo__barrier_marks(struct topo_plan *p, int mark, int64_t slot0,
+			topo_error *err);
+
 #endif /* TOPO_COLL_PATTERN_H */

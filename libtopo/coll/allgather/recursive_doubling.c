@@ -40,35 +40,25 @@
  * the fold) at the P, 1 at those that sit out.
  */
 #define TOPO_INTERNAL
+#include "coll_pattern.h"
 #include "exec_internal.h"
 
 #include <string.h>
 
-/* The first block of virtual rank v's run (v == P: n). */
-static int64_t run_lo(int32_t v, int32_t rem)
-{
-	return v < rem ? 2 * (int64_t)v : (int64_t)v + rem;
-}
-
-static int32_t real_rank(int32_t v, int32_t rem)
-{
-	return v < rem ? 2 * v + 1 : v + rem;
-}
-
 int topo__plan_allgather_recursive_doubling(struct topo_plan *p,
 					    topo_error *err)
 {
-	int32_t n = p->n, P = 1, K = 0, rem;
+	struct topo__fold f;
+	int32_t n = p->n, P, K, rem;
 	int64_t B = (int64_t)p->params.bytes, slot0 = -1;
 	int64_t *own = NULL, *fold = NULL, *prev = NULL, *cur = NULL;
 	struct topo__msg m;
 	int rc = 0;
 
-	while (P <= n / 2) {
-		P *= 2;
-		K++;
-	}
-	rem = n - P;
+	topo__fold_init(&f, n);
+	P = f.pof2;
+	K = f.steps;
+	rem = f.rem;
 	for (int32_t r = 0; rc == 0 && r < n; r++) {
 		rc = topo__plan_bufsize(p, TOPO__SEND, r, B, err);
 		if (rc == 0)
@@ -114,7 +104,7 @@ int topo__plan_allgather_recursive_doubling(struct topo_plan *p,
 	}
 	/* The own block of every member that takes part. */
 	for (int32_t v = 0; rc == 0 && v < P; v++) {
-		m.src = m.dst = real_rank(v, rem);
+		m.src = m.dst = topo__fold_old(&f, v);
 		m.sbuf = TOPO__SEND;
 		m.dbuf = TOPO__RECV;
 		m.soff = 0;
@@ -128,10 +118,11 @@ int topo__plan_allgather_recursive_doubling(struct topo_plan *p,
 
 		for (int32_t v = 0; rc == 0 && v < P; v++) {
 			int32_t w = v ^ mask, a = v & ~(mask - 1);
-			int64_t lo = run_lo(a, rem), hi = run_lo(a + mask, rem);
+			int64_t lo = topo__fold_run_lo(&f, a),
+				hi = topo__fold_run_lo(&f, a + mask);
 
-			m.src = real_rank(v, rem);
-			m.dst = real_rank(w, rem);
+			m.src = topo__fold_old(&f, v);
+			m.dst = topo__fold_old(&f, w);
 			m.sbuf = m.dbuf = TOPO__RECV;
 			m.soff = m.doff = lo * B;
 			m.len = (hi - lo) * B;

@@ -46,7 +46,7 @@ int topo__plan_allgather_tree(struct topo_plan *p, topo_error *err)
 {
 	int32_t n = p->n, root = p->t->root;
 	struct topo__layout lay;
-	int32_t *par, *coff, *ch, *order, *pre, *size;
+	int32_t *coff, *ch, *order, *pre, *size;
 	int64_t *up = NULL, *arr = NULL, B = (int64_t)p->params.bytes;
 	int64_t g0 = -1, b0 = -1, done_id = -1;
 	struct topo__msg m;
@@ -54,7 +54,6 @@ int topo__plan_allgather_tree(struct topo_plan *p, topo_error *err)
 
 	if (topo__layout_new(&lay, p->t, n, root) != 0)
 		goto nomem;
-	par = lay.par;
 	coff = lay.coff;
 	ch = lay.ch;
 	order = lay.order;
@@ -95,45 +94,9 @@ int topo__plan_allgather_tree(struct topo_plan *p, topo_error *err)
 
 	memset(&m, 0, sizeof(m));
 	m.kind = TOPO__COPY;
-	/* Gather, in reverse preorder: a member's whole subtree is planned
-	 * before it. */
-	for (int32_t i = n - 1; rc == 0 && i > 0; i--) {
-		int32_t v = order[i], pv = par[v];
-		int64_t own = -1;
-
-		if (size[v] > 1) {
-			m.src = m.dst = v;
-			m.sbuf = TOPO__SEND;
-			m.dbuf = TOPO__WORK;
-			m.soff = m.doff = 0;
-			m.len = B;
-			m.slot = -1;
-			rc = topo__plan_msg(p, &m, &own, err);
-		}
-		m.src = v;
-		m.dst = pv;
-		m.sbuf = size[v] > 1 ? TOPO__WORK : TOPO__SEND;
-		m.soff = 0;
-		m.len = (int64_t)size[v] * B;
-		m.slot = g0 + pv;
-		if (pv != root) {
-			m.dbuf = TOPO__WORK;
-			m.doff = (int64_t)(pre[v] - pre[pv]) * B;
-		} else if (topo__pattern_runs(order, pre[v],
-					      pre[v] + size[v]) == 1) {
-			m.dbuf = TOPO__RECV;
-			m.doff = (int64_t)v * B; /* order[pre[v]] == v */
-		} else {
-			m.dbuf = TOPO__WORK;
-			m.doff = (int64_t)(pre[v] - 1) * B;
-		}
-		if (rc == 0)
-			rc = topo__plan_msg(p, &m, &up[v], err);
-		if (rc == 0 && own >= 0)
-			rc = topo__plan_dep(p, own, up[v], err);
-		for (int32_t k = coff[v]; rc == 0 && k < coff[v + 1]; k++)
-			rc = topo__plan_dep(p, up[ch[k]], up[v], err);
-	}
+	/* Gather (coll/gather/tree.c's). */
+	if (rc == 0)
+		rc = topo__gather_up(p, &lay, root, B, g0, up, err);
 
 	/* The root's own block last: it waits for every block, so the
 	 * broadcast need wait for it alone.  The unpacking first. */

@@ -10,6 +10,7 @@
 #ifndef TOPO_COLL_ALLREDUCE_H
 #define TOPO_COLL_ALLREDUCE_H
 
+#include "coll_pattern.h"
 #include "exec_internal.h"
 
 #include <string.h>
@@ -87,35 +88,7 @@ static inline int topo__allreduce_dep(struct topo_plan *p, int64_t before,
  * power-of-two algorithm under new ranks 0..pof2 - 1; at the end each odd
  * one copies its RECV, the result, to the even one before it. */
 
-struct topo__fold {
-	int32_t n, pof2, rem, steps; /* steps = log2 pof2 */
-};
-
-static inline void topo__fold_init(struct topo__fold *f, int32_t n)
-{
-	f->n = n;
-	f->pof2 = 1;
-	f->steps = 0;
-	while (f->pof2 <= n / 2) {
-		f->pof2 *= 2;
-		f->steps++;
-	}
-	f->rem = n - f->pof2;
-}
-
-/* The new rank of r, or -1 for an even rank that sits out. */
-static inline int32_t topo__fold_new(const struct topo__fold *f, int32_t r)
-{
-	if (r < 2 * f->rem)
-		return r % 2 != 0 ? r / 2 : -1;
-	return r - f->rem;
-}
-
-/* The rank of new rank nr. */
-static inline int32_t topo__fold_old(const struct topo__fold *f, int32_t nr)
-{
-	return nr < f->rem ? 2 * nr + 1 : nr + f->rem;
-}
+/* struct topo__fold and its ranks: coll_pattern.h. */
 
 /*
  * The start: every member that takes part copies its SEND into its RECV

@@ -31,29 +31,30 @@
  * local copies name none.
  */
 #define TOPO_INTERNAL
+#include "coll_pattern.h"
 #include "exec_internal.h"
 
 #include <string.h>
 
 /* More messages than this is refused (plan.c's limit too). */
-#define PAIRWISE_MAX_MESSAGES ((int64_t)1 << 30)
+#define ALLTOALL_MAX_MESSAGES ((int64_t)1 << 30)
 
-int topo__plan_alltoall_pairwise(struct topo_plan *p, topo_error *err)
+int topo__alltoall_rounds(struct topo_plan *p, const char *name, int chained,
+			  topo_error *err)
 {
 	int32_t n = p->n;
 	int64_t B = (int64_t)p->params.bytes, slot0 = -1;
 	int64_t msgs = (int64_t)n * n;
-	bool pow2 = (n & (n - 1)) == 0;
+	bool pow2 = chained && (n & (n - 1)) == 0;
 	struct topo__msg m;
 	int rc = 0;
 
-	if (msgs > PAIRWISE_MAX_MESSAGES)
+	if (msgs > ALLTOALL_MAX_MESSAGES)
 		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
-				 "alltoall pairwise over %d members needs "
-				 "%lld messages (n^2); at most %lld are "
-				 "planned",
-				 (int)n, (long long)msgs,
-				 (long long)PAIRWISE_MAX_MESSAGES);
+				 "alltoall %s over %d members needs %lld "
+				 "messages (n^2); at most %lld are planned",
+				 name, (int)n, (long long)msgs,
+				 (long long)ALLTOALL_MAX_MESSAGES);
 	for (int32_t r = 0; rc == 0 && r < n; r++) {
 		rc = topo__plan_bufsize(p, TOPO__SEND, r, (int64_t)n * B, err);
 		if (rc == 0)
@@ -61,7 +62,7 @@ int topo__plan_alltoall_pairwise(struct topo_plan *p, topo_error *err)
 						(int64_t)n * B, err);
 	}
 	if (rc == 0)
-		rc = topo__plan_expect(p, msgs, msgs - n, n, err);
+		rc = topo__plan_expect(p, msgs, chained ? msgs - n : 0, n, err);
 	if (rc == 0)
 		rc = topo__plan_slots(p, n, -1, &slot0, err);
 	if (rc != 0)
@@ -88,8 +89,13 @@ int topo__plan_alltoall_pairwise(struct topo_plan *p, topo_error *err)
 			m.doff = (int64_t)r * B;
 			m.slot = s == 0 ? -1 : slot0 + d;
 			rc = topo__plan_msg(p, &m, &id, err);
-			if (rc == 0 && s > 0)
+			if (rc == 0 && chained && s > 0)
 				rc = topo__plan_dep(p, id - n, id, err);
 		}
 	return rc;
+}
+
+int topo__plan_alltoall_pairwise(struct topo_plan *p, topo_error *err)
+{
+	return topo__alltoall_rounds(p, "pairwise", 1, err);
 }

@@ -29,6 +29,7 @@
  * each, and one for the messages it receives, expecting K.
  */
 #define TOPO_INTERNAL
+#include "coll_pattern.h"
 #include "exec_internal.h"
 
 #include <string.h>
@@ -47,18 +48,11 @@ int topo__plan_barrier_dissemination(struct topo_plan *p, topo_error *err)
 			       (int64_t)n * (2 * (int64_t)K + 1),
 			       3 * (int64_t)n, err);
 	if (rc == 0)
-		rc = topo__plan_slots(p, n, -1, &enter0, err);
-	if (rc == 0)
-		rc = topo__plan_slots(p, n, -1, &leave0, err);
-	if (rc == 0)
-		rc = topo__plan_slots(p, n, -1, &recv0, err);
+		rc = topo__barrier_slots(p, &enter0, &leave0, &recv0, err);
 	if (rc != 0)
 		return rc;
-	for (int32_t r = 0; p->slot_expect != NULL && r < n; r++) {
-		p->slot_expect[enter0 + r] = 1;
-		p->slot_expect[leave0 + r] = 1;
+	for (int32_t r = 0; p->slot_expect != NULL && r < n; r++)
 		p->slot_expect[recv0 + r] = K;
-	}
 
 	memset(&m, 0, sizeof(m));
 	m.kind = TOPO__COPY;
@@ -67,13 +61,7 @@ int topo__plan_barrier_dissemination(struct topo_plan *p, topo_error *err)
 	 * kn + r; the LEAVEs come last. */
 	enter = p->nmsg;
 	round0 = enter + n;
-	m.mark = TOPO__MARK_ENTER;
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		m.src = m.dst = r;
-		m.slot = enter0 + r;
-		rc = topo__plan_msg(p, &m, NULL, err);
-	}
-	m.mark = TOPO__MARK_NONE;
+	rc = topo__barrier_marks(p, TOPO__MARK_ENTER, enter0, err);
 	for (int k = 0; rc == 0 && k < K; k++) {
 		int64_t h = (int64_t)1 << k, id;
 

@@ -34,9 +34,47 @@
  * children, plus 1 for the fan-out unless it is the root.
  */
 #define TOPO_INTERNAL
+#include "coll_pattern.h"
 #include "exec_internal.h"
 
 #include <string.h>
+
+/* The receipt slots every barrier has (coll_pattern.h). */
+int topo__barrier_slots(struct topo_plan *p, int64_t *enter0, int64_t *leave0,
+			int64_t *recv0, topo_error *err)
+{
+	int32_t n = p->n;
+	int rc = topo__plan_slots(p, n, -1, enter0, err);
+
+	if (rc == 0)
+		rc = topo__plan_slots(p, n, -1, leave0, err);
+	if (rc == 0)
+		rc = topo__plan_slots(p, n, -1, recv0, err);
+	for (int32_t r = 0; rc == 0 && p->slot_expect != NULL && r < n; r++) {
+		p->slot_expect[*enter0 + r] = 1;
+		p->slot_expect[*leave0 + r] = 1;
+	}
+	return rc;
+}
+
+/* Every member's ENTER or LEAVE step (coll_pattern.h). */
+int topo__barrier_marks(struct topo_plan *p, int mark, int64_t slot0,
+			topo_error *err)
+{
+	struct topo__msg m;
+	int rc = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = TOPO__COPY;
+	m.sbuf = m.dbuf = TOPO__RECV;
+	m.mark = (uint8_t)mark;
+	for (int32_t r = 0; rc == 0 && r < p->n; r++) {
+		m.src = m.dst = r;
+		m.slot = slot0 + r;
+		rc = topo__plan_msg(p, &m, NULL, err);
+	}
+	return rc;
+}
 
 int topo__plan_barrier_tree(struct topo_plan *p, topo_error *err)
 {
@@ -49,19 +87,12 @@ int topo__plan_barrier_tree(struct topo_plan *p, topo_error *err)
 	rc = topo__plan_expect(p, 4 * (int64_t)n - 2, 4 * (int64_t)n,
 			       3 * (int64_t)n, err);
 	if (rc == 0)
-		rc = topo__plan_slots(p, n, -1, &enter0, err);
-	if (rc == 0)
-		rc = topo__plan_slots(p, n, -1, &leave0, err);
-	if (rc == 0)
-		rc = topo__plan_slots(p, n, -1, &recv0, err);
+		rc = topo__barrier_slots(p, &enter0, &leave0, &recv0, err);
 	if (rc != 0)
 		return rc;
-	for (int32_t r = 0; p->slot_expect != NULL && r < n; r++) {
-		p->slot_expect[enter0 + r] = 1;
-		p->slot_expect[leave0 + r] = 1;
+	for (int32_t r = 0; p->slot_expect != NULL && r < n; r++)
 		p->slot_expect[recv0 + r] =
 		    t->child_off[r + 1] - t->child_off[r] + (r != R);
-	}
 
 	/* Ids: member r's ENTER is enter + r and its LEAVE leave + r; the
 	 * fan-in message of member v != R is up + rank(v) and the fan-out
@@ -74,13 +105,7 @@ int topo__plan_barrier_tree(struct topo_plan *p, topo_error *err)
 	up = enter + n;
 	leave = up + n - 1;
 	down = leave + n;
-	m.mark = TOPO__MARK_ENTER;
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		m.src = m.dst = r;
-		m.slot = enter0 + r;
-		rc = topo__plan_msg(p, &m, NULL, err);
-	}
-	m.mark = TOPO__MARK_NONE;
+	rc = topo__barrier_marks(p, TOPO__MARK_ENTER, enter0, err);
 	for (int32_t v = 0; rc == 0 && v < n; v++) {
 		if (v == R)
 			continue;
@@ -89,13 +114,8 @@ int topo__plan_barrier_tree(struct topo_plan *p, topo_error *err)
 		m.slot = recv0 + m.dst;
 		rc = topo__plan_msg(p, &m, NULL, err);
 	}
-	m.mark = TOPO__MARK_LEAVE;
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		m.src = m.dst = r;
-		m.slot = leave0 + r;
-		rc = topo__plan_msg(p, &m, NULL, err);
-	}
-	m.mark = TOPO__MARK_NONE;
+	if (rc == 0)
+		rc = topo__barrier_marks(p, TOPO__MARK_LEAVE, leave0, err);
 	for (int32_t v = 0; rc == 0 && v < n; v++) {
 		if (v == R)
 			continue;

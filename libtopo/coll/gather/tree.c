@@ -31,57 +31,25 @@
 
 #include <string.h>
 
-int topo__plan_gather_tree(struct topo_plan *p, topo_error *err)
+/* The gather up the packed layout l (rooted at root), blocks of B bytes:
+ * every member's block reaches root's RECV (or its WORK, to be unpacked)
+ * as described above, counted by slots slot0 + rank; up[v] is the id of
+ * member v's message to its parent ([n], the caller's).  Shared with
+ * allgather "tree". */
+int topo__gather_up(struct topo_plan *p, const struct topo__layout *l,
+		    int32_t root, int64_t B, int64_t slot0, int64_t *up,
+		    topo_error *err)
 {
-	int32_t n = p->n, root = p->root;
-	struct topo__layout lay;
-	int32_t *par, *coff, *ch, *order, *pre, *size;
-	int64_t *up = NULL, B = (int64_t)p->params.bytes, slot0 = -1;
+	const int32_t *par = l->par, *coff = l->coff, *ch = l->ch,
+		      *order = l->order, *pre = l->pre, *size = l->size;
 	struct topo__msg m;
-	int packs, rc = TOPO_ENOMEM;
-
-	if (p->params.bytes > (size_t)INT64_MAX / (size_t)n)
-		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
-				 "gather: %d blocks of %zu bytes do not fit "
-				 "in a 64-bit size",
-				 (int)n, p->params.bytes);
-	if (topo__layout_new(&lay, p->t, n, root) != 0)
-		goto nomem;
-	par = lay.par;
-	coff = lay.coff;
-	ch = lay.ch;
-	order = lay.order;
-	pre = lay.pre;
-	size = lay.size;
-	packs = lay.packs;
-	up = topo__mallocarray((size_t)n, sizeof(int64_t));
-	if (up == NULL)
-		goto nomem;
-
-	rc = topo__plan_bufsize(p, TOPO__RECV, root, (int64_t)n * B, err);
-	if (rc == 0 && packs)
-		rc = topo__plan_bufsize(p, TOPO__WORK, root,
-					(int64_t)(n - 1) * B, err);
-	for (int32_t v = 0; rc == 0 && v < n; v++) {
-		rc = topo__plan_bufsize(p, TOPO__SEND, v, B, err);
-		if (rc == 0 && v != root && size[v] > 1)
-			rc = topo__plan_bufsize(p, TOPO__WORK, v,
-						(int64_t)size[v] * B, err);
-	}
-	/* Linear in the members, as for the scatter tree. */
-	if (rc == 0)
-		rc = topo__plan_expect(p, 3 * (int64_t)n, 3 * (int64_t)n, n,
-				       err);
-	if (rc == 0)
-		rc = topo__plan_slots(p, n, -1, &slot0, err);
-	for (int32_t v = 0; rc == 0 && p->slot_expect != NULL && v < n; v++)
-		p->slot_expect[slot0 + v] = coff[v + 1] - coff[v];
+	int rc = 0;
 
 	memset(&m, 0, sizeof(m));
 	m.kind = TOPO__COPY;
 	/* Reverse preorder: a member's whole subtree is planned before it,
 	 * so its children's messages exist when it waits for them. */
-	for (int32_t i = n - 1; rc == 0 && i > 0; i--) {
+	for (int32_t i = p->n - 1; rc == 0 && i > 0; i--) {
 		int32_t v = order[i], pv = par[v];
 		int64_t own = -1;
 
@@ -118,6 +86,58 @@ int topo__plan_gather_tree(struct topo_plan *p, topo_error *err)
 		for (int32_t k = coff[v]; rc == 0 && k < coff[v + 1]; k++)
 			rc = topo__plan_dep(p, up[ch[k]], up[v], err);
 	}
+	return rc;
+}
+
+int topo__plan_gather_tree(struct topo_plan *p, topo_error *err)
+{
+	int32_t n = p->n, root = p->root;
+	struct topo__layout lay;
+	int32_t *coff, *ch, *order, *pre, *size;
+	int64_t *up = NULL, B = (int64_t)p->params.bytes, slot0 = -1;
+	struct topo__msg m;
+	int packs, rc = TOPO_ENOMEM;
+
+	if (p->params.bytes > (size_t)INT64_MAX / (size_t)n)
+		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
+				 "gather: %d blocks of %zu bytes do not fit "
+				 "in a 64-bit size",
+				 (int)n, p->params.bytes);
+	if (topo__layout_new(&lay, p->t, n, root) != 0)
+		goto nomem;
+	coff = lay.coff;
+	ch = lay.ch;
+	order = lay.order;
+	pre = lay.pre;
+	size = lay.size;
+	packs = lay.packs;
+	up = topo__mallocarray((size_t)n, sizeof(int64_t));
+	if (up == NULL)
+		goto nomem;
+
+	rc = topo__plan_bufsize(p, TOPO__RECV, root, (int64_t)n * B, err);
+	if (rc == 0 && packs)
+		rc = topo__plan_bufsize(p, TOPO__WORK, root,
+					(int64_t)(n - 1) * B, err);
+	for (int32_t v = 0; rc == 0 && v < n; v++) {
+		rc = topo__plan_bufsize(p, TOPO__SEND, v, B, err);
+		if (rc == 0 && v != root && size[v] > 1)
+			rc = topo__plan_bufsize(p, TOPO__WORK, v,
+						(int64_t)size[v] * B, err);
+	}
+	/* Linear in the members, as for the scatter tree. */
+	if (rc == 0)
+		rc = topo__plan_expect(p, 3 * (int64_t)n, 3 * (int64_t)n, n,
+				       err);
+	if (rc == 0)
+		rc = topo__plan_slots(p, n, -1, &slot0, err);
+	for (int32_t v = 0; rc == 0 && p->slot_expect != NULL && v < n; v++)
+		p->slot_expect[slot0 + v] = coff[v + 1] - coff[v];
+
+	memset(&m, 0, sizeof(m));
+	m.kind = TOPO__COPY;
+	if (rc == 0)
+		rc = topo__gather_up(p, &lay, root, B, slot0, up, err);
 
 	/* The root: its own block, then each packed child's runs. */
 	m.src = m.dst = root;

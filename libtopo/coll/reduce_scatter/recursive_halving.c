@@ -44,25 +44,16 @@
  * the fold) at the P, 1 at those that sit out.
  */
 #define TOPO_INTERNAL
+#include "coll_pattern.h"
 #include "exec_internal.h"
 
 #include <string.h>
 
-/* The first block of virtual rank v's run (v == P: n). */
-static int64_t run_lo(int32_t v, int32_t rem)
-{
-	return v < rem ? 2 * (int64_t)v : (int64_t)v + rem;
-}
-
-static int32_t real_rank(int32_t v, int32_t rem)
-{
-	return v < rem ? 2 * v + 1 : v + rem;
-}
-
 int topo__plan_reduce_scatter_recursive_halving(struct topo_plan *p,
 						topo_error *err)
 {
-	int32_t n = p->n, P = 1, K = 0, rem;
+	struct topo__fold f;
+	int32_t n = p->n, P, K, rem;
 	int64_t B = (int64_t)p->params.bytes, V = (int64_t)n * B, slot0 = -1;
 	int64_t *init = NULL, *fold = NULL, *prev = NULL, *cur = NULL;
 	struct topo__msg m;
@@ -75,11 +66,10 @@ int topo__plan_reduce_scatter_recursive_halving(struct topo_plan *p,
 				 "bytes)",
 				 p->params.bytes,
 				 topo_type_name(p->params.type), p->type_size);
-	while (P <= n / 2) {
-		P *= 2;
-		K++;
-	}
-	rem = n - P;
+	topo__fold_init(&f, n);
+	P = f.pof2;
+	K = f.steps;
+	rem = f.rem;
 	for (int32_t r = 0; rc == 0 && r < n; r++) {
 		rc = topo__plan_bufsize(p, TOPO__SEND, r, V, err);
 		if (rc == 0)
@@ -121,7 +111,7 @@ int topo__plan_reduce_scatter_recursive_halving(struct topo_plan *p,
 
 	/* Partial reductions start as the member's own vector. */
 	for (int32_t v = 0; rc == 0 && v < P; v++) {
-		m.src = m.dst = real_rank(v, rem);
+		m.src = m.dst = topo__fold_old(&f, v);
 		m.sbuf = TOPO__SEND;
 		m.dbuf = TOPO__WORK;
 		m.soff = m.doff = 0;
@@ -147,11 +137,12 @@ int topo__plan_reduce_scatter_recursive_halving(struct topo_plan *p,
 
 		for (int32_t v = 0; rc == 0 && v < P; v++) {
 			int32_t w = v ^ mask, a = w & ~(mask - 1);
-			int64_t lo = run_lo(a, rem), hi = run_lo(a + mask, rem);
+			int64_t lo = topo__fold_run_lo(&f, a),
+				hi = topo__fold_run_lo(&f, a + mask);
 
 			/* v gives away the half its partner keeps. */
-			m.src = real_rank(v, rem);
-			m.dst = real_rank(w, rem);
+			m.src = topo__fold_old(&f, v);
+			m.dst = topo__fold_old(&f, w);
 			m.sbuf = m.dbuf = TOPO__WORK;
 			m.soff = m.doff = lo * B;
 			m.len = (hi - lo) * B;
@@ -183,7 +174,7 @@ int topo__plan_reduce_scatter_recursive_halving(struct topo_plan *p,
 		for (int part = 0; rc == 0 && part < 1 + (v < rem); part++) {
 			int64_t id;
 
-			m.src = real_rank(v, rem);
+			m.src = topo__fold_old(&f, v);
 			m.dst = part == 0 ? m.src : m.src - 1;
 			m.sbuf = TOPO__WORK;
 			m.dbuf = TOPO__RECV;

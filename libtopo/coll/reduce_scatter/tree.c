@@ -115,90 +115,6 @@ static int reduce_segment(struct topo_plan *p, const struct topo__layout *l,
 	return rc;
 }
 
-/* The result blocks down the tree, from the root's WORK (rank order) once
- * keep, the root's own block, has run. */
-static int scatter(struct topo_plan *p, const struct topo__layout *l,
-		   int64_t *arrival, int64_t s0, int64_t keep, topo_error *err)
-{
-	int32_t n = p->n, root = p->t->root;
-	const int32_t *coff = l->coff, *ch = l->ch, *order = l->order,
-		      *pre = l->pre, *size = l->size;
-	int64_t B = (int64_t)p->params.bytes, pack0 = (int64_t)n * B;
-	struct topo__msg m;
-	int rc = 0;
-
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	for (int32_t i = 0; rc == 0 && i < n; i++) {
-		int32_t v = order[i];
-		int64_t own = -1;
-
-		if (v != root && size[v] > 1) {
-			m.src = m.dst = v;
-			m.sbuf = TOPO__WORK;
-			m.dbuf = TOPO__RECV;
-			m.soff = m.doff = 0;
-			m.len = B;
-			m.slot = -1;
-			rc = topo__plan_msg(p, &m, &own, err);
-			if (rc == 0)
-				rc = topo__plan_dep(p, arrival[v], own, err);
-		}
-		for (int32_t k = coff[v]; rc == 0 && k < coff[v + 1]; k++) {
-			int32_t c = ch[k], lo = pre[c], hi = pre[c] + size[c];
-			int64_t first_pack = -1, npack = 0;
-
-			m.len = (int64_t)size[c] * B;
-			if (v != root) {
-				m.sbuf = TOPO__WORK;
-				m.soff = (int64_t)(lo - pre[v]) * B;
-			} else if (topo__pattern_runs(order, lo, hi) == 1) {
-				m.sbuf = TOPO__WORK;
-				m.soff = (int64_t)order[lo] * B;
-			} else {
-				struct topo__msg pm = m;
-
-				pm.src = pm.dst = root;
-				pm.sbuf = pm.dbuf = TOPO__WORK;
-				pm.slot = -1;
-				for (int32_t j = lo; rc == 0 && j < hi;) {
-					int32_t e =
-					    topo__pattern_run_end(order, j, hi);
-					int64_t pk;
-
-					pm.soff = (int64_t)order[j] * B;
-					pm.doff = pack0 + (int64_t)(j - 1) * B;
-					pm.len = (int64_t)(e - j) * B;
-					rc = topo__plan_msg(p, &pm, &pk, err);
-					if (rc == 0)
-						rc = topo__plan_dep(p, keep, pk,
-								    err);
-					if (npack++ == 0)
-						first_pack = pk;
-					j = e;
-				}
-				m.sbuf = TOPO__WORK;
-				m.soff = pack0 + (int64_t)(lo - 1) * B;
-			}
-			m.src = v;
-			m.dst = c;
-			m.dbuf = size[c] > 1 ? TOPO__WORK : TOPO__RECV;
-			m.doff = 0;
-			m.slot = s0 + c;
-			if (rc == 0)
-				rc = topo__plan_msg(p, &m, &arrival[c], err);
-			if (rc == 0)
-				rc = topo__plan_dep(
-				    p, v == root ? keep : arrival[v],
-				    arrival[c], err);
-			for (int64_t q = 0; rc == 0 && q < npack; q++)
-				rc = topo__plan_dep(p, first_pack + q,
-						    arrival[c], err);
-		}
-	}
-	return rc;
-}
-
 int topo__plan_reduce_scatter_tree(struct topo_plan *p, topo_error *err)
 {
 	int32_t n = p->n, root = p->t->root;
@@ -310,7 +226,8 @@ int topo__plan_reduce_scatter_tree(struct topo_plan *p, topo_error *err)
 	for (int32_t v = 0; rc == 0 && p->slot_expect != NULL && v < n; v++)
 		p->slot_expect[s0 + v] = v == root ? 0 : 1;
 	if (rc == 0)
-		rc = scatter(p, &lay, arrival, s0, keep, err);
+		rc = topo__scatter_down(p, &lay, root, B, TOPO__WORK,
+					(int64_t)n * B, keep, s0, arrival, err);
 done:
 	topo__layout_free(&lay);
 	topo__free(ids.init);

@@ -33,11 +33,106 @@
 
 #include <string.h>
 
+/* The blocks down the packed layout l (rooted at root), B bytes each:
+ * root's blocks in rank order at offset rank * B of its buffer src
+ * (TOPO__SEND for scatter, TOPO__WORK for reduce-scatter "tree"), a child
+ * subtree that is not one run of ranks packed first into root's WORK at
+ * pack0 + (pre - 1) * B; every member with a subtree keeps its own block
+ * (WORK -> RECV) once in.  keep >= 0: root's packing and sends wait for
+ * message keep.  Slots slot0 + rank; arrival[v] is the id of v's message
+ * from its parent ([n], the caller's).  Shared with reduce-scatter. */
+int topo__scatter_down(struct topo_plan *p, const struct topo__layout *l,
+		       int32_t root, int64_t B, int src, int64_t pack0,
+		       int64_t keep, int64_t slot0, int64_t *arrival,
+		       topo_error *err)
+{
+	const int32_t *coff = l->coff, *ch = l->ch, *order = l->order,
+		      *pre = l->pre, *size = l->size;
+	struct topo__msg m;
+	int rc = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = TOPO__COPY;
+	/* Preorder visits a parent before its children, so every member's
+	 * arrival exists when its forwards are planned. */
+	for (int32_t i = 0; rc == 0 && i < p->n; i++) {
+		int32_t v = order[i];
+		int64_t own = -1;
+
+		if (v != root && size[v] > 1) {
+			m.src = m.dst = v;
+			m.sbuf = TOPO__WORK;
+			m.dbuf = TOPO__RECV;
+			m.soff = m.doff = 0;
+			m.len = B;
+			m.slot = -1;
+			rc = topo__plan_msg(p, &m, &own, err);
+			if (rc == 0)
+				rc = topo__plan_dep(p, arrival[v], own, err);
+		}
+		for (int32_t k = coff[v]; rc == 0 && k < coff[v + 1]; k++) {
+			int32_t c = ch[k], lo = pre[c], hi = pre[c] + size[c];
+			int64_t first_pack = -1, npack = 0;
+
+			m.len = (int64_t)size[c] * B;
+			if (v != root) {
+				m.sbuf = TOPO__WORK;
+				m.soff = (int64_t)(lo - pre[v]) * B;
+			} else if (topo__pattern_runs(order, lo, hi) == 1) {
+				m.sbuf = (uint8_t)src;
+				m.soff = (int64_t)order[lo] * B;
+			} else {
+				/* Pack the subtree's runs into the root's
+				 * WORK, in preorder. */
+				struct topo__msg pm = m;
+
+				pm.src = pm.dst = root;
+				pm.sbuf = (uint8_t)src;
+				pm.dbuf = TOPO__WORK;
+				pm.slot = -1;
+				for (int32_t j = lo; rc == 0 && j < hi;) {
+					int32_t e =
+					    topo__pattern_run_end(order, j, hi);
+					int64_t pk;
+
+					pm.soff = (int64_t)order[j] * B;
+					pm.doff = pack0 + (int64_t)(j - 1) * B;
+					pm.len = (int64_t)(e - j) * B;
+					rc = topo__plan_msg(p, &pm, &pk, err);
+					if (rc == 0 && keep >= 0)
+						rc = topo__plan_dep(p, keep, pk,
+								    err);
+					if (npack++ == 0)
+						first_pack = pk;
+					j = e;
+				}
+				m.sbuf = TOPO__WORK;
+				m.soff = pack0 + (int64_t)(lo - 1) * B;
+			}
+			m.src = v;
+			m.dst = c;
+			m.dbuf = size[c] > 1 ? TOPO__WORK : TOPO__RECV;
+			m.doff = 0;
+			m.slot = slot0 + c;
+			if (rc == 0)
+				rc = topo__plan_msg(p, &m, &arrival[c], err);
+			if (rc == 0 && (v != root || keep >= 0))
+				rc = topo__plan_dep(
+				    p, v == root ? keep : arrival[v],
+				    arrival[c], err);
+			for (int64_t q = 0; rc == 0 && q < npack; q++)
+				rc = topo__plan_dep(p, first_pack + q,
+						    arrival[c], err);
+		}
+	}
+	return rc;
+}
+
 int topo__plan_scatter_tree(struct topo_plan *p, topo_error *err)
 {
 	int32_t n = p->n, root = p->root;
 	struct topo__layout lay;
-	int32_t *coff, *ch, *order, *pre, *size;
+	int32_t *size;
 	int64_t *arrival = NULL, B = (int64_t)p->params.bytes, slot0 = -1;
 	struct topo__msg m;
 	int packs, rc = TOPO_ENOMEM;
@@ -49,10 +144,6 @@ int topo__plan_scatter_tree(struct topo_plan *p, topo_error *err)
 				 (int)n, p->params.bytes);
 	if (topo__layout_new(&lay, p->t, n, root) != 0)
 		goto nomem;
-	coff = lay.coff;
-	ch = lay.ch;
-	order = lay.order;
-	pre = lay.pre;
 	size = lay.size;
 	packs = lay.packs;
 	arrival = topo__mallocarray((size_t)n, sizeof(int64_t));
@@ -93,73 +184,9 @@ int topo__plan_scatter_tree(struct topo_plan *p, topo_error *err)
 	m.slot = -1;
 	if (rc == 0)
 		rc = topo__plan_msg(p, &m, NULL, err);
-	/* Preorder visits a parent before its children, so every member's
-	 * arrival exists when its forwards are planned. */
-	for (int32_t i = 0; rc == 0 && i < n; i++) {
-		int32_t v = order[i];
-		int64_t keep = -1;
-
-		if (v != root && size[v] > 1) {
-			m.src = m.dst = v;
-			m.sbuf = TOPO__WORK;
-			m.dbuf = TOPO__RECV;
-			m.soff = m.doff = 0;
-			m.len = B;
-			m.slot = -1;
-			rc = topo__plan_msg(p, &m, &keep, err);
-			if (rc == 0)
-				rc = topo__plan_dep(p, arrival[v], keep, err);
-		}
-		for (int32_t k = coff[v]; rc == 0 && k < coff[v + 1]; k++) {
-			int32_t c = ch[k], lo = pre[c], hi = pre[c] + size[c];
-			int64_t pk = -1, first_pack = 0, npack = 0;
-
-			m.len = (int64_t)size[c] * B;
-			if (v != root) {
-				m.sbuf = TOPO__WORK;
-				m.soff = (int64_t)(lo - pre[v]) * B;
-			} else if (topo__pattern_runs(order, lo, hi) == 1) {
-				m.sbuf = TOPO__SEND;
-				m.soff = (int64_t)order[lo] * B;
-			} else {
-				/* Pack the subtree's runs into the root's
-				 * WORK, in preorder. */
-				struct topo__msg pm = m;
-
-				pm.src = pm.dst = root;
-				pm.sbuf = TOPO__SEND;
-				pm.dbuf = TOPO__WORK;
-				pm.slot = -1;
-				for (int32_t j = lo; rc == 0 && j < hi;) {
-					int32_t e =
-					    topo__pattern_run_end(order, j, hi);
-
-					pm.soff = (int64_t)order[j] * B;
-					pm.doff = (int64_t)(j - 1) * B;
-					pm.len = (int64_t)(e - j) * B;
-					rc = topo__plan_msg(p, &pm, &pk, err);
-					if (npack++ == 0)
-						first_pack = pk;
-					j = e;
-				}
-				m.sbuf = TOPO__WORK;
-				m.soff = (int64_t)(lo - 1) * B;
-			}
-			m.src = v;
-			m.dst = c;
-			m.dbuf = size[c] > 1 ? TOPO__WORK : TOPO__RECV;
-			m.doff = 0;
-			m.slot = slot0 + c;
-			if (rc == 0)
-				rc = topo__plan_msg(p, &m, &arrival[c], err);
-			if (rc == 0 && v != root)
-				rc = topo__plan_dep(p, arrival[v], arrival[c],
-						    err);
-			for (int64_t q = 0; rc == 0 && q < npack; q++)
-				rc = topo__plan_dep(p, first_pack + q,
-						    arrival[c], err);
-		}
-	}
+	if (rc == 0)
+		rc = topo__scatter_down(p, &lay, root, B, TOPO__SEND, 0, -1,
+					slot0, arrival, err);
 	goto done;
 nomem:
 	rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,

@@ -1,5 +1,6 @@
 /*
- * algocheck.h - the harness shared by test_algos.c and test_colls.c: an
+ * algocheck.h - the harness shared by the collectives' tests (test_algos.c,
+ * test_colls.c, test_allreduce.c and the other test_OP.c): an
  * independent check of collective plans.
  *
  * Machines, groups and trees through the public API (exit 2 on a setup
@@ -84,6 +85,116 @@ static inline topo_tree *tree_of(const topo_group *g, const char *name,
 		exit(2);
 	}
 	return t;
+}
+
+/* Groups of two uneven machines, each spec with the size it must give:
+ * machine 0 has 3, 1, 4, 2 tasks of one endpoint; machine 1 has 2, 5, 1,
+ * 3, 2 tasks of two endpoints with the physical root in the middle of the
+ * network. */
+struct gspec {
+	int machine;
+	const char *spec;
+	int32_t size;
+};
+
+static inline void uneven_groups(const struct gspec *specs, size_t n,
+				 topo_machine *ms[2], topo_group **gs)
+{
+	const int32_t ta[4] = {3, 1, 4, 2}, pa[4] = {-1, 0, 0, 1};
+	const int32_t tb[5] = {2, 5, 1, 3, 2}, pb[5] = {2, -1, 1, 1, 3};
+
+	ms[0] = machine(4, ta, 1, pa);
+	ms[1] = machine(5, tb, 2, pb);
+	for (size_t i = 0; i < n; i++) {
+		gs[i] = group(ms[specs[i].machine], specs[i].spec);
+		CHECK(gs[i]->size == specs[i].size,
+		      "group \"%s\" has %d members, want %d", specs[i].spec,
+		      (int)gs[i]->size, (int)specs[i].size);
+	}
+}
+
+static inline void uneven_groups_free(size_t n, topo_machine *ms[2],
+				      topo_group **gs)
+{
+	for (size_t i = 0; i < n; i++)
+		topo_group_free(gs[i]);
+	topo_machine_free(ms[0]);
+	topo_machine_free(ms[1]);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Small helpers */
+
+/* The smallest k with 2^k >= n. */
+static inline int32_t log2_ceil(int32_t n)
+{
+	int32_t k = 0;
+
+	while (((int64_t)1 << k) < n)
+		k++;
+	return k;
+}
+
+/* The number of dependencies of p. */
+static inline int64_t ndeps(const struct topo_plan *p)
+{
+	return p->succ_off[p->nmsg];
+}
+
+/* A report's errors on standard error. */
+static inline void dump(const topo_report *r)
+{
+	for (size_t i = 0; i < topo_report_error_count(r); i++) {
+		const char *kind, *detail;
+		int32_t ep = topo_report_error(r, i, &kind, &detail);
+
+		fprintf(stderr, "  endpoint %d: %s: %s\n", (int)ep, kind,
+			detail);
+	}
+}
+
+/* Runs p with topo_plan_run (threads, 2 iterations); returns whether it
+ * verified.  want_ep >= 0: it must not, and some error naming that
+ * endpoint (of kind want_kind, or any kind when NULL) must say so; -1: the
+ * first errors are printed; -2: quietly.  label names the case. */
+static inline int run_checked(const char *label, const topo_plan *p,
+			      int threads, int32_t want_ep,
+			      const char *want_kind)
+{
+	struct topo_run_params rp;
+	topo_report *r = NULL;
+	topo_error err;
+	int rc, ok, named = 0;
+
+	topo_run_params_init(&rp, sizeof(rp));
+	rp.threads = threads;
+	rp.iterations = 2;
+	topo_error_clear(&err);
+	rc = topo_plan_run(p, &rp, &r, &err);
+	CHECK(rc == 0 && r != NULL, "%s: topo_plan_run: %d: %s", label, rc,
+	      err.text);
+	if (r == NULL)
+		return 0;
+	ok = topo_report_verified(r);
+	for (size_t i = 0; i < topo_report_error_count(r); i++) {
+		const char *kind, *detail;
+		int32_t ep = topo_report_error(r, i, &kind, &detail);
+
+		if (ep == want_ep &&
+		    (want_kind == NULL || strcmp(kind, want_kind) == 0))
+			named = 1;
+		if (want_ep == -1 && i < 3)
+			fprintf(stderr, "%s: endpoint %d: %s: %s\n", label,
+				(int)ep, kind, detail);
+	}
+	if (want_ep >= 0)
+		CHECK(!ok && named,
+		      "%s: corrupted plan: verified %d, endpoint %d named "
+		      "\"%s\" %d",
+		      label, ok, (int)want_ep,
+		      want_kind != NULL ? want_kind : "(any)", named);
+	topo_report_free(r);
+	return ok;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -15,174 +15,9 @@
  * predict-only plans build the same messages and predict.
  */
 #define TOPO_INTERNAL
-#include "exec_internal.h"
-
-#include "check.h"
+#include "algocheck.h"
 
 static const char *label; /* what is being checked, for messages */
-
-/* ---------------------------------------------------------------------- */
-/* Machines, groups, trees */
-
-static topo_machine *machine(int32_t nodes, const int32_t *tasks, int32_t eps,
-			     const int32_t *parent)
-{
-	topo_machine *m = NULL;
-	topo_error err;
-
-	topo_error_clear(&err);
-	if (topo__machine_build(&m, "test", nodes, tasks, eps, "tree", parent,
-				&err) != 0) {
-		fprintf(stderr, "machine_build: %s\n", err.text);
-		exit(2);
-	}
-	return m;
-}
-
-static topo_group *group(const topo_machine *m, const char *spec)
-{
-	topo_group *g = NULL;
-	topo_error err;
-
-	topo_error_clear(&err);
-	if (topo_group_new(&g, m, spec, spec, &err) != 0) {
-		fprintf(stderr, "group \"%s\": %s\n", spec, err.text);
-		exit(2);
-	}
-	return g;
-}
-
-static topo_tree *tree(const topo_group *g, const char *shape)
-{
-	topo_tree *t = NULL;
-	topo_error err;
-
-	topo_error_clear(&err);
-	if (topo_tree_new(&t, g, shape, &err) != 0) {
-		fprintf(stderr, "tree %s: %s\n", shape, err.text);
-		exit(2);
-	}
-	return t;
-}
-
-/* ---------------------------------------------------------------------- */
-/* Races: conflicting accesses must be ordered by the DAG */
-
-/* Ancestors of every message as bitsets, in a topological order; NULL
- * when the plan is too big to check. */
-static uint64_t *ancestors(const struct topo_plan *p, size_t *words)
-{
-	int64_t n = p->nmsg, head = 0, tail = 0;
-	size_t w = (size_t)(n + 63) / 64;
-	uint64_t *anc;
-	int64_t *wait, *q;
-
-	*words = w;
-	if (n > 6000)
-		return NULL;
-	anc = calloc((size_t)n * w + 1, sizeof(uint64_t));
-	wait = calloc((size_t)n + 1, sizeof(int64_t));
-	q = calloc((size_t)n + 1, sizeof(int64_t));
-	for (int64_t i = 0; i < n; i++)
-		if ((wait[i] = p->msg[i].nwait) == 0)
-			q[tail++] = i;
-	while (head < tail) {
-		int64_t m = q[head++];
-
-		for (int64_t k = p->succ_off[m]; k < p->succ_off[m + 1]; k++) {
-			int64_t s = p->succ[k];
-			uint64_t *as = anc + (size_t)s * w,
-				 *am = anc + (size_t)m * w;
-
-			for (size_t j = 0; j < w; j++)
-				as[j] |= am[j];
-			as[m / 64] |= 1ULL << (m % 64);
-			if (--wait[s] == 0)
-				q[tail++] = s;
-		}
-	}
-	free(wait);
-	free(q);
-	if (tail != n) { /* a cycle */
-		free(anc);
-		return NULL;
-	}
-	return anc;
-}
-
-struct access {
-	int64_t msg;
-	int32_t member;
-	int buf;
-	int64_t off, len;
-	int write, reduce;
-};
-
-static int cmp_access(const void *a, const void *b)
-{
-	const struct access *x = a, *y = b;
-
-	if (x->member != y->member)
-		return x->member < y->member ? -1 : 1;
-	if (x->buf != y->buf)
-		return x->buf < y->buf ? -1 : 1;
-	return x->off < y->off ? -1 : x->off > y->off;
-}
-
-/* The number of unordered conflicting pairs (and the first); -1 when the
- * plan is too big to check. */
-static int64_t races(const struct topo_plan *p, int64_t *m1, int64_t *m2)
-{
-	size_t w;
-	uint64_t *anc = ancestors(p, &w);
-	struct access *acc;
-	int64_t na = 0, bad = 0;
-
-	*m1 = *m2 = -1;
-	if (anc == NULL)
-		return -1;
-	acc = calloc(2 * (size_t)p->nmsg + 1, sizeof(*acc));
-	for (int64_t i = 0; i < p->nmsg; i++) {
-		const struct topo__msg *m = &p->msg[i];
-
-		if (m->len == 0)
-			continue;
-		acc[na++] =
-		    (struct access){i, m->src, m->sbuf, m->soff, m->len, 0, 0};
-		acc[na++] = (struct access){i,
-					    m->dst,
-					    m->dbuf,
-					    m->doff,
-					    m->len,
-					    1,
-					    m->kind == TOPO__REDUCE};
-	}
-	qsort(acc, (size_t)na, sizeof(*acc), cmp_access);
-	for (int64_t i = 0; i < na; i++)
-		for (int64_t j = i + 1; j < na; j++) {
-			const struct access *a = &acc[i], *b = &acc[j];
-			int64_t x = a->msg, y = b->msg;
-
-			if (b->member != a->member || b->buf != a->buf ||
-			    b->off >= a->off + a->len)
-				break;
-			if (x == y || (!a->write && !b->write) ||
-			    (a->reduce && b->reduce))
-				continue;
-			if ((anc[(size_t)y * w + (size_t)x / 64] >> (x % 64)) &
-				1 ||
-			    (anc[(size_t)x * w + (size_t)y / 64] >> (y % 64)) &
-				1)
-				continue;
-			if (bad++ == 0) {
-				*m1 = x;
-				*m2 = y;
-			}
-		}
-	free(acc);
-	free(anc);
-	return bad;
-}
 
 /* ---------------------------------------------------------------------- */
 /* Plans and runs */
@@ -202,50 +37,11 @@ static topo_plan *plan(const topo_tree *t, const char *algo, size_t bytes,
 	return p;
 }
 
-/* Runs p; returns whether it verified.  want_ep >= 0: it must not, and
- * some error must name that endpoint. */
+/* Runs p (algocheck.h's run_checked): whether it verified; want_ep >= 0:
+ * it must not, and some error must name that endpoint. */
 static int run(const topo_plan *p, int threads, int32_t want_ep)
 {
-	struct topo_run_params rp;
-	topo_report *r = NULL;
-	topo_error err;
-	int rc, ok, named = 0;
-
-	topo_run_params_init(&rp, sizeof(rp));
-	rp.threads = threads;
-	rp.iterations = 2;
-	topo_error_clear(&err);
-	rc = topo_plan_run(p, &rp, &r, &err);
-	CHECK(rc == 0 && r != NULL, "%s: topo_plan_run: %d: %s", label, rc,
-	      err.text);
-	if (r == NULL)
-		return 0;
-	ok = topo_report_verified(r);
-	for (size_t i = 0; i < topo_report_error_count(r); i++) {
-		const char *kind, *detail;
-		int32_t ep = topo_report_error(r, i, &kind, &detail);
-
-		if (ep == want_ep)
-			named = 1;
-		if (want_ep < 0 && i < 3)
-			fprintf(stderr, "%s: endpoint %d: %s: %s\n", label,
-				(int)ep, kind, detail);
-	}
-	if (want_ep >= 0)
-		CHECK(!ok && named,
-		      "%s: corrupted plan: verified %d, endpoint %d named %d",
-		      label, ok, (int)want_ep, named);
-	topo_report_free(r);
-	return ok;
-}
-
-static int32_t ilog2_ceil(int32_t n)
-{
-	int32_t k = 0;
-
-	while (((int64_t)1 << k) < n)
-		k++;
-	return k;
+	return run_checked(label, p, threads, want_ep, NULL);
 }
 
 /* Transport messages the algorithm fixes for n members. */
@@ -256,7 +52,7 @@ static int64_t want_transport(const char *algo, int32_t n)
 	if (strcmp(algo, "ring") == 0)
 		return (int64_t)n * (n - 1);
 	if (strcmp(algo, "bruck") == 0)
-		return (int64_t)n * ilog2_ceil(n);
+		return (int64_t)n * log2_ceil(n);
 	if (strcmp(algo, "tree") == 0)
 		return 2 * (int64_t)(n - 1);
 	while (P <= n / 2) {

@@ -78,44 +78,13 @@ static topo_plan *plan(const topo_tree *t, const char *algo, enum topo_type ty,
 	return p;
 }
 
-/* Runs p; returns whether it verified.  want_ep >= 0: it must not, and
- * some error of kind want_kind must name that endpoint; -1: the first
- * errors are printed; -2: quietly. */
+/* Runs p (algocheck.h's run_checked): whether it verified.  want_ep >= 0:
+ * it must not, and some error of kind want_kind must name that endpoint;
+ * -1: the first errors are printed; -2: quietly. */
 static int run(const topo_plan *p, int threads, int32_t want_ep,
 	       const char *want_kind)
 {
-	struct topo_run_params rp;
-	topo_report *r = NULL;
-	topo_error err;
-	int rc, ok, named = 0;
-
-	topo_run_params_init(&rp, sizeof(rp));
-	rp.threads = threads;
-	rp.iterations = 2;
-	topo_error_clear(&err);
-	rc = topo_plan_run(p, &rp, &r, &err);
-	CHECK(rc == 0 && r != NULL, "%s: topo_plan_run: %d: %s", label, rc,
-	      err.text);
-	if (r == NULL)
-		return 0;
-	ok = topo_report_verified(r);
-	for (size_t i = 0; i < topo_report_error_count(r); i++) {
-		const char *kind, *detail;
-		int32_t ep = topo_report_error(r, i, &kind, &detail);
-
-		if (ep == want_ep && strcmp(kind, want_kind) == 0)
-			named = 1;
-		if (want_ep == -1 && i < 3)
-			fprintf(stderr, "%s: endpoint %d: %s: %s\n", label,
-				(int)ep, kind, detail);
-	}
-	if (want_ep >= 0)
-		CHECK(!ok && named,
-		      "%s: corrupted plan: verified %d, endpoint %d named "
-		      "\"%s\" %d",
-		      label, ok, (int)want_ep, want_kind, named);
-	topo_report_free(r);
-	return ok;
+	return run_checked(label, p, threads, want_ep, want_kind);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -361,7 +330,8 @@ static void check_one(const topo_tree *t, const char *gname, const char *algo,
 	topo_plan_free(p);
 }
 
-/* Every algorithm over g: all valid combos at one element and at a size
+/* (CHECK_QUICK, under valgrind: no group is `full`.)
+ * Every algorithm over g: all valid combos at one element and at a size
  * not divisible by n elements (one of them rotating over the algorithms
  * and trees when not `full`), a few at 300 KiB in segments of 16 KiB
  * (and the automatic 64 KiB of the tree algorithms) when large. */

@@ -34,11 +34,7 @@ static const char *const algos[] = {"pairwise", "bruck", "direct"};
 #define NALGOS (sizeof(algos) / sizeof(algos[0]))
 
 /* Groups of the uneven machines, with the size each spec must give. */
-static const struct gspec {
-	int machine;
-	const char *spec;
-	int32_t size;
-} gspecs[] = {
+static const struct gspec gspecs[] = {
     {1, "ep 3", 1},
     {1, "ep 5,22", 2},
     {1, "row 1 cols 0:8:4", 3},
@@ -56,31 +52,6 @@ static const struct gspec {
 
 static topo_machine *ms[2];
 static topo_group *gs[NGSPECS];
-
-static void make_groups(void)
-{
-	/* 3, 1, 4, 2 tasks of one endpoint; 2, 5, 1, 3, 2 tasks of two
-	 * endpoints with the physical root in the middle of the network. */
-	const int32_t ta[4] = {3, 1, 4, 2}, pa[4] = {-1, 0, 0, 1};
-	const int32_t tb[5] = {2, 5, 1, 3, 2}, pb[5] = {2, -1, 1, 1, 3};
-
-	ms[0] = machine(4, ta, 1, pa);
-	ms[1] = machine(5, tb, 2, pb);
-	for (size_t i = 0; i < NGSPECS; i++) {
-		gs[i] = group(ms[gspecs[i].machine], gspecs[i].spec);
-		CHECK(gs[i]->size == gspecs[i].size,
-		      "group \"%s\" has %d members, want %d", gspecs[i].spec,
-		      (int)gs[i]->size, (int)gspecs[i].size);
-	}
-}
-
-static void free_groups(void)
-{
-	for (size_t i = 0; i < NGSPECS; i++)
-		topo_group_free(gs[i]);
-	topo_machine_free(ms[0]);
-	topo_machine_free(ms[1]);
-}
 
 /* ---------------------------------------------------------------------- */
 /* Helpers */
@@ -101,15 +72,6 @@ static topo_plan *plan(const topo_tree *t, const char *algo, size_t bytes,
 	return p;
 }
 
-static int log2_ceil(int32_t n)
-{
-	int k = 0;
-
-	while (((int64_t)1 << k) < n)
-		k++;
-	return k;
-}
-
 /* The number of i in [0, n) with bit k set. */
 static int64_t bit_count(int32_t n, int k)
 {
@@ -118,22 +80,6 @@ static int64_t bit_count(int32_t n, int k)
 	for (int64_t i = 0; i < n; i++)
 		c += (i >> k) & 1;
 	return c;
-}
-
-static int64_t ndeps(const struct topo_plan *p)
-{
-	return p->succ_off[p->nmsg];
-}
-
-static void dump(const topo_report *r)
-{
-	for (size_t i = 0; i < topo_report_error_count(r); i++) {
-		const char *kind, *detail;
-		int32_t ep = topo_report_error(r, i, &kind, &detail);
-
-		fprintf(stderr, "  endpoint %d: %s: %s\n", (int)ep, kind,
-			detail);
-	}
 }
 
 static int has_error(const topo_report *r, int32_t ep, const char *kind)
@@ -637,12 +583,12 @@ static void test_refusals(void)
 int main(void)
 {
 	check_seed("test_alltoall", 20250311);
-	make_groups();
+	uneven_groups(gspecs, NGSPECS, ms, gs);
 	test_coverage();
 	test_predict();
 	test_corrupt();
 	test_nomem();
 	test_refusals();
-	free_groups();
+	uneven_groups_free(NGSPECS, ms, gs);
 	return check_done("test_alltoall");
 }

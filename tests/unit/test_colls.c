@@ -436,11 +436,7 @@ static void one(const topo_tree *t, const struct req *r)
 /* Coverage: algorithms x trees x groups x sizes x types */
 
 /* Groups of the uneven machines, with the size each spec must give. */
-static const struct gspec {
-	int machine;
-	const char *spec;
-	int32_t size;
-} gspecs[] = {
+static const struct gspec gspecs[] = {
     {1, "ep 3", 1},
     {1, "ep 5,22", 2},
     {1, "row 1 cols 0:8:4", 3},
@@ -463,31 +459,6 @@ static const struct gspec {
 
 static topo_machine *ms[2];
 static topo_group *gs[NGSPECS];
-
-static void make_groups(void)
-{
-	/* 3, 1, 4, 2 tasks of one endpoint; 2, 5, 1, 3, 2 tasks of two
-	 * endpoints with the physical root in the middle of the network. */
-	const int32_t ta[4] = {3, 1, 4, 2}, pa[4] = {-1, 0, 0, 1};
-	const int32_t tb[5] = {2, 5, 1, 3, 2}, pb[5] = {2, -1, 1, 1, 3};
-
-	ms[0] = machine(4, ta, 1, pa);
-	ms[1] = machine(5, tb, 2, pb);
-	for (size_t i = 0; i < NGSPECS; i++) {
-		gs[i] = group(ms[gspecs[i].machine], gspecs[i].spec);
-		CHECK(gs[i]->size == gspecs[i].size,
-		      "group \"%s\" has %d members, want %d", gspecs[i].spec,
-		      (int)gs[i]->size, (int)gspecs[i].size);
-	}
-}
-
-static void free_groups(void)
-{
-	for (size_t i = 0; i < NGSPECS; i++)
-		topo_group_free(gs[i]);
-	topo_machine_free(ms[0]);
-	topo_machine_free(ms[1]);
-}
 
 /*
  * The sizes tried for an algorithm over n members: elements (reducing
@@ -616,15 +587,6 @@ static void test_all_operators(void)
 
 /* ---------------------------------------------------------------------- */
 /* Message counts and bytes against each algorithm's closed form */
-
-static int32_t log2_ceil(int32_t n)
-{
-	int32_t k = 0;
-
-	while (((int64_t)1 << k) < n)
-		k++;
-	return k;
-}
 
 /* The largest power of two <= n, and its log. */
 static int32_t pow2_floor(int32_t n, int32_t *lg)
@@ -1035,7 +997,7 @@ static void test_harness(void)
 int main(void)
 {
 	check_seed("test_colls", 20250311);
-	make_groups();
+	uneven_groups(gspecs, NGSPECS, ms, gs);
 	test_harness();
 	test_coverage();
 	test_all_operators();
@@ -1043,7 +1005,7 @@ int main(void)
 	test_runs();
 	test_refusals();
 	test_nomem();
-	free_groups();
+	uneven_groups_free(NGSPECS, ms, gs);
 	printf("test_colls: %lld plans checked for races, %lld too big (over "
 	       "%d messages)\n",
 	       (long long)race_checked, (long long)race_skipped, RACE_MAX);

@@ -71,6 +71,18 @@ static inline long check_rand_range(long lo, long hi)
 	return lo + (long)(check_rand64() % (uint64_t)(hi - lo + 1));
 }
 
+/* Whether CHECK_QUICK is set (and not "0"): the valgrind suite sets it,
+ * and the largest randomised or exhaustive sweeps then run a sample of
+ * their cases (saying so), since valgrind checks memory, which the sample
+ * exercises on every path, not arithmetic, which the full runs cover in
+ * make check and under AddressSanitizer. */
+static inline int check_quick(void)
+{
+	const char *env = getenv("CHECK_QUICK");
+
+	return env != NULL && env[0] != '\0' && strcmp(env, "0") != 0;
+}
+
 static inline void check_seed(const char *name, uint64_t def)
 {
 	const char *env = getenv("CHECK_SEED");
@@ -78,6 +90,9 @@ static inline void check_seed(const char *name, uint64_t def)
 	check_rng_state = env != NULL ? strtoull(env, NULL, 0) : def;
 	printf("%s: seed %" PRIu64 " (set CHECK_SEED to repeat)\n", name,
 	       check_rng_state);
+	if (check_quick())
+		printf("%s: CHECK_QUICK: the largest sweeps run a sample\n",
+		       name);
 }
 
 #endif

@@ -389,13 +389,14 @@ static void test_sweep(void)
 
 		snprintf(spec, sizeof(spec), "ep 0:%d", (int)sizes[i] - 1);
 		g = group(m, spec);
-		check_group(g, spec, sizes[i] == 5, sizes[i] == 16);
+		check_group(g, spec, sizes[i] == 5 && !check_quick(),
+			    sizes[i] == 16 && !check_quick());
 		topo_group_free(g);
 	}
 	{
 		topo_group *g = group(u, "all");
 
-		check_group(g, "uneven all", 1, 1);
+		check_group(g, "uneven all", !check_quick(), 1);
 		topo_group_free(g);
 		g = group(u, "ep 0::2");
 		check_group(g, "uneven ep 0::2", 0, 0);

@@ -821,7 +821,8 @@ static void test_shortcuts(void)
 					    "kary:3", "hierarchical"};
 	static const size_t bytes[] = {8, 4096, 1 << 19};
 
-	for (int iter = 0; iter < 120; iter++) {
+	/* CHECK_QUICK (valgrind): 24 machines, ties in half. */
+	for (int iter = 0; iter < (check_quick() ? 24 : 120); iter++) {
 		int32_t nodes = (int32_t)check_rand_range(1, 9), tasks[9];
 		int32_t par[9];
 		topo_machine *mach = NULL;

@@ -77,33 +77,8 @@ for t in int8 int16 int32 int64 uint8 uint16 uint32 uint64 float double; do
 	RED="$RED -c reduce.$t=0.25"
 done
 
-cases() {
-	for tree in physical hierarchical binomial chain kary:2; do
-		echo "bcast flood $tree"
-		echo "scatter tree $tree"
-		echo "scatter or-combine $tree"
-		echo "gather chunked $tree"
-		echo "gather tree $tree"
-		echo "reduce tree $tree"
-	done
-	echo "reduce hierarchical hierarchical"
-	# issue 11: the tree algorithms over every tree, the others once
-	for tree in physical hierarchical binomial chain kary:2; do
-		echo "allreduce tree $tree"
-		echo "allgather tree $tree"
-		echo "reduce-scatter tree $tree"
-		echo "barrier tree $tree"
-	done
-	echo "allreduce hierarchical hierarchical"
-	for oa in allreduce:ring allreduce:recursive-doubling \
-		allreduce:rabenseifner allgather:ring \
-		allgather:recursive-doubling allgather:bruck \
-		reduce-scatter:ring reduce-scatter:recursive-halving \
-		alltoall:pairwise alltoall:bruck alltoall:direct \
-		barrier:dissemination; do
-		echo "${oa%%:*} ${oa#*:} physical"
-	done
-}
+# The combinations: one list for both simulator checks.
+. "$top/tests/sim/cases.sh"
 
 # The most operations one event can make ready at a rank of a GOAL
 # schedule: its operations without dependencies, or the dependents of one

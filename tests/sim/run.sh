@@ -84,33 +84,8 @@ cat >"$work/uneven3.json" <<'EOF'
  "endpoints_per_task": 2, "network": {"type": "tree", "parent": [1, -1, 1]}}
 EOF
 
-cases() {
-	for tree in physical hierarchical binomial chain kary:2; do
-		echo "bcast flood $tree"
-		echo "scatter tree $tree"
-		echo "scatter or-combine $tree"
-		echo "gather chunked $tree"
-		echo "gather tree $tree"
-		echo "reduce tree $tree"
-	done
-	echo "reduce hierarchical hierarchical"
-	# issue 11: the tree algorithms over every tree, the others once
-	for tree in physical hierarchical binomial chain kary:2; do
-		echo "allreduce tree $tree"
-		echo "allgather tree $tree"
-		echo "reduce-scatter tree $tree"
-		echo "barrier tree $tree"
-	done
-	echo "allreduce hierarchical hierarchical"
-	for oa in allreduce:ring allreduce:recursive-doubling \
-		allreduce:rabenseifner allgather:ring \
-		allgather:recursive-doubling allgather:bruck \
-		reduce-scatter:ring reduce-scatter:recursive-halving \
-		alltoall:pairwise alltoall:bruck alltoall:direct \
-		barrier:dissemination; do
-		echo "${oa%%:*} ${oa#*:} physical"
-	done
-}
+# The combinations: one list for both simulator checks.
+. "$top/tests/sim/cases.sh"
 
 out=$work/results
 : >"$out"

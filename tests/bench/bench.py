@@ -23,7 +23,10 @@ plots drawn by gnuplot, and prints a summary of every target, met or missed.
    16 tasks per node, compiled in memory by collrun, --json --iterations 5):
    median over --runs runs of the collective's median seconds, and deliveries
    per second (members - 1) / seconds.
-4. data - bcast, scatter, gather, reduce (int32 sum) with 2, 4, 8, 16 members
+4. data - bcast, scatter, gather, reduce, and issue 11's allreduce,
+   allgather, reduce-scatter and alltoall (reductions int32 sum; the block
+   operations' BYTES per block, cases over 64 MiB of blocks per member left
+   out) with 2, 4, 8, 16 members
    (1 node x N tasks), 8 B .. 16 MiB per member, reused and fresh buffers:
    collrun beside Open MPI (mpi_coll under mpirun --oversubscribe -np N --mca
    btl self,vader; the two alternate, and which goes first alternates) and
@@ -32,8 +35,15 @@ plots drawn by gnuplot, and prints a summary of every target, met or missed.
    as the run.  Bytes to copy: bcast (N-1)*B (every member but the root gets
    B), scatter (N-1)*B (the root's blocks for the others), gather (N-1)*B (the
    others' blocks into the root's buffer), reduce (N-1)*B read and combined
-   into the root's result (counted as copies, though combining also adds).
+   into the root's result (counted as copies, though combining also adds),
+   allreduce 2(N-1)*B, allgather, reduce-scatter and alltoall N(N-1)*B.
    Ratios (collrun / MPI) are per round, then the median over rounds.
+   N > 2 is oversubscribed on a 2-CPU machine, and labelled so.
+4b. colls - all nine operations, the barrier too (replay.py parts 1 and 3):
+   16 members with 1 MiB each beside Open MPI, oversubscribed and labelled
+   so, and the fair comparison, 2 members on 2 threads against 2 ranks
+   bound to 2 cores, 8 B, 64 KiB, 1 MiB, MPI timed with a barrier between
+   calls and back to back; medians and spreads over interleaved rounds.
 5. costs - the measured defaults of libtopo/machine/costs.c: reduce_rate.c (ns per
    byte of libtopo's reduction kernel, every type and operator, two warm
    buffers of 1 MiB) and, when mpicc and mpirun exist (and not --no-mpi),
@@ -47,7 +57,7 @@ Any collrun run that does not verify, and any MPI run whose check fails,
 stops the benchmark (replay.run_json).
 
 usage: bench.py BUILD [--quick] [--out DIR] [--runs N] [--rounds N]
-                [--only compile,spec,replay,data,costs,predict,plots]
+                [--only compile,spec,replay,data,colls,costs,predict,plots]
                 [--no-mpi]
 """
 import argparse, csv, datetime, json, os, shutil, statistics, subprocess
@@ -61,6 +71,27 @@ import replay as rbench  # noqa: E402  (replay.py: run_json(), build_mpi_coll())
 import predict_bench as pbench  # noqa: E402  (the predict stage)
 
 OPS = ["bcast", "scatter", "gather", "reduce"]
+# issue 11's operations with data (the barrier has none: replay.py parts 1
+# and 3 time it, stage "colls")
+NEW_OPS = ["allreduce", "allgather", "reduce-scatter", "alltoall"]
+DATA_OPS = OPS + NEW_OPS
+REDUCING = ("reduce", "allreduce", "reduce-scatter")
+# allgather, reduce-scatter and alltoall hold N blocks of BYTES per member:
+# beyond this per member (16 MiB blocks at 16 members: 256 MiB each, 8 GiB a
+# side for alltoall) the case is left out, and the table says so.
+BLOCK_OPS_MAX = 64 * (1 << 20)
+
+
+def copy_bytes_of(op, n, nbytes):
+    """The bytes op must move between members at the least, BYTES as
+    collrun's --bytes: bcast, scatter, gather, reduce (N-1)B; allreduce
+    2(N-1)B (a reduce's and a broadcast's); allgather, reduce-scatter and
+    alltoall N(N-1)B (every member gets, or contributes to, N-1 blocks)."""
+    if op in OPS:
+        return (n - 1) * nbytes
+    if op == "allreduce":
+        return 2 * (n - 1) * nbytes
+    return n * (n - 1) * nbytes
 KIB, MIB = 1 << 10, 1 << 20
 
 # torus dims per endpoint count (16 tasks per node)
@@ -472,9 +503,11 @@ def bench_data(a, out, md, summary, bdir):
     rows = []
     for n in members:
         rounds = a.rounds if n == 16 else max(1, a.rounds // 2)
-        for op in OPS:
+        for op in DATA_OPS:
             for fresh in (False, True):
                 for nbytes in sizes:
+                    if op in NEW_OPS[1:] and n * nbytes > BLOCK_OPS_MAX:
+                        continue
                     it = iters_for(nbytes, n)
                     c_s, m_s = [], []
                     for r in range(rounds):
@@ -486,7 +519,7 @@ def bench_data(a, out, md, summary, bdir):
                                 cmd = [collrun, op, "--bytes", str(nbytes),
                                        "--iterations", str(it), "--threads",
                                        str(threads), "--json"]
-                                if op == "reduce":
+                                if op in REDUCING:
                                     cmd += ["--type", "int32", "--op", "sum"]
                                 if fresh:
                                     cmd.append("--fresh")
@@ -508,7 +541,7 @@ def bench_data(a, out, md, summary, bdir):
                     ratio = (statistics.median(x / y for x, y in
                                                zip(c_s, m_s))
                              if m_s else float("nan"))
-                    copy_bytes = (n - 1) * nbytes
+                    copy_bytes = copy_bytes_of(op, n, nbytes)
                     limit = copy_bytes / rate[(nbytes, fresh)]
                     wlimit = copy_bytes / rate[(n * nbytes, fresh)]
                     rows.append([op, n, nbytes, "fresh" if fresh else
@@ -536,14 +569,22 @@ def bench_data(a, out, md, summary, bdir):
            "too. Columns: medians over rounds (16 members: "
            f"{a.rounds} rounds; fewer members: {max(1, a.rounds // 2)}); "
            "ratio = median per-round collrun/MPI (target <= 0.5 at 16 "
-           "members, 64 KiB..16 MiB); copy limit = (N-1) x BYTES at this "
-           "machine's single-thread memcpy rate for a buffer of BYTES "
+           "members, 64 KiB..16 MiB, for the first four operations); "
+           "copy limit = (N-1) x BYTES (allreduce: 2(N-1) x BYTES; "
+           "allgather, reduce-scatter, alltoall: N(N-1) x BYTES, their "
+           "BYTES being a block; cases holding more than "
+           f"{BLOCK_OPS_MAX >> 20} MiB of blocks per member are left out) "
+           "at this machine's single-thread memcpy rate for a buffer of BYTES "
            "(memcpy_rate, same run), fresh or reused as the row; "
            "'of limit' = limit / collrun time (1 = as fast as memcpy; can "
            "exceed 1 with 2 threads). The per-buffer rate flatters the limit "
            "where one buffer fits a cache level but the N buffers of the run "
            "do not, so a second limit uses the memcpy rate for a buffer of "
-           "the run's working set, N x BYTES ('ws limit').", "",
+           "the run's working set, N x BYTES ('ws limit'). "
+           f"**Oversubscribed where N > {threads}:** more MPI ranks than "
+           "the CPUs this runs on time-share them, which slows Open MPI "
+           f"(collrun runs {threads} threads whatever N); the fair "
+           f"comparison is N = {threads} here, and stage colls part 3.", "",
            "| op | N | bytes | buffers | collrun us | MPI us | ratio | copy "
            "limit us | of limit | ws limit us | of ws limit |",
            "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
@@ -559,7 +600,7 @@ def bench_data(a, out, md, summary, bdir):
     worst = []
     for (op, n, nbytes, buf, rounds, it, c, m, ratio, cb, lim,
          frac, wlim, wfrac) in rows:
-        if n == 16 and nbytes >= 64 * KIB and use_mpi:
+        if n == 16 and nbytes >= 64 * KIB and use_mpi and op in OPS:
             if float(ratio) <= 0.5:
                 met += 1
             else:
@@ -578,6 +619,46 @@ def bench_data(a, out, md, summary, bdir):
                        f"MPI: {met} of {met + missed} cases met"
                        + (f"; missed: {', '.join(worst)}" if worst else ""))
     return rows
+
+
+# ------------------------------------------------------------------ colls
+def bench_colls(a, out, md, summary, bdir):
+    """All nine operations beside Open MPI (replay.py parts 1 and 3): 16
+    members with 1 MiB each, oversubscribed and labelled so, and the fair
+    comparison, 2 members on 2 threads against 2 ranks bound to 2 cores, at
+    8 B, 64 KiB and 1 MiB, both with a barrier between MPI's calls and back
+    to back.  Its Markdown becomes this stage's section; replay-mpi.csv has
+    every run."""
+    cmd = [sys.executable, os.path.join(HERE, "replay.py"), a.build,
+           "--out", out, "--parts", "1,3"]
+    if a.quick:
+        cmd.append("--quick")
+    if a.no_mpi:
+        rbench.note("colls: skipped (--no-mpi)")
+        return
+    if subprocess.run(cmd).returncode != 0:
+        rbench.die("replay.py (stage colls) failed")
+    text = open(os.path.join(out, "replay.md")).read().splitlines()
+    # One level down: results.md has the title.
+    md += [("#" + l if l.startswith("#") else l) for l in text] + [""]
+    rows = list(csv.DictReader(open(os.path.join(out, "replay-mpi.csv"))))
+    med = {}
+    for r in rows:
+        if r["tool"] == "mpi" and r["mpi_timing"] != "barrier":
+            continue
+        med.setdefault((r["case"], r["op"], r["bytes"], r["tool"]),
+                       []).append(float(r["median_s"]))
+    for case in sorted({k[0] for k in med}):
+        ratios = []
+        for (c, op, b, tool), v in med.items():
+            m = med.get((c, op, b, "mpi"))
+            if c == case and tool == "collrun" and m:
+                ratios.append(statistics.median(v) / statistics.median(m))
+        if ratios:
+            summary.append(
+                f"colls, {case}: collrun / Open MPI {min(ratios):.2f}.."
+                f"{max(ratios):.2f} over {len(ratios)} cases, slower in "
+                f"{sum(x > 1 for x in ratios)} (replay.md)")
 
 
 # ------------------------------------------------------------------ costs
@@ -805,32 +886,40 @@ plot 'replay.csv' every ::1 u 1:4 w lp pt 7 t 'seconds', \
         rows = list(csv.DictReader(open(os.path.join(out, "data.csv"))))
         ns = sorted({int(r["members"]) for r in rows})
         nmax = ns[-1]
-        for op in OPS:
-            for buf in ("reused", "fresh"):
-                with open(os.path.join(out, f".data-{op}-{buf}.dat"), "w") as f:
-                    for r in rows:
-                        if (r["op"] == op and r["buffers"] == buf
-                                and int(r["members"]) == nmax):
-                            f.write(f"{r['bytes']},{r['collrun_s']},"
-                                    f"{r['mpi_s']},{r['copy_limit_s']},"
-                                    f"{r.get('ws_copy_limit_s') or r['copy_limit_s']}\n")
-        s = PLOT_HEAD.replace('900,600', '1400,800') + f"""set output 'data.png'
-set multiplot layout 2,4 title 'time vs bytes per member, {nmax} members, 1 node (median)'
+        ncpu = len(os.sched_getaffinity(0))
+        over = (f"; Open MPI OVERSUBSCRIBED: {nmax} ranks on {ncpu} CPUs"
+                if nmax > ncpu else "")
+        for png, pops in (("data.png", OPS), ("data-new.png", NEW_OPS)):
+            pops = [o for o in pops if any(r["op"] == o for r in rows)]
+            if not pops:
+                continue
+            for op in pops:
+                for buf in ("reused", "fresh"):
+                    with open(os.path.join(out, f".data-{op}-{buf}.dat"),
+                              "w") as f:
+                        for r in rows:
+                            if (r["op"] == op and r["buffers"] == buf
+                                    and int(r["members"]) == nmax):
+                                f.write(f"{r['bytes']},{r['collrun_s']},"
+                                        f"{r['mpi_s']},{r['copy_limit_s']},"
+                                        f"{r.get('ws_copy_limit_s') or r['copy_limit_s']}\n")
+            s = PLOT_HEAD.replace('900,600', '1400,800') + f"""set output '{png}'
+set multiplot layout 2,{len(pops)} title 'time vs bytes per member (per block: allgather, reduce-scatter, alltoall), {nmax} members, 1 node (median){over}'
 set logscale xy
 set xtics ('8' 8, '512' 512, '4K' 4096, '64K' 65536, '1M' 1048576, '16M' 16777216)
 set format y '%.0s%cs'
 set key top left font ',8'
 """
-        for buf in ("reused", "fresh"):
-            for op in OPS:
-                s += (f"set title '{op}, {buf} buffers'\n"
-                      f"plot '.data-{op}-{buf}.dat' u 1:2 w lp pt 7 t "
-                      f"'collrun', '' u 1:3 w lp pt 5 t 'Open MPI', "
-                      f"'' u 1:4 w l dt 2 lc rgb 'gray' t 'copy limit', "
-                      f"'' u 1:5 w l dt 3 lc rgb 'black' t 'ws copy limit'\n")
-        s += "unset multiplot\n"
-        if gnuplot(s, out):
-            made.append("data.png")
+            for buf in ("reused", "fresh"):
+                for op in pops:
+                    s += (f"set title '{op}, {buf} buffers'\n"
+                          f"plot '.data-{op}-{buf}.dat' u 1:2 w lp pt 7 t "
+                          f"'collrun', '' u 1:3 w lp pt 5 t 'Open MPI', "
+                          f"'' u 1:4 w l dt 2 lc rgb 'gray' t 'copy limit', "
+                          f"'' u 1:5 w l dt 3 lc rgb 'black' t 'ws copy limit'\n")
+            s += "unset multiplot\n"
+            if gnuplot(s, out):
+                made.append(png)
     for name in os.listdir(out):
         if name.startswith("."):
             os.unlink(os.path.join(out, name))
@@ -859,7 +948,8 @@ def main():
     ap.add_argument("--rounds", type=int, help="rounds per data point at 16 "
                     "members (default 3, half that below; quick 1)")
     ap.add_argument("--only",
-                    default="compile,spec,replay,data,costs,predict,plots")
+                    default="compile,spec,replay,data,colls,costs,predict,"
+                    "plots")
     ap.add_argument("--no-mpi", action="store_true")
     a = ap.parse_args()
     a.runs = a.runs or (1 if a.quick else 5)
@@ -868,7 +958,7 @@ def main():
     for tool in ("collc", "collrun"):
         if not os.access(os.path.join(a.build, tool), os.X_OK):
             rbench.die(f"{a.build}/{tool} not found: build it first (make)", 2)
-    if "data" in only and not a.no_mpi:
+    if ("data" in only or "colls" in only) and not a.no_mpi:
         missing = [t for t in ("mpicc", "mpirun") if not shutil.which(t)]
         if missing:
             rbench.die(f"Open MPI not found ({', '.join(missing)}): make "
@@ -888,6 +978,7 @@ def main():
                            ("spec", bench_spec, (bdir,)),
                            ("replay", bench_replay, (bdir,)),
                            ("data", bench_data, (bdir,)),
+                           ("colls", bench_colls, (bdir,)),
                            ("costs", bench_costs, (bdir,)),
                            ("predict", pbench.bench_predict,
                             (bdir, write_csv, verdict))):
@@ -908,8 +999,8 @@ def main():
         plots(out, pmd, have)
         save_part(out, "plots", pmd, [])
     summary = []
-    for name in ("compile", "spec", "replay", "data", "costs", "predict",
-                 "plots"):
+    for name in ("compile", "spec", "replay", "data", "colls", "costs",
+                 "predict", "plots"):
         f = os.path.join(out, "parts", name + ".json")
         if os.path.exists(f):
             part = json.load(open(f))

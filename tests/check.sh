@@ -38,7 +38,7 @@ for suite in "$@"; do
 		for t in "$B"/tests/test_*; do
 			[ -x "$t" ] || continue
 			case $(basename "$t") in
-			test_allreduce) w=12 ;; test_reduce_scatter) w=7 ;;
+			test_allreduce | test_sched) w=12 ;; test_reduce_scatter) w=7 ;;
 			*) w=2 ;;
 			esac
 			add $w "unit $(basename "$t")" "$t"

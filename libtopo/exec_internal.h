@@ -267,6 +267,9 @@ struct topo__verify_time {
 	/* progress reports base + members checked, of total (a run's
 	 * verifications count on from one iteration to the next) */
 	int64_t base, total;
+	/* [n]: check only the members r with mine[r] != 0 (a process of an
+	 * MPI run checks those it holds); NULL: all */
+	const uint8_t *mine;
 };
 
 /* Checks member buffers after an iteration; buf(ctx, r, kind) gives
@@ -298,6 +301,18 @@ int64_t topo__verify_barrier(const struct topo_plan *p, const int64_t *stamp,
 			     void (*report)(void *ctx2,
 					    const struct topo__verify_error *e),
 			     void *ctx2, int64_t max);
+
+/* Reports made by a run outside topo_plan_run (exec.c), for the MPI
+ * transport (libtopo/mpi/): a report of p's messages and bytes (NULL: no
+ * memory); an error (kind one of the verifier's, "timeout", "failed", or
+ * else kept as "error"; counted in the total until topo__report_finish
+ * sets it); the times of n iterations (sorted in place), the total of
+ * errors found and the verdict. */
+topo_report *topo__report_new(const struct topo_plan *p, int threads);
+void topo__report_error(topo_report *r, int32_t endpoint, const char *kind,
+			const char *detail);
+void topo__report_finish(topo_report *r, double *seconds, int n,
+			 int64_t total, bool verified);
 
 /* ---------------------------------------------------------------------- */
 /* Transports: how a message's bytes get from one member to another. */

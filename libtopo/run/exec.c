@@ -283,6 +283,51 @@ int32_t topo_report_error(const topo_report *r, size_t i, const char **kind,
 	return r->err[i].endpoint;
 }
 
+/* For transports that run a plan their own way (exec_mpi.c): a report of
+ * p's traffic, and its errors and times. */
+topo_report *topo__report_new(const struct topo_plan *p, int threads)
+{
+	topo_report *r = topo__calloc(1, sizeof(*r));
+
+	if (r == NULL)
+		return NULL;
+	r->err = topo__mallocarray(MAX_ERRORS, sizeof(*r->err));
+	if (r->err == NULL) {
+		topo__free(r);
+		return NULL;
+	}
+	r->threads = threads;
+	count_traffic(r, p);
+	return r;
+}
+
+/* The kinds of error a report holds: static strings, so that an error
+ * that came as text from another process is kept as one of them. */
+static const char *const error_kinds[] = {
+    "undelivered", "duplicated", "wrong data", "left early",
+    "timeout",	   "failed",	 "error"};
+
+void topo__report_error(topo_report *r, int32_t endpoint, const char *kind,
+			const char *detail)
+{
+	const char *k = error_kinds[sizeof(error_kinds) / sizeof(*error_kinds) -
+				    1];
+
+	for (size_t i = 0; i < sizeof(error_kinds) / sizeof(*error_kinds); i++)
+		if (strcmp(kind, error_kinds[i]) == 0)
+			k = error_kinds[i];
+	add_error(r, endpoint, k, "%s", detail);
+}
+
+void topo__report_finish(topo_report *r, double *seconds, int n,
+			 int64_t total, bool verified)
+{
+	r->iterations = n;
+	r->total = total;
+	r->verified = verified;
+	summarise(r, seconds, n);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Running */
 
@@ -349,7 +394,7 @@ int topo__plan_run_transport(const topo_plan *p,
 	struct topo_run_params q;
 	struct run x = {0};
 	struct verify_ctx v;
-	struct topo__verify_time vt = {0, NULL, NULL, 0, false, 0, 0};
+	struct topo__verify_time vt = {0, NULL, NULL, 0, false, 0, 0, NULL};
 	double next_progress = 0;
 	bool timed_out = false;
 	topo_report *r = NULL;

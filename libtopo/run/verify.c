@@ -715,7 +715,7 @@ int64_t topo__verify(const struct topo_plan *p,
 				    const struct topo__verify_error *e),
 		     void *ctx2, int64_t max)
 {
-	struct topo__verify_time none = {0, NULL, NULL, 0, false, 0, 0};
+	struct topo__verify_time none = {0, NULL, NULL, 0, false, 0, 0, NULL};
 
 	return topo__verify_until(p, buf, ctx, slot_count, report, ctx2, max,
 				  &none);
@@ -793,6 +793,8 @@ int64_t topo__verify_until(const struct topo_plan *p,
 							       : p->n);
 			}
 		}
+		if (time->mine != NULL && !time->mine[r])
+			continue;
 		if (tally != NULL) {
 			report_tally(c, r, &tally[r]);
 			missing = tally[r].short_want > 0;

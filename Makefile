@@ -45,11 +45,12 @@ B ?= build$(if $(SANITIZE),-$(subst $(comma),-,$(SANITIZE)))
 # (description, groups, costs), tree/ (trees and routes), io/ (reading and
 # writing files), plan/ (planning and prediction), coll/OP/ (one file per
 # operation and algorithm), run/ (pool, transports, verification).
-LIB_SRC  := $(sort $(wildcard libtopo/*.c libtopo/*/*.c libtopo/*/*/*.c))
+# libtopo/mpi/ is built apart, with an MPI compiler (below).
+LIB_SRC  := $(filter-out libtopo/mpi/%,$(sort $(wildcard libtopo/*.c libtopo/*/*.c libtopo/*/*/*.c)))
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 LIB_PIC  := $(LIB_SRC:%.c=$(B)/pic/%.o)
 # cli/predict.c is collc's alone (collc predict); the rest is shared.
-CLI_COMMON_SRC := $(filter-out cli/collc.c cli/collrun.c cli/predict.c,$(sort $(wildcard cli/*.c)))
+CLI_COMMON_SRC := $(filter-out cli/collc.c cli/collrun.c cli/collrun_mpi.c cli/predict.c,$(sort $(wildcard cli/*.c)))
 CLI_COMMON_OBJ := $(CLI_COMMON_SRC:%.c=$(B)/%.o)
 PROGS    := $(B)/collc $(if $(wildcard cli/collrun.c),$(B)/collrun)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
@@ -62,10 +63,54 @@ SCHEMAS   := $(sort $(wildcard schemas/*.schema.json))
 # a man page link to libtopo(3), so that `man topo_tree_new` works.
 LIB_FUNCS = awk -f libtopo/exports.awk libtopo/topo.h
 
-.PHONY: FORCE all check check-unit check-cli check-schemas check-man check-abi check-install check-sim tsan-build demo bench bench-quick bench-costs bench-predict bench-deps \
+.PHONY: FORCE all check check-mpi check-unit check-cli check-schemas check-man check-abi check-install check-sim tsan-build demo bench bench-quick bench-costs bench-predict bench-deps \
 	install uninstall deps clean format
 
-all: $(B)/libtopo.a $(B)/libtopo.so $(PROGS) $(B)/libtopo.pc
+all: $(B)/libtopo.a $(B)/libtopo.so $(PROGS) $(B)/libtopo.pc mpi
+
+# ---------------------------------------------------------------- MPI
+# collrun-mpi: collrun built with an MPI compiler (-DCOLLRUN_MPI) and
+# libtopo/mpi/, the transport between processes.  Optional: without an MPI
+# compiler the rest builds and this says what it skipped.  $(B)/collrun-mpi
+# is made with MPICC (default: mpicc, Debian's default MPI); the tests
+# build one per MPI library found, $(B)/openmpi/ and $(B)/mpich/, and run
+# both.
+MPICC ?= $(shell command -v mpicc 2>/dev/null)
+MPI_FLAVOURS := $(if $(shell command -v mpicc.openmpi 2>/dev/null),openmpi) \
+	$(if $(shell command -v mpicc.mpich 2>/dev/null),mpich)
+MPI_HDRS = $(wildcard libtopo/*.h libtopo/*/*.h cli/*.h)
+
+# $(1): the binary's directory under $(B) ("" or "NAME/"); $(2): the MPI
+# compiler
+define mpi_rules
+$(B)/$(1)collrun-mpi: $(B)/$(1)mpi/cli/collrun.o $(B)/$(1)mpi/cli/collrun_mpi.o \
+		$(B)/$(1)mpi/libtopo/mpi/exec_mpi.o $(CLI_COMMON_OBJ) $(B)/libtopo.a
+	$(2) $(LDFLAGS) -pthread -o $$@ $$^ $(LDLIBS)
+
+$(B)/$(1)tests/test_exec_mpi: tests/mpi/test_exec_mpi.c \
+		$(B)/$(1)mpi/libtopo/mpi/exec_mpi.o $(B)/libtopo.a $(MPI_HDRS)
+	@mkdir -p $$(dir $$@)
+	$(2) $(ALL_CFLAGS) -Ilibtopo -Ilibtopo/mpi -Itests/unit $(LDFLAGS) -o $$@ \
+	    $$< $(B)/$(1)mpi/libtopo/mpi/exec_mpi.o $(B)/libtopo.a $(LDLIBS)
+
+$(B)/$(1)mpi/%.o: %.c $(MPI_HDRS)
+	@mkdir -p $$(dir $$@)
+	$(2) $(ALL_CFLAGS) -DCOLLRUN_MPI -Ilibtopo -Ilibtopo/mpi -Icli -c $$< -o $$@
+endef
+$(if $(MPICC),$(eval $(call mpi_rules,,$(MPICC))))
+$(foreach f,$(MPI_FLAVOURS),$(eval $(call mpi_rules,$(f)/,mpicc.$(f))))
+
+.PHONY: mpi mpi-all
+# what make install installs beside PROGS
+MPI_PROGS := $(if $(MPICC),$(B)/collrun-mpi)
+ifneq ($(MPICC),)
+mpi: $(B)/collrun-mpi
+else
+mpi:
+	@echo "make: no MPI compiler (mpicc): collrun-mpi not built (apt-get install libopenmpi-dev, or set MPICC)"
+endif
+# collrun-mpi for every MPI library installed (the tests run each).
+mpi-all: mpi $(foreach f,$(MPI_FLAVOURS),$(B)/$(f)/collrun-mpi $(B)/$(f)/tests/test_exec_mpi)
 
 $(B)/%.o: %.c $(wildcard libtopo/*.h libtopo/*/*.h libtopo/*/*/*.h cli/*.h tests/unit/*.h)
 	@mkdir -p $(dir $@)
@@ -113,7 +158,7 @@ FORCE:
 # that the README's two commands work on a fresh machine.
 check:
 	@$(MAKE) -s deps
-	@$(MAKE) all $(UNIT_BIN) $(SIM_TOOL)
+	@$(MAKE) all mpi-all $(UNIT_BIN) $(SIM_TOOL)
 	@$(MAKE) tsan-build
 	@sh tests/check.sh $(B)
 
@@ -140,6 +185,9 @@ check-sim: all $(SIM_TOOL)
 	@sh tests/check.sh $(B) sim
 check-man:
 	@sh tests/check.sh $(B) man
+# collrun-mpi and the MPI transport under Open MPI and MPICH (tests/mpi/).
+check-mpi: all mpi-all
+	@sh tests/check.sh $(B) mpi
 
 # ---------------------------------------------------------------- demo, bench
 demo:
@@ -172,7 +220,7 @@ bench-deps:
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
 	    $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(SCHEMADIR)
-	install -m 755 $(PROGS) $(DESTDIR)$(BINDIR)/
+	install -m 755 $(PROGS) $(MPI_PROGS) $(DESTDIR)$(BINDIR)/
 	install -m 644 $(B)/libtopo.a $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(B)/libtopo.so $(DESTDIR)$(LIBDIR)/libtopo.so.$(VERSION)
 	ln -sf libtopo.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libtopo.so.$(SOVERSION)
@@ -185,9 +233,11 @@ install: all
 	funcs=$$($(LIB_FUNCS)) && test -n "$$funcs" && for f in $$funcs; do \
 	    ln -sf libtopo.3 $(DESTDIR)$(MANDIR)/man3/$$f.3; done
 	install -m 644 $(SCHEMAS) $(DESTDIR)$(SCHEMADIR)/
+	$(if $(MPI_PROGS),ln -sf collrun.1 $(DESTDIR)$(MANDIR)/man1/collrun-mpi.1)
 
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(PROGS)))
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(PROGS)) collrun-mpi)
+	rm -f $(DESTDIR)$(MANDIR)/man1/collrun-mpi.1
 	rm -f $(DESTDIR)$(LIBDIR)/libtopo.a $(DESTDIR)$(LIBDIR)/libtopo.so \
 	    $(DESTDIR)$(LIBDIR)/libtopo.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libtopo.so.$(VERSION)
 	rm -f $(DESTDIR)$(INCLUDEDIR)/topo.h $(DESTDIR)$(PKGCONFIGDIR)/libtopo.pc
@@ -198,7 +248,8 @@ uninstall:
 	rmdir $(DESTDIR)$(SCHEMADIR) $(DESTDIR)$(DATADIR)/collc 2>/dev/null || true
 
 # ---------------------------------------------------------------- misc
-DEB_PKGS := build-essential libjansson-dev pkg-config python3 python3-jsonschema mandoc graphviz valgrind gnuplot-nox libsimgrid-dev
+DEB_PKGS := build-essential libjansson-dev pkg-config python3 python3-jsonschema mandoc graphviz valgrind gnuplot-nox libsimgrid-dev \
+	openmpi-bin libopenmpi-dev mpich libmpich-dev
 deps:
 	@command -v dpkg-query >/dev/null || { echo "make deps: not a Debian system; install: $(DEB_PKGS)"; exit 0; }; \
 	missing=""; for p in $(DEB_PKGS); do \
@@ -211,7 +262,7 @@ deps:
 	fi
 
 format:
-	clang-format -i $(LIB_SRC) $(wildcard libtopo/*.h libtopo/*/*.h libtopo/*/*/*.h) cli/*.[ch] tests/unit/*.[ch]
+	clang-format -i $(LIB_SRC) $(wildcard libtopo/mpi/*.c) $(wildcard libtopo/*.h libtopo/*/*.h libtopo/*/*/*.h) cli/*.[ch] tests/unit/*.[ch]
 
 clean:
 	rm -rf build build-*

@@ -7,6 +7,10 @@
  * prints what happened: a text report, or one JSON object with --json
  * (collrun(1)).  Exit status 0 when every byte every member ended with was
  * right, 1 when the run happened but failed, 2 for usage and input errors.
+ *
+ * Built with an MPI compiler and -DCOLLRUN_MPI it is collrun-mpi, which
+ * runs the plan across the processes of an MPI job (collrun_mpi.c,
+ * collrun(1) ACROSS PROCESSES): the same options, reports and statuses.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -24,6 +28,27 @@
 
 #include "topo.h"
 #include "util.h"
+
+/* Processes of the MPI job that runs the plan (collrun-mpi); 0 for collrun,
+ * whose members are threads of one process. */
+static int shown_processes;
+
+#ifdef COLLRUN_MPI
+#include "collrun_mpi.h"
+
+static int run_plan(const topo_plan *p, const struct topo_run_params *rp,
+		    topo_report **out, topo_error *err)
+{
+	return collrun_mpi_run(p, rp, out, err);
+}
+#else
+/* collrun: the plan runs in this process. */
+static int run_plan(const topo_plan *p, const struct topo_run_params *rp,
+		    topo_report **out, topo_error *err)
+{
+	return topo_plan_run(p, rp, out, err);
+}
+#endif
 
 static const char usage_text[] =
     "usage: collrun OP [--root EP | --root-rank R] [-g GROUP] [-t TREE]\n"
@@ -321,7 +346,7 @@ static int parse(struct args *a, int argc, char **argv)
 			help = 1; /* after the loop: which operation's? */
 			break;
 		case 'V':
-			printf("collrun %s\n", topo_version_string());
+			printf("%s %s\n", cli_prog, topo_version_string());
 			return EXIT_OK;
 		case 'g':
 			a->group = optarg;
@@ -705,7 +730,11 @@ static int print_text(const struct shown *s)
 	shown_seconds(s, &tmin, &tmed, &tmax);
 	total = topo_report_error_total(r);
 	print_plan_text(a, s->t, s->p);
-	printf("threads:     %d\n", topo_report_threads(r));
+	if (shown_processes > 0)
+		printf("processes:   %d (MPI ranks, a thread each)\n",
+		       shown_processes);
+	else
+		printf("threads:     %d\n", topo_report_threads(r));
 	printf("iterations:  %d%s\n", shown_iterations(s),
 	       a->fresh ? " (fresh buffers each)" : "");
 	printf("messages:    %" PRId64 " per iteration (shm %" PRId64
@@ -777,6 +806,9 @@ static json_t *report_json(const struct shown *s)
 	bad |= plan_json(o, a, s->t, s->p);
 	bad |= json_object_set_new(o, "threads",
 				   json_integer(topo_report_threads(r)));
+	if (shown_processes > 0)
+		bad |= json_object_set_new(o, "processes",
+					   json_integer(shown_processes));
 	bad |= json_object_set_new(o, "iterations",
 				   json_integer(shown_iterations(s)));
 	bad |= json_object_set_new(o, "fresh", json_boolean(a->fresh));
@@ -902,7 +934,7 @@ static int run_fresh(const topo_plan *p, const struct topo_run_params *rp,
 		/* One timeout for all the runs: each is told how much of it
 		 * is gone, and the one that runs out reports it. */
 		one.elapsed = now_s() - start;
-		rc = topo_plan_run(p, &one, out, err);
+		rc = run_plan(p, &one, out, err);
 		if (rc != 0)
 			break;
 		if (topo_report_iterations(*out) > 0) {
@@ -1278,6 +1310,11 @@ int main(int argc, char **argv)
 	int rc;
 
 	cli_prog = "collrun";
+#ifdef COLLRUN_MPI
+	/* Every process parses, loads and plans the same; rank 0 speaks. */
+	cli_prog = "collrun-mpi";
+	shown_processes = collrun_mpi_start(&argc, &argv);
+#endif
 	memset(&in, 0, sizeof(in));
 	memset(&s, 0, sizeof(s));
 	rc = parse(&a, argc, argv);
@@ -1303,6 +1340,11 @@ int main(int argc, char **argv)
 	cli_watchdog_disarm();
 	if (rc >= 0)
 		goto done;
+#ifdef COLLRUN_MPI
+	rc = collrun_mpi_check(in.t, a.file);
+	if (rc >= 0)
+		goto done;
+#endif
 	if (a.root_rank >= 0) {
 		const topo_group *g = topo_tree_group(in.t);
 
@@ -1338,6 +1380,16 @@ int main(int argc, char **argv)
 		rc = cli_error(&err, rc);
 		goto done;
 	}
+#ifdef COLLRUN_MPI
+	/* Every process is ready to run, or all stop with the status of the
+	 * first that could not (its message shown by rank 0).  A prediction
+	 * is rank 0's alone. */
+	rc = collrun_mpi_ready(-1);
+	if (rc >= 0 || (a.predict && collrun_mpi_rank() != 0)) {
+		rc = rc >= 0 ? rc : EXIT_OK;
+		goto done;
+	}
+#endif
 	if (a.predict) {
 		rc = predict(&a, in.t, p, start);
 		goto done;
@@ -1347,7 +1399,7 @@ int main(int argc, char **argv)
 	if (a.fresh)
 		rc = run_fresh(p, &a.run, start, &r, &s, &err);
 	else
-		rc = topo_plan_run(p, &a.run, &r, &err);
+		rc = run_plan(p, &a.run, &r, &err);
 	end_progress();
 	if (rc != 0) {
 		/* Buffers too big for memory are the user's to fix (2);
@@ -1373,5 +1425,8 @@ done:
 	topo_plan_free(p);
 	cli_tree_free(&in);
 	free(a.costs);
+#ifdef COLLRUN_MPI
+	rc = collrun_mpi_finish(rc);
+#endif
 	return rc;
 }

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/check.sh BUILD [unit|cli|schemas|man|abi|install|tsan|sim|fault|valgrind ...] - runs the test suites and
+# tests/check.sh BUILD [unit|cli|schemas|man|abi|install|tsan|sim|mpi|fault|valgrind ...] - runs the test suites and
 # prints one closing line "N passed, N failed" summed over all of them.
 # Exit status 0 only when every suite passed.
 #
@@ -10,7 +10,7 @@
 # the other.  CHECK_JOBS=1 runs them one after the other.
 B=${1:?usage: tests/check.sh BUILD [suite...]}
 shift
-[ $# -gt 0 ] || set -- unit cli schemas man abi install tsan sim
+[ $# -gt 0 ] || set -- unit cli schemas man abi install tsan sim mpi
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 case $B in /*) ;; *) B=$top/$B ;; esac
@@ -50,6 +50,7 @@ for suite in "$@"; do
 	install) add 35 install sh "$here/install/run.sh" ;;
 	tsan) add 28 tsan sh "$here/tsan/run.sh" "$top/build-thread" ;;
 	sim) add 44 sim sh "$here/sim/run.sh" "$B" ;;
+	mpi) add 180 mpi sh "$here/mpi/run.sh" "$B" ;;
 	fault) add 60 fault sh "$here/fault/run.sh" "$top/build-address-undefined" "$top/build-thread" ;;
 	valgrind) add 60 valgrind sh "$here/valgrind/run.sh" "$B" ;;
 	*) echo "check.sh: unknown suite $suite"; exit 2 ;;

@@ -83,6 +83,14 @@ ok test "$out" = "3 1 $ver 0 $ver"
 ok test -e "$dest/opt/collc/lib/libtopo.so.$ver"
 ok test "$("$dest/opt/collc/bin/collc" --version)" = "collc $ver"
 ok test "$("$dest/opt/collc/bin/collrun" --version)" = "collrun $ver"
+# collrun-mpi and its man page link, where an MPI compiler builds it
+if command -v mpicc >/dev/null 2>&1; then
+	ok test -x "$dest/opt/collc/bin/collrun-mpi"
+	ok test -L "$man/man1/collrun-mpi.1"
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+	    "$dest/opt/collc/bin/collrun-mpi" --version >"$dest/v" 2>&1
+	ok test "$(cat "$dest/v")" = "collrun-mpi $ver"
+fi
 
 make -s -C "$top" uninstall SANITIZE= B="$dest/build" DESTDIR="$dest" PREFIX=/opt/collc >>"$dest/log" 2>&1
 ok test $? = 0

@@ -1,0 +1,551 @@
+/*
+ * test_exec_mpi.c - the MPI transport (libtopo/mpi/exec_mpi.c), run under
+ * mpirun -np N (tests/mpi/run.sh: N = 1 to 8, Open MPI and MPICH).
+ *
+ * The machine has one task per process, tasks spread unevenly over nodes
+ * and two endpoints per task, so every process hosts two members and
+ * plans mix messages within a process and between processes.
+ *
+ * 1. Every operation x algorithm x tree (physical, binomial) x size (8 B,
+ *    1000 B, 300 KiB: segmented trees), rooted operations from the tree's
+ *    root and from the last member, the reductions over several types and
+ *    operators: every run verifies on every process, and the report's
+ *    traffic is the plan's.
+ * 2. Faults are found, and found as the in-process executor finds them:
+ *    a message's source moved one block (wrong data), a message's receipt
+ *    not counted (undelivered): rank 0's errors equal, endpoint for
+ *    endpoint and word for word, those of topo_plan_run on the same
+ *    mutated plan.
+ * 3. A barrier whose member's leave no longer waits for its last receipt:
+ *    exactly that member "left early", by the causal check.
+ * 4. The timeout: a run of 2^31 - 1 iterations stops, unverified, with a
+ *    "timeout" error, on every process.
+ * 5. Refusals, the same on every process: a host out of range, a
+ *    predict-only plan; and a failure on one process only (its memory,
+ *    by the allocation hook) becomes every process's TOPO_ENOMEM naming
+ *    it.
+ *
+ * Rank 0 prints "test_exec_mpi: N passed, N failed" over all processes.
+ * With CHECK_QUICK set, part 1 runs a quarter of its combinations (which
+ * quarter depends on the number of processes); the rest runs whole.
+ */
+#define TOPO_INTERNAL
+#include "alloc_hook.h"
+#include "check.h"
+#include "exec_internal.h"
+#include "topo_mpi.h"
+
+#include <limits.h>
+
+static int rank, size;
+static char label[256];
+
+static topo_machine *machine(void)
+{
+	char json[1024], *p = json;
+	topo_machine *m = NULL;
+	topo_error err;
+	int left = size, k = 1, nodes = 0;
+
+	/* nodes of 1, 2, 3, ... tasks, the last one what remains */
+	p += sprintf(p, "{\"name\": \"mpi%d\", \"tasks_per_node\": [", size);
+	while (left > 0) {
+		int t = k < left ? k : left;
+
+		p += sprintf(p, "%s%d", nodes ? ", " : "", t);
+		left -= t;
+		k++;
+		nodes++;
+	}
+	sprintf(p,
+		"], \"nodes\": %d, \"endpoints_per_task\": 2, \"network\": "
+		"{\"type\": \"kary\", \"fanout\": 2, \"physical_root\": 0}}",
+		nodes);
+	topo_error_clear(&err);
+	if (topo_machine_load_string(&m, json, strlen(json), "mpi.json",
+				     &err) != 0) {
+		fprintf(stderr, "machine: %s\n%s\n", err.text, json);
+		exit(2);
+	}
+	return m;
+}
+
+static int32_t *hosts(const topo_group *g)
+{
+	int32_t n = topo_group_size(g), *h = malloc((size_t)n * sizeof(*h));
+
+	for (int32_t i = 0; i < n; i++)
+		h[i] = topo_group_members(g)[i] / 2;
+	return h;
+}
+
+static topo_plan *plan(const topo_tree *t, enum topo_op op, const char *alg,
+		       int32_t root, size_t bytes, int type,
+		       enum topo_redop redop)
+{
+	struct topo_plan_params pp;
+	topo_plan *p = NULL;
+	topo_error err;
+
+	topo_plan_params_init(&pp, sizeof(pp), op);
+	pp.algorithm = alg;
+	pp.root = root;
+	if (op != TOPO_OP_BARRIER)
+		pp.bytes = bytes;
+	if (type >= 0)
+		pp.type = (enum topo_type)type;
+	if (topo_op_reduces(op))
+		pp.redop = redop;
+	topo_error_clear(&err);
+	if (topo_plan_new(&p, t, &pp, &err) != 0) {
+		CHECK(0, "%s: planning: %s", label, err.text);
+		return NULL;
+	}
+	return p;
+}
+
+static topo_report *run_mpi(const topo_plan *p, const int32_t *h,
+			    int iterations, double timeout, int *rc)
+{
+	struct topo_run_params rp;
+	topo_report *r = NULL;
+	topo_error err;
+
+	topo_run_params_init(&rp, sizeof(rp));
+	rp.iterations = iterations;
+	rp.timeout = timeout;
+	topo_error_clear(&err);
+	*rc = topo__run_mpi(p, &rp, h, MPI_COMM_WORLD, &r, &err);
+	CHECK(*rc == 0, "%s: topo__run_mpi: %s", label, err.text);
+	return r;
+}
+
+static const char *first_error(const topo_report *r)
+{
+	const char *d = NULL;
+
+	topo_report_error(r, 0, NULL, &d);
+	return d != NULL ? d : "none";
+}
+
+/* 1: every combination verifies. */
+static const struct {
+	enum topo_op op;
+	const char *alg;
+} algs[] = {
+    {TOPO_OP_BCAST, "flood"},
+    {TOPO_OP_SCATTER, "tree"},
+    {TOPO_OP_SCATTER, "or-combine"},
+    {TOPO_OP_GATHER, "chunked"},
+    {TOPO_OP_GATHER, "tree"},
+    {TOPO_OP_REDUCE, "hierarchical"},
+    {TOPO_OP_REDUCE, "tree"},
+    {TOPO_OP_ALLREDUCE, "tree"},
+    {TOPO_OP_ALLREDUCE, "hierarchical"},
+    {TOPO_OP_ALLREDUCE, "ring"},
+    {TOPO_OP_ALLREDUCE, "recursive-doubling"},
+    {TOPO_OP_ALLREDUCE, "rabenseifner"},
+    {TOPO_OP_ALLGATHER, "ring"},
+    {TOPO_OP_ALLGATHER, "tree"},
+    {TOPO_OP_ALLGATHER, "recursive-doubling"},
+    {TOPO_OP_ALLGATHER, "bruck"},
+    {TOPO_OP_REDUCE_SCATTER, "ring"},
+    {TOPO_OP_REDUCE_SCATTER, "tree"},
+    {TOPO_OP_REDUCE_SCATTER, "recursive-halving"},
+    {TOPO_OP_ALLTOALL, "pairwise"},
+    {TOPO_OP_ALLTOALL, "bruck"},
+    {TOPO_OP_ALLTOALL, "direct"},
+    {TOPO_OP_BARRIER, "dissemination"},
+    {TOPO_OP_BARRIER, "tree"},
+};
+#define NALGS (sizeof(algs) / sizeof(algs[0]))
+
+static const struct {
+	enum topo_type type;
+	enum topo_redop op;
+} reds[] = {
+    {TOPO_INT32, TOPO_SUM},  {TOPO_DOUBLE, TOPO_SUM}, {TOPO_UINT8, TOPO_BXOR},
+    {TOPO_INT64, TOPO_MIN},  {TOPO_FLOAT, TOPO_MAX},  {TOPO_INT16, TOPO_PROD},
+    {TOPO_UINT32, TOPO_BOR}, {TOPO_INT8, TOPO_BAND},
+};
+#define NREDS (sizeof(reds) / sizeof(reds[0]))
+
+static void test_matrix(const topo_group *g, const int32_t *h)
+{
+	static const char *const shapes[] = {"physical", "binomial",
+					     "hierarchical"};
+	static const size_t sizes[] = {8, 1000, 300 * 1024};
+	int32_t n = topo_group_size(g);
+	int turn = 0, combo = 0;
+
+	for (size_t s = 0; s < 3; s++) {
+		topo_tree *t = NULL;
+		topo_error err;
+
+		topo_error_clear(&err);
+		if (topo_tree_new(&t, g, shapes[s], &err) != 0) {
+			CHECK(0, "tree %s: %s", shapes[s], err.text);
+			continue;
+		}
+		for (size_t a = 0; a < NALGS; a++)
+			for (size_t z = 0; z < 3; z++)
+				for (int rt = 0; rt < 2; rt++) {
+					enum topo_op op = algs[a].op;
+					int32_t root =
+					    rt == 0
+						? -1
+						: topo_group_members(g)[n - 1];
+					size_t bytes = sizes[z];
+					int type = -1;
+					enum topo_redop redop = TOPO_SUM;
+					topo_plan *p;
+					topo_report *r;
+					int64_t m[2], b[2];
+					int rc;
+
+					if (rt == 1 && !topo_op_has_root(op))
+						continue;
+					/* seed 001's algorithms need its tree;
+					 * the others run over all three */
+					if ((strcmp(algs[a].alg,
+						    "hierarchical") == 0) !=
+					    (s == 2))
+						continue;
+					if (op == TOPO_OP_BARRIER && z > 0)
+						continue;
+					/* a 300 KiB block per member per
+					 * member: once per tree is enough */
+					if (z == 2 &&
+					    (op == TOPO_OP_ALLTOALL ||
+					     op == TOPO_OP_ALLGATHER ||
+					     op == TOPO_OP_GATHER ||
+					     op == TOPO_OP_SCATTER ||
+					     op == TOPO_OP_REDUCE_SCATTER))
+						bytes = 40 * 1024;
+					/* CHECK_QUICK: a quarter, a different
+					 * one at each size of job */
+					if (check_quick() &&
+					    (combo++ + size) % 4 != 0)
+						continue;
+					if (topo_op_reduces(op)) {
+						type = reds[turn % NREDS].type;
+						redop = reds[turn % NREDS].op;
+						turn++;
+					}
+					snprintf(label, sizeof(label),
+						 "np %d %s %s over %s, %zu B, "
+						 "root %d, type %d op %d",
+						 size, topo_op_name(op),
+						 algs[a].alg, shapes[s], bytes,
+						 (int)root, (int)type,
+						 (int)redop);
+					p = plan(t, op, algs[a].alg, root,
+						 bytes, type, redop);
+					if (p == NULL)
+						continue;
+					r = run_mpi(p, h, 2, 60, &rc);
+					CHECK(topo_report_verified(r),
+					      "%s: not verified (%lld errors, "
+					      "first: %s)",
+					      label,
+					      (long long)
+						  topo_report_error_total(r),
+					      first_error(r));
+					CHECK_INT(topo_report_iterations(r), 2);
+					topo_report_messages(r, &m[0], &m[1]);
+					topo_report_bytes_moved(r, &b[0],
+								&b[1]);
+					CHECK(m[0] + m[1] == p->ntransport,
+					      "%s: %lld messages reported, "
+					      "the plan has %lld",
+					      label, (long long)(m[0] + m[1]),
+					      (long long)p->ntransport);
+					topo_report_free(r);
+					topo_plan_free(p);
+				}
+		topo_tree_free(t);
+	}
+}
+
+/* 2: faults, as the in-process executor reports them. */
+static void same_errors(const topo_plan *p, const int32_t *h)
+{
+	topo_report *mine, *ref = NULL;
+	int rc;
+
+	mine = run_mpi(p, h, 1, 60, &rc);
+	CHECK(!topo_report_verified(mine) && topo_report_error_total(mine) > 0,
+	      "%s: the fault went unseen", label);
+	if (rank == 0) {
+		struct topo_run_params rp;
+		topo_error err;
+
+		topo_run_params_init(&rp, sizeof(rp));
+		rp.threads = 2;
+		topo_error_clear(&err);
+		CHECK(topo_plan_run(p, &rp, &ref, &err) == 0, "%s: %s", label,
+		      err.text);
+		CHECK(!topo_report_verified(ref), "%s: in-process verified",
+		      label);
+		CHECK_INT(topo_report_error_total(mine),
+			  topo_report_error_total(ref));
+		CHECK_INT(topo_report_error_count(mine),
+			  topo_report_error_count(ref));
+		/* the errors of each process come in rank order, members
+		 * ascending within: the in-process order, by members */
+		for (size_t i = 0; i < topo_report_error_count(ref) &&
+				   i < topo_report_error_count(mine);
+		     i++) {
+			const char *k1, *d1, *k2, *d2;
+			int32_t e1 = topo_report_error(mine, i, &k1, &d1);
+			int32_t e2 = topo_report_error(ref, i, &k2, &d2);
+
+			CHECK(e1 == e2 && strcmp(k1, k2) == 0 &&
+				  strcmp(d1, d2) == 0,
+			      "%s: error %zu: endpoint %d %s: %s; in-process "
+			      "endpoint %d %s: %s",
+			      label, i, e1, k1, d1, e2, k2, d2);
+		}
+	}
+	topo_report_free(mine);
+	topo_report_free(ref);
+}
+
+/* The first message between two processes with len > 0 whose source
+ * offset is at least shift: moved back by shift bytes. */
+static int64_t move_source(struct topo_plan *p, const int32_t *h, int64_t shift)
+{
+	for (int64_t i = 0; i < p->nmsg; i++) {
+		struct topo__msg *m = &p->msg[i];
+
+		if (h[m->src] != h[m->dst] && m->len > 0 && m->soff >= shift) {
+			m->soff -= shift;
+			return i;
+		}
+	}
+	return -1;
+}
+
+static void test_faults(const topo_group *g, const int32_t *h)
+{
+	topo_tree *t = NULL;
+	topo_error err;
+	struct topo_plan *p;
+
+	if (size < 2)
+		return;
+	topo_error_clear(&err);
+	topo_tree_new(&t, g, "physical", &err);
+	snprintf(label, sizeof(label), "np %d scatter, a block moved", size);
+	p = plan(t, TOPO_OP_SCATTER, "tree", -1, 16, TOPO_INT32, TOPO_SUM);
+	if (p != NULL) {
+		CHECK(move_source(p, h, 16) >= 0, "%s: no such message", label);
+		same_errors(p, h);
+		topo_plan_free(p);
+	}
+	snprintf(label, sizeof(label), "np %d allreduce ring, a chunk moved",
+		 size);
+	p = plan(t, TOPO_OP_ALLREDUCE, "ring", -1, 4000, TOPO_INT32, TOPO_SUM);
+	if (p != NULL) {
+		CHECK(move_source(p, h, 4) >= 0, "%s: no such message", label);
+		same_errors(p, h);
+		topo_plan_free(p);
+	}
+	snprintf(label, sizeof(label), "np %d bcast, a receipt not counted",
+		 size);
+	p = plan(t, TOPO_OP_BCAST, NULL, -1, 100, TOPO_INT8, TOPO_SUM);
+	if (p != NULL) {
+		int64_t cut = -1;
+
+		for (int64_t i = 0; i < p->nmsg && cut < 0; i++)
+			if (h[p->msg[i].src] != h[p->msg[i].dst] &&
+			    p->msg[i].slot >= 0) {
+				p->msg[i].slot = -1;
+				cut = i;
+			}
+		CHECK(cut >= 0, "%s: no such message", label);
+		same_errors(p, h);
+		topo_plan_free(p);
+	}
+	topo_tree_free(t);
+}
+
+/* 3: a leave that does not wait for the last receipt before it. */
+static void test_barrier(const topo_group *g, const int32_t *h)
+{
+	static const char *const algs2[] = {"dissemination", "tree"};
+	int32_t n = topo_group_size(g);
+	topo_tree *t = NULL;
+	topo_error err;
+
+	if (n < 3)
+		return;
+	topo_error_clear(&err);
+	topo_tree_new(&t, g, "physical", &err);
+	for (int a = 0; a < 2; a++) {
+		struct topo_plan *p;
+		int64_t leave = -1, before = -1;
+		int32_t who = n - 1;
+		topo_report *r;
+		int rc;
+
+		snprintf(label, sizeof(label),
+			 "np %d barrier %s, a wait of member %d's leave cut",
+			 size, algs2[a], (int)who);
+		p = plan(t, TOPO_OP_BARRIER, algs2[a], -1, 0, -1, TOPO_SUM);
+		if (p == NULL)
+			continue;
+		for (int64_t i = 0; i < p->nmsg; i++)
+			if (p->msg[i].mark == TOPO__MARK_LEAVE &&
+			    p->msg[i].src == who)
+				leave = i;
+		/* the last message from another member it waits for */
+		for (int64_t b = 0; b < p->nmsg; b++)
+			for (int64_t k = p->succ_off[b]; k < p->succ_off[b + 1];
+			     k++)
+				if (p->succ[k] == leave && p->msg[b].src != who)
+					before = b;
+		CHECK(leave >= 0 && before >= 0, "%s: no such wait", label);
+		if (leave >= 0 && before >= 0) {
+			int64_t k = p->succ_off[before],
+				end = p->succ_off[p->nmsg];
+
+			while (p->succ[k] != leave)
+				k++;
+			memmove(&p->succ[k], &p->succ[k + 1],
+				(size_t)(end - k - 1) * sizeof(p->succ[0]));
+			for (int64_t m = before + 1; m <= p->nmsg; m++)
+				p->succ_off[m]--;
+			p->msg[leave].nwait--;
+		}
+		r = run_mpi(p, h, 1, 60, &rc);
+		CHECK(!topo_report_verified(r), "%s: verified", label);
+		CHECK_INT(topo_report_error_total(r), 1);
+		if (rank == 0 && topo_report_error_count(r) == 1) {
+			const char *kind, *detail;
+			int32_t ep = topo_report_error(r, 0, &kind, &detail);
+
+			CHECK(ep == topo_group_members(g)[who] &&
+				  strcmp(kind, "left early") == 0,
+			      "%s: endpoint %d %s: %s", label, ep, kind,
+			      detail);
+		}
+		topo_report_free(r);
+		topo_plan_free(p);
+	}
+	topo_tree_free(t);
+}
+
+/* 4 and 5 */
+static void test_timeout_and_refusals(const topo_group *g, const int32_t *h)
+{
+	topo_tree *t = NULL;
+	topo_error err;
+	topo_plan *p;
+	topo_report *r = NULL;
+	struct topo_run_params rp;
+	int32_t n = topo_group_size(g), *bad;
+	int rc;
+
+	topo_error_clear(&err);
+	topo_tree_new(&t, g, "physical", &err);
+	snprintf(label, sizeof(label), "np %d timeout", size);
+	p = plan(t, TOPO_OP_ALLREDUCE, "ring", -1, 4096, TOPO_INT32, TOPO_SUM);
+	r = run_mpi(p, h, INT_MAX, 0.3, &rc);
+	CHECK(!topo_report_verified(r) && topo_report_iterations(r) < INT_MAX,
+	      "%s: ran to the end", label);
+	if (rank == 0) {
+		const char *kind = NULL, *detail = NULL;
+
+		CHECK_INT(topo_report_error_total(r), 1);
+		topo_report_error(r, 0, &kind, &detail);
+		CHECK(kind != NULL && strcmp(kind, "timeout") == 0 &&
+			  strstr(detail, "within 0.3 s") != NULL,
+		      "%s: %s: %s", label, kind ? kind : "-",
+		      detail ? detail : "-");
+	}
+	topo_report_free(r);
+
+	topo_run_params_init(&rp, sizeof(rp));
+	bad = malloc((size_t)n * sizeof(*bad));
+	memcpy(bad, h, (size_t)n * sizeof(*bad));
+	bad[n - 1] = size;
+	snprintf(label, sizeof(label), "np %d host out of range", size);
+	topo_error_clear(&err);
+	r = NULL;
+	rc = topo__run_mpi(p, &rp, bad, MPI_COMM_WORLD, &r, &err);
+	CHECK(rc == TOPO_EARG && r == NULL &&
+		  strstr(err.text, "on host") != NULL,
+	      "%s: rc %d: %s", label, rc, err.text);
+	free(bad);
+
+	/* one process without memory: everyone says so, naming it */
+	if (size >= 2) {
+		snprintf(label, sizeof(label), "np %d process 1 out of memory",
+			 size);
+		topo_error_clear(&err);
+		if (rank == 1)
+			topo__alloc_fail_from(3);
+		rc = topo__run_mpi(p, &rp, h, MPI_COMM_WORLD, &r, &err);
+		if (rank == 1)
+			topo__alloc_fail_from(-1);
+		CHECK(rc == TOPO_ENOMEM && r == NULL &&
+			  strncmp(err.text, "process 1: ", 11) == 0,
+		      "%s: rc %d: %s", label, rc, err.text);
+	}
+	topo_plan_free(p);
+
+	snprintf(label, sizeof(label), "np %d predict-only", size);
+	{
+		struct topo_plan_params pp;
+		topo_plan *q = NULL;
+
+		topo_plan_params_init(&pp, sizeof(pp), TOPO_OP_BCAST);
+		pp.predict_only = 1;
+		topo_plan_new(&q, t, &pp, &err);
+		topo_error_clear(&err);
+		rc = topo__run_mpi(q, &rp, h, MPI_COMM_WORLD, &r, &err);
+		CHECK(rc == TOPO_EARG && strstr(err.text, "predict") != NULL,
+		      "%s: rc %d: %s", label, rc, err.text);
+		topo_plan_free(q);
+	}
+	topo_tree_free(t);
+}
+
+int main(int argc, char **argv)
+{
+	topo_machine *m;
+	topo_group *g = NULL;
+	topo_error err;
+	int32_t *h;
+	long failed = 0, passed = 0;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	m = machine();
+	topo_error_clear(&err);
+	if (topo_group_new(&g, m, "world", "all", &err) != 0) {
+		fprintf(stderr, "group: %s\n", err.text);
+		return 2;
+	}
+	h = hosts(g);
+	test_matrix(g, h);
+	test_faults(g, h);
+	test_barrier(g, h);
+	test_timeout_and_refusals(g, h);
+	free(h);
+	topo_group_free(g);
+	topo_machine_free(m);
+	MPI_Reduce(&check_failed, &failed, 1, MPI_LONG, MPI_SUM, 0,
+		   MPI_COMM_WORLD);
+	MPI_Reduce(&check_passed, &passed, 1, MPI_LONG, MPI_SUM, 0,
+		   MPI_COMM_WORLD);
+	MPI_Finalize();
+	if (rank == 0) {
+		printf("test_exec_mpi (np %d): %ld passed, %ld failed\n", size,
+		       passed, failed);
+		return failed == 0 ? 0 : 1;
+	}
+	return 0;
+}

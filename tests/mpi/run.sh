@@ -15,21 +15,22 @@
 # np 6 (to keep CI's time; the faults, barrier, timeout and refusals run
 # whole at every np).
 #
-# Sanitized builds skip the suite: the MPI libraries are not built with the
-# sanitizers, and their own allocations would be reported as ours.
+# In a sanitized build (make SANITIZE=address,undefined check) the suite
+# runs test_exec_mpi under Open MPI at np 3 alone, with leak detection off:
+# the MPI library keeps allocations to its exit by design, and the leaks
+# reported are all its own (none in our frames, checked by hand).
 B=$(cd "${1:?usage: run.sh BUILD}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
-case $(basename "$B") in build-*)
-	echo "mpi: skipped in a sanitized build ($(basename "$B"))"
-	echo "mpi: 0 passed, 0 failed"
-	exit 0 ;;
-esac
 # Open MPI refuses to run as root unless told that it is meant.
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # no network interfaces to probe on a CI machine: shared memory and self
 OMPI_MCA_btl=self,vader
 export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OMPI_MCA_btl
 pass=0 fail=0 ran=0
+sanitized=
+case $(basename "$B") in build-*) sanitized=1 ;; esac
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+export ASAN_OPTIONS
 count() {  # count LOGFILE: adds its "N passed, N failed" lines
 	while read -r p f; do
 		pass=$((pass + p)); fail=$((fail + f))
@@ -41,11 +42,13 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 for flavour in openmpi mpich; do
 	[ -x "$B/$flavour/collrun-mpi" ] || continue
+	[ -n "$sanitized" ] && [ $flavour != openmpi ] && continue
 	ran=1
 	case $flavour in
 	openmpi) launch="mpirun.openmpi --oversubscribe -np"; nps="1 2 3 4 5 6 7 8 9" ;;
 	mpich) launch="mpiexec.mpich -np"; nps="1 2 3 4 5 6 7 8" ;;
 	esac
+	[ -n "$sanitized" ] && nps=3
 	for np in $nps; do
 		quick=
 		[ $flavour = mpich ] && [ "$np" -ge 3 ] && quick=1
@@ -58,6 +61,7 @@ for flavour in openmpi mpich; do
 		grep -E 'FAIL|passed' "$log" | sed "s/^/$flavour: /"
 		count "$log"
 	done
+	[ -n "$sanitized" ] && continue
 	if timeout 1200 python3 "$here/cli.py" "$B" $flavour $launch >"$log" 2>&1; then :; else
 		echo "FAIL: $flavour cli.py"
 		[ -s "$log" ] || fail=$((fail + 1))

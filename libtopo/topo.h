@@ -47,9 +47,9 @@ extern "C" {
  * a program runs against another shared library than it was built with,
  * is topo_version_string() and topo_version_cmp(). */
 #define TOPO_VERSION_MAJOR 0
-#define TOPO_VERSION_MINOR 3
+#define TOPO_VERSION_MINOR 4
 #define TOPO_VERSION_PATCH 0
-#define TOPO_VERSION_STRING "0.3.0"
+#define TOPO_VERSION_STRING "0.4.0"
 
 /* The version of the library running, "MAJOR.MINOR.PATCH" (static, never
  * NULL): TOPO_VERSION_STRING as the library was built. */
@@ -199,6 +199,19 @@ typedef struct topo_group topo_group;
 TOPO_EXTERN int topo_group_new(topo_group **out, const topo_machine *m,
 			       const char *name, const char *spec,
 			       topo_error *err);
+
+/* Makes a group of the n endpoints listed (in any order, each once), ranked
+ * in ascending endpoint id like every group: a caller whose ranks follow
+ * another order (an MPI communicator's) maps them with topo_group_rank.
+ * Its spec is an "ep" spec that selects exactly them (runs at one stride
+ * written as triplets), so the group is written and read back like any
+ * other.  name may be NULL (named after the spec).  O(n log n).  Returns
+ * 0, TOPO_EARG (out, m or endpoints NULL, n < 1, an endpoint outside the
+ * machine or listed twice: err->text names it and its place in the list)
+ * or TOPO_ENOMEM.  The group keeps a pointer to m. */
+TOPO_EXTERN int topo_group_new_list(topo_group **out, const topo_machine *m,
+				    const char *name, const int32_t *endpoints,
+				    int32_t n, topo_error *err);
 
 /* Checks a spec's syntax and ranges against m without building the group;
  * same errors as topo_group_new. */

@@ -1,7 +1,8 @@
 /*
  * test_machine.c - loading machine descriptions (collc(5)): every network
  * type against hand-computed trees, defaults and annotations, and one
- * failure per way a description can be wrong, each with its exact message.
+ * failure per way a description can be wrong, each with its exact message;
+ * groups made from lists of endpoints.
  */
 #define TOPO_INTERNAL
 #include "check.h"
@@ -643,6 +644,163 @@ static void test_groups(void)
 	    "m.json: /groups/a~1b: spec \"cols 0::0\": at 7: stride is 0");
 }
 
+/* topo_group_new_list: random lists in random order make the group of
+ * those endpoints, ascending, whose spec selects exactly them again (and
+ * the spec is the short one for runs); every wrong list is refused with
+ * its exact message; every allocation failure is TOPO_ENOMEM. */
+static void test_group_list(void)
+{
+	topo_machine *m = OK("{\"nodes\": 7, \"tasks_per_node\": "
+			     "[3,1,2,5,1,1,4], \"endpoints_per_task\": 3, "
+			     "\"network\": {\"type\": \"kary\", "
+			     "\"fanout\": 3}}");
+	static const struct {
+		int32_t n, ids[8];
+		const char *spec;
+	} fixed[] = {
+	    {1, {5}, "ep 5"},
+	    {2, {6, 5}, "ep 5:6"},
+	    {2, {9, 5}, "ep 5,9"},
+	    {5, {8, 0, 6, 2, 4}, "ep 0:8:2"},
+	    {6, {13, 10, 0, 2, 9, 4}, "ep 0:4:2,9:10,13"},
+	    {4, {50, 0, 1, 2}, "ep 0:2,50"},
+	};
+	int32_t E = topo_machine_endpoints(m), *ids, *want;
+	uint8_t *in;
+	topo_group *g = NULL, *h = NULL;
+	topo_error err;
+	int rc;
+
+	CHECK_INT(E, 17 * 3);
+	for (size_t k = 0; k < sizeof(fixed) / sizeof(fixed[0]); k++) {
+		topo_error_clear(&err);
+		rc = topo_group_new_list(&g, m, NULL, fixed[k].ids, fixed[k].n,
+					 &err);
+		CHECK(rc == 0 && g != NULL, "list %zu: rc %d: %s", k, rc,
+		      err.text);
+		if (rc != 0)
+			continue;
+		CHECK_STR(topo_group_spec(g), fixed[k].spec);
+		CHECK_STR(topo_group_name(g), fixed[k].spec);
+		topo_group_free(g);
+		g = NULL;
+	}
+	ids = malloc((size_t)E * sizeof(*ids));
+	want = malloc((size_t)E * sizeof(*want));
+	in = malloc((size_t)E);
+	for (int round = 0; round < 300; round++) {
+		int32_t n = 0, w = 0;
+		long density = check_rand_range(1, 100);
+
+		for (int32_t e = 0; e < E; e++) {
+			in[e] = check_rand_range(1, 100) <= density;
+			if (in[e])
+				ids[n++] = e;
+		}
+		if (n == 0)
+			ids[n++] = (int32_t)check_rand_range(0, E - 1);
+		for (int32_t i = n - 1; i > 0; i--) {
+			int32_t j = (int32_t)check_rand_range(0, i), t = ids[i];
+
+			ids[i] = ids[j];
+			ids[j] = t;
+		}
+		for (int32_t e = 0; e < E; e++)
+			in[e] = 0;
+		for (int32_t i = 0; i < n; i++)
+			in[ids[i]] = 1;
+		for (int32_t e = 0; e < E; e++)
+			if (in[e])
+				want[w++] = e;
+		topo_error_clear(&err);
+		rc = topo_group_new_list(&g, m, "comm", ids, n, &err);
+		CHECK(rc == 0, "round %d: rc %d: %s", round, rc, err.text);
+		if (rc != 0)
+			continue;
+		CHECK_STR(topo_group_name(g), "comm");
+		CHECK_INT(topo_group_size(g), n);
+		CHECK(memcmp(topo_group_members(g), want,
+			     (size_t)n * sizeof(*want)) == 0,
+		      "round %d: members not the list, ascending", round);
+		for (int32_t i = 0; i < n; i++)
+			CHECK(topo_group_rank(g, ids[i]) >= 0 &&
+				  topo_group_members(g)[topo_group_rank(
+				      g, ids[i])] == ids[i],
+			      "round %d: rank of %d", round, ids[i]);
+		/* the spec selects the same endpoints */
+		topo_error_clear(&err);
+		rc = topo_group_new(&h, m, NULL, topo_group_spec(g), &err);
+		CHECK(rc == 0 && topo_group_size(h) == n &&
+			  memcmp(topo_group_members(h), want,
+				 (size_t)n * sizeof(*want)) == 0,
+		      "round %d: spec \"%.80s\" selects otherwise (rc %d: %s)",
+		      round, topo_group_spec(g), rc, err.text);
+		topo_group_free(h);
+		topo_group_free(g);
+		h = g = NULL;
+	}
+	/* refusals */
+	{
+		int32_t dup[4] = {3, 7, 9, 7}, out[3] = {0, 51, 2},
+			neg[2] = {1, -1};
+
+		topo_error_clear(&err);
+		g = (topo_group *)&g;
+		rc = topo_group_new_list(&g, m, NULL, dup, 4, &err);
+		CHECK(rc == TOPO_EARG && g == NULL, "dup: rc %d", rc);
+		CHECK_STR(err.text, "topo_group_new_list: endpoint 7 is listed "
+				    "twice (items 1 and 3)");
+		topo_error_clear(&err);
+		rc = topo_group_new_list(&g, m, NULL, out, 3, &err);
+		CHECK_INT(rc, TOPO_EARG);
+		CHECK_STR(err.text, "topo_group_new_list: endpoint 51 (item 1) "
+				    "is not in the machine (endpoints 0..50)");
+		topo_error_clear(&err);
+		rc = topo_group_new_list(&g, m, NULL, neg, 2, &err);
+		CHECK_STR(err.text, "topo_group_new_list: endpoint -1 (item 1) "
+				    "is not in the machine (endpoints 0..50)");
+		topo_error_clear(&err);
+		rc = topo_group_new_list(&g, m, NULL, dup, 0, &err);
+		CHECK_INT(rc, TOPO_EARG);
+		CHECK_STR(err.text, "topo_group_new_list: a group needs at "
+				    "least one endpoint (got 0)");
+		topo_error_clear(&err);
+		CHECK_INT(topo_group_new_list(&g, NULL, NULL, dup, 1, &err),
+			  TOPO_EARG);
+		CHECK_INT(topo_group_new_list(&g, m, NULL, NULL, 1, &err),
+			  TOPO_EARG);
+		CHECK_INT(topo_group_new_list(NULL, m, NULL, dup, 1, &err),
+			  TOPO_EARG);
+	}
+	/* every allocation that can fail */
+	{
+		int32_t list[6] = {13, 10, 0, 2, 9, 4};
+		long n, failures = 0;
+
+		rc = TOPO_ENOMEM;
+		for (n = 0; n < 100 && rc == TOPO_ENOMEM; n++) {
+			topo_error_clear(&err);
+			topo__alloc_fail_after(n);
+			rc = topo_group_new_list(&g, m, "x", list, 6, &err);
+			topo__alloc_fail_after(-1);
+			if (rc == TOPO_ENOMEM) {
+				failures++;
+				CHECK(g == NULL && err.code == TOPO_ENOMEM,
+				      "allocation %ld: *out set or no error",
+				      n);
+			}
+		}
+		CHECK_INT(rc, 0);
+		CHECK(failures >= 4, "only %ld allocations could fail",
+		      failures);
+		topo_group_free(g);
+	}
+	free(ids);
+	free(want);
+	free(in);
+	topo_machine_free(m);
+}
+
 static char tmpdir[64];
 
 static void write_file(const char *name, const char *text, size_t len)
@@ -933,6 +1091,7 @@ static void test_speed(void)
 
 int main(void)
 {
+	check_seed("test_machine", 20261125);
 	test_kary();
 	test_torus();
 	test_tree();
@@ -943,6 +1102,7 @@ int main(void)
 	test_limit();
 	test_network();
 	test_groups();
+	test_group_list();
 	test_files();
 	test_read_paths();
 	test_enomem();

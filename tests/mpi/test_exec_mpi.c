@@ -18,6 +18,9 @@
  *    mutated plan.
  * 3. A barrier whose member's leave no longer waits for its last receipt:
  *    exactly that member "left early", by the causal check.
+ * 3b. A group made from a list of endpoints, as a communicator's would be,
+ *    that leaves process 0 without members: every operation tried
+ *    verifies.
  * 4. The timeout: a run of 2^31 - 1 iterations stops, unverified, with a
  *    "timeout" error, on every process.
  * 5. Refusals, the same on every process: a host out of range, a
@@ -436,6 +439,60 @@ static void test_barrier(const topo_group *g, const int32_t *h)
 	topo_tree_free(t);
 }
 
+/* A group made from a list (topo_group_new_list), as a communicator's
+ * members would be: the first endpoint of every process but rank 0, in
+ * reverse order, so that process 0 holds no member and still takes part
+ * (and gathers the verdict). */
+static void test_list_group(const topo_machine *m)
+{
+	static const struct {
+		enum topo_op op;
+		const char *alg;
+	} some[] = {{TOPO_OP_BCAST, NULL},
+		    {TOPO_OP_GATHER, "tree"},
+		    {TOPO_OP_ALLREDUCE, "ring"},
+		    {TOPO_OP_ALLTOALL, "pairwise"},
+		    {TOPO_OP_BARRIER, "dissemination"}};
+	int32_t list[64], n = 0;
+	topo_group *g = NULL;
+	topo_tree *t = NULL;
+	topo_error err;
+	int32_t *h;
+
+	if (size < 2)
+		return;
+	for (int r = size - 1; r >= 1; r--)
+		list[n++] = 2 * r;
+	topo_error_clear(&err);
+	CHECK(topo_group_new_list(&g, m, "comm", list, n, &err) == 0 &&
+		  topo_tree_new(&t, g, "binomial", &err) == 0,
+	      "list group: %s", err.text);
+	if (t == NULL) {
+		topo_group_free(g);
+		return;
+	}
+	h = hosts(g);
+	for (size_t k = 0; k < sizeof(some) / sizeof(some[0]); k++) {
+		topo_plan *p;
+		topo_report *r;
+		int rc;
+
+		snprintf(label, sizeof(label), "np %d %s over a listed group",
+			 size, topo_op_name(some[k].op));
+		p = plan(t, some[k].op, some[k].alg, -1, 1000, -1, TOPO_SUM);
+		if (p == NULL)
+			continue;
+		r = run_mpi(p, h, 2, 60, &rc);
+		CHECK(topo_report_verified(r), "%s: not verified: %s", label,
+		      first_error(r));
+		topo_report_free(r);
+		topo_plan_free(p);
+	}
+	free(h);
+	topo_tree_free(t);
+	topo_group_free(g);
+}
+
 /* 4 and 5 */
 static void test_timeout_and_refusals(const topo_group *g, const int32_t *h)
 {
@@ -533,6 +590,7 @@ int main(int argc, char **argv)
 	test_matrix(g, h);
 	test_faults(g, h);
 	test_barrier(g, h);
+	test_list_group(m);
 	test_timeout_and_refusals(g, h);
 	free(h);
 	topo_group_free(g);

@@ -84,14 +84,32 @@ MPI_HDRS = $(wildcard libtopo/*.h libtopo/*/*.h cli/*.h)
 # compiler
 define mpi_rules
 $(B)/$(1)collrun-mpi: $(B)/$(1)mpi/cli/collrun.o $(B)/$(1)mpi/cli/collrun_mpi.o \
-		$(B)/$(1)mpi/libtopo/mpi/exec_mpi.o $(CLI_COMMON_OBJ) $(B)/libtopo.a
+		$(B)/$(1)mpi/libtopo/mpi/exec_mpi.o $(B)/$(1)mpi/libtopo/mpi/engine.o \
+		$(CLI_COMMON_OBJ) $(B)/libtopo.a
 	$(2) $(LDFLAGS) -pthread -o $$@ $$^ $(LDLIBS)
 
 $(B)/$(1)tests/test_exec_mpi: tests/mpi/test_exec_mpi.c \
-		$(B)/$(1)mpi/libtopo/mpi/exec_mpi.o $(B)/libtopo.a $(MPI_HDRS)
+		$(B)/$(1)mpi/libtopo/mpi/exec_mpi.o $(B)/$(1)mpi/libtopo/mpi/engine.o \
+		$(B)/libtopo.a $(MPI_HDRS)
 	@mkdir -p $$(dir $$@)
 	$(2) $(ALL_CFLAGS) -Ilibtopo -Ilibtopo/mpi -Itests/unit $(LDFLAGS) -o $$@ \
-	    $$< $(B)/$(1)mpi/libtopo/mpi/exec_mpi.o $(B)/libtopo.a $(LDLIBS)
+	    $$< $(B)/$(1)mpi/libtopo/mpi/exec_mpi.o $(B)/$(1)mpi/libtopo/mpi/engine.o \
+	    $(B)/libtopo.a $(LDLIBS)
+
+# libcollc-mpi.so (libcollc-mpi(7)): libtopo inside it, its own symbols
+# hidden, the MPI_ wrappers exported
+$(B)/$(1)libcollc-mpi.so: $(B)/$(1)mpi-pic/libtopo/mpi/collc_mpi.o \
+		$(B)/$(1)mpi-pic/libtopo/mpi/engine.o $(LIB_PIC) libtopo/mpi/collc_mpi.map
+	$(2) -shared -Wl,--version-script=libtopo/mpi/collc_mpi.map $(LDFLAGS) -o $$@ \
+	    $$(filter %.o,$$^) $(LDLIBS)
+
+$(B)/$(1)tests/test_collc_mpi: tests/mpi/test_collc_mpi.c
+	@mkdir -p $$(dir $$@)
+	$(2) $(ALL_CFLAGS) $(LDFLAGS) -o $$@ $$< $(LDLIBS)
+
+$(B)/$(1)mpi-pic/%.o: %.c $(MPI_HDRS)
+	@mkdir -p $$(dir $$@)
+	$(2) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -Ilibtopo -Ilibtopo/mpi -c $$< -o $$@
 
 $(B)/$(1)mpi/%.o: %.c $(MPI_HDRS)
 	@mkdir -p $$(dir $$@)
@@ -104,13 +122,14 @@ $(foreach f,$(MPI_FLAVOURS),$(eval $(call mpi_rules,$(f)/,mpicc.$(f))))
 # what make install installs beside PROGS
 MPI_PROGS := $(if $(MPICC),$(B)/collrun-mpi)
 ifneq ($(MPICC),)
-mpi: $(B)/collrun-mpi
+mpi: $(B)/collrun-mpi $(B)/libcollc-mpi.so
 else
 mpi:
-	@echo "make: no MPI compiler (mpicc): collrun-mpi not built (apt-get install libopenmpi-dev, or set MPICC)"
+	@echo "make: no MPI compiler (mpicc): collrun-mpi and libcollc-mpi.so not built (apt-get install libopenmpi-dev, or set MPICC)"
 endif
 # collrun-mpi for every MPI library installed (the tests run each).
-mpi-all: mpi $(foreach f,$(MPI_FLAVOURS),$(B)/$(f)/collrun-mpi $(B)/$(f)/tests/test_exec_mpi)
+mpi-all: mpi $(foreach f,$(MPI_FLAVOURS),$(B)/$(f)/collrun-mpi $(B)/$(f)/tests/test_exec_mpi \
+	$(B)/$(f)/libcollc-mpi.so $(B)/$(f)/tests/test_collc_mpi)
 
 $(B)/%.o: %.c $(wildcard libtopo/*.h libtopo/*/*.h libtopo/*/*/*.h cli/*.h tests/unit/*.h)
 	@mkdir -p $(dir $@)

@@ -4,7 +4,10 @@
 # BUILD/mpich/; .ci/run installs both):
 #
 #   test_exec_mpi (tests/mpi/test_exec_mpi.c) at np 1 to 9 under Open MPI,
-#   1 to 8 under MPICH; cli.py, collrun-mpi against collrun at np 2 to 8.
+#   1 to 8 under MPICH; cli.py, collrun-mpi against collrun at np 2 to 8;
+#   pmpi.py, libcollc-mpi.so: test_collc_mpi (every wrapped collective
+#   against the MPI library's own) through it at np 1 to 9 (MPICH: 1 to
+#   8), its settings, report and refusals.
 #
 # Both launchers oversubscribe this machine's CPUs (np 8 on 2 CPUs).
 # MPICH 4.0 (ch4:ucx) waits in its collectives by spinning, without
@@ -62,6 +65,13 @@ for flavour in openmpi mpich; do
 		count "$log"
 	done
 	[ -n "$sanitized" ] && continue
+	# libcollc-mpi.so: the launcher without -np
+	if timeout 1500 python3 "$here/pmpi.py" "$B" $flavour ${launch% -np} >"$log" 2>&1; then :; else
+		echo "FAIL: $flavour pmpi.py"
+		[ -s "$log" ] || fail=$((fail + 1))
+	fi
+	cat "$log"
+	count "$log"
 	if timeout 1200 python3 "$here/cli.py" "$B" $flavour $launch >"$log" 2>&1; then :; else
 		echo "FAIL: $flavour cli.py"
 		[ -s "$log" ] || fail=$((fail + 1))

@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""tests/mpi/pmpi.py BUILD FLAVOUR LAUNCHER... - libcollc-mpi.so under one
+MPI library (run by tests/mpi/run.sh for Open MPI and MPICH; LAUNCHER is
+the launcher without -np).
+
+- test_collc_mpi (tests/mpi/test_collc_mpi.c: every wrapped collective
+  against the MPI library's own) through the library at np 1 to 9, on one
+  node and on uneven layouts (COLLC_MPI_NODES), on a compiled machine
+  (COLLC_MPI_MACHINE), with every algorithm of every operation and every
+  tree shape chosen by the environment; the same program without the
+  library (the control run: MPI against itself) and with the library
+  turned off (COLLC_MPI_DISABLE: every call handed to MPI).
+- COLLC_MPI_REPORT: the layout, the choices and what is handed to MPI.
+- Bad settings: exit status 2 and one message naming the variable.
+
+CHECK_QUICK=N (test_collc_mpi) runs one in N of each run's combinations of
+datatype x operator x count x root, a different slice at each np; the
+slices are chosen to keep both MPI libraries within CI's time on 2 CPUs.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+B, FLAVOUR = sys.argv[1], sys.argv[2]
+LAUNCH = sys.argv[3:]
+LIB = os.path.join(B, FLAVOUR, "libcollc-mpi.so")
+PROG = os.path.join(B, FLAVOUR, "tests", "test_collc_mpi")
+COLLC = os.path.join(B, "collc")
+HERE = os.path.dirname(os.path.abspath(__file__))
+EX = os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples")
+passed = failed = 0
+# MPICH 4.0 (ch4:ucx) spins while it waits, so an oversubscribed job pays
+# a time slice per wait: it runs thinner slices
+SLOW = FLAVOUR == "mpich"
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL: %s: %s" % (FLAVOUR, what))
+
+
+def env_flags(env):
+    out = []
+    for k, v in env.items():
+        out += ["-x", "%s=%s" % (k, v)] if FLAVOUR == "openmpi" else \
+            ["-genv", k, v]
+    return out
+
+
+def run(np, env, prog=PROG, timeout=900):
+    cmd = LAUNCH + env_flags(env) + ["-np", str(np), prog]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return -1, "", "timed out"
+    return p.returncode, p.stdout, p.stderr
+
+
+def matrix(np, what, env, lib=True, expect_off=False):
+    """test_collc_mpi at np, its verdict and counts folded into ours."""
+    global passed, failed
+    e = dict(env)
+    if lib:
+        e["LD_PRELOAD"] = LIB
+        e["EXPECT_LIB"] = "1"
+    if expect_off:
+        e["EXPECT_OFF"] = "1"
+    rc, out, err = run(np, e)
+    m = re.search(r"test_collc_mpi \(np (\d+), ([^)]*)\): (\d+) passed, "
+                  r"(\d+) failed", out)
+    mode = "libcollc-mpi off" if expect_off else \
+        "libcollc-mpi" if lib else "MPI alone"
+    ok = rc == 0 and m is not None and int(m.group(4)) == 0 and \
+        int(m.group(1)) == np and m.group(2) == mode and int(m.group(3)) > 0
+    if m is not None:
+        passed += int(m.group(3))
+        failed += int(m.group(4))
+    check(ok, "test_collc_mpi np %d, %s (%s): exit %d\n%s%s" %
+          (np, what, mode, rc, out[-1500:],
+           "\n".join(l for l in err.splitlines() if "FAIL" in l)[:3000]
+           if not ok else ""))
+    print("%s: test_collc_mpi np %d, %s: %s" %
+          (FLAVOUR, np, what, m.group(0) if m else "no verdict"))
+
+
+def refused(np, env, pattern, what):
+    e = dict(env)
+    e["LD_PRELOAD"] = LIB
+    rc, out, err = run(np, e, timeout=120)
+    said = [l for l in err.splitlines() if l.startswith("libcollc-mpi:")]
+    check(rc == 2 and len(said) == 1 and re.search(pattern, said[0]),
+          "%s: expected exit 2 and one message matching %r, got exit %d "
+          "and %r" % (what, pattern, rc, said))
+
+
+# the layouts: an uneven one for each np from 3 up
+LAYOUT = {3: "2,1", 4: "1,3", 5: "3,2", 6: "1,2,3", 7: "4,1,2", 8: "3,3,2",
+          9: "2,4,1,2"}
+
+
+def slice_for(np):
+    if np <= 2:
+        return "2"
+    return str((8 if np <= 4 else 16) * (4 if SLOW else 1))
+
+
+# 1. the matrix through the library at np 1 to 9
+for np in range(1, 10):
+    env = {"CHECK_QUICK": slice_for(np)}
+    what = "one node"
+    if np in LAYOUT:
+        env["COLLC_MPI_NODES"] = LAYOUT[np]
+        what = "nodes " + LAYOUT[np]
+    matrix(np, what, env)
+# one node of 4 found by MPI_Comm_split_type
+matrix(4, "one node, from MPI", {"CHECK_QUICK": "32" if SLOW else "16"})
+
+# 2. the control: the same program without the library, and turned off
+for np in (2, 3):
+    matrix(np, "control", {"CHECK_QUICK": "16"}, lib=False)
+matrix(3, "COLLC_MPI_DISABLE", {"CHECK_QUICK": "16", "COLLC_MPI_DISABLE": "1"},
+       expect_off=True)
+
+# 3. every algorithm of every operation, and the tree shapes
+ALGS = {
+    "SCATTER": ["tree", "or-combine"],
+    "GATHER": ["chunked", "tree"],
+    "REDUCE": ["hierarchical", "tree"],
+    "ALLREDUCE": ["tree", "hierarchical", "ring", "recursive-doubling",
+                  "rabenseifner"],
+    "ALLGATHER": ["ring", "tree", "recursive-doubling", "bruck"],
+    "REDUCE_SCATTER_BLOCK": ["ring", "tree", "recursive-halving"],
+    "ALLTOALL": ["pairwise", "bruck", "direct"],
+    "BARRIER": ["dissemination", "tree"],
+}
+SHAPES = ["physical", "binomial", "chain", "kary:3", "hierarchical"]
+for i, np in enumerate((5, 6, 7, 3, 4)):
+    env = {"CHECK_QUICK": "64" if SLOW else "32",
+           "COLLC_MPI_NODES": LAYOUT[np], "COLLC_MPI_TREE": SHAPES[i]}
+    for op, algs in ALGS.items():
+        env["COLLC_MPI_%s_ALGORITHM" % op] = algs[i % len(algs)]
+        # the hierarchical reduce needs the hierarchical tree
+        if algs[i % len(algs)] == "hierarchical":
+            env["COLLC_MPI_%s_TREE" % op] = "hierarchical"
+    # one operation on a tree of its own
+    env["COLLC_MPI_BCAST_TREE"] = SHAPES[(i + 1) % len(SHAPES)]
+    matrix(np, "algorithms #%d, tree %s" % (i + 1, SHAPES[i]), env)
+
+# 4. a compiled machine: tiny.json's 8 tasks on 4 nodes
+with tempfile.TemporaryDirectory() as tmp:
+    routes = os.path.join(tmp, "tiny-routes.json")
+    p = subprocess.run([COLLC, "compile", os.path.join(EX, "tiny.json"),
+                        "-o", routes], capture_output=True, text=True)
+    check(p.returncode == 0, "collc compile tiny.json: %s" % p.stderr)
+    matrix(8, "COLLC_MPI_MACHINE tiny", {"CHECK_QUICK": "64" if SLOW else "32",
+                                        "COLLC_MPI_MACHINE": routes})
+    refused(3, {"COLLC_MPI_MACHINE": routes},
+            r"^libcollc-mpi: COLLC_MPI_MACHINE: .*tiny-routes\.json: the "
+            r"machine has 8 tasks and the job 3 processes; run it with "
+            r"mpirun -np 8", "a compiled machine of another size")
+    refused(2, {"COLLC_MPI_MACHINE": routes, "COLLC_MPI_NODES": "1,1"},
+            r"COLLC_MPI_MACHINE and COLLC_MPI_NODES are both set",
+            "both layouts")
+    missing = os.path.join(tmp, "none.json")
+    refused(2, {"COLLC_MPI_MACHINE": missing},
+            r"^libcollc-mpi: COLLC_MPI_MACHINE: .*none\.json",
+            "a missing compile output")
+
+# 5. bad settings
+refused(2, {"COLLC_MPI_NODES": "1,x"},
+        r"COLLC_MPI_NODES=1,x: at character 3: expected a list of "
+        r"processes per node", "a layout that does not parse")
+refused(2, {"COLLC_MPI_NODES": "1,0,1"}, r"COLLC_MPI_NODES=1,0,1: at "
+        r"character 3", "a node of no processes")
+refused(3, {"COLLC_MPI_NODES": "1,1"},
+        r"COLLC_MPI_NODES=1,1: the layout holds 2 processes and the job 3",
+        "a layout of another size")
+refused(2, {"COLLC_MPI_TREE": "oak"}, r"^libcollc-mpi: COLLC_MPI_TREE=oak: ",
+        "an unknown tree shape")
+refused(2, {"COLLC_MPI_GATHER_TREE": "kary:0"},
+        r"^libcollc-mpi: COLLC_MPI_GATHER_TREE=kary:0: ", "a bad k-ary tree")
+refused(2, {"COLLC_MPI_ALLREDUCE_ALGORITHM": "telepathy"},
+        r"^libcollc-mpi: COLLC_MPI_ALLREDUCE_ALGORITHM=telepathy: .*",
+        "an unknown algorithm")
+
+refused(2, {"COLLC_MPI_TREE": "binomial",
+            "COLLC_MPI_ALLREDUCE_ALGORITHM": "hierarchical"},
+        r"^libcollc-mpi: COLLC_MPI_ALLREDUCE_ALGORITHM=hierarchical needs "
+        r"the hierarchical tree, and the tree of MPI_Allreduce is binomial",
+        "the hierarchical reduce over another tree")
+
+# 6. the report
+e = {"LD_PRELOAD": LIB, "COLLC_MPI_NODES": "2,1", "COLLC_MPI_REPORT": "1",
+     "CHECK_QUICK": "64"}
+rc, out, err = run(3, e)
+lines = [l for l in err.splitlines() if l.startswith("libcollc-mpi:")]
+check(rc == 0, "the report run: exit %d" % rc)
+for want in [
+        r"^libcollc-mpi: 3 processes on 2 nodes \(2\+1\), from "
+        r"COLLC_MPI_NODES$",
+        r"^libcollc-mpi: MPI_Allreduce on a communicator of 3 processes "
+        r"\(2 nodes\): tree hierarchical, algorithm tree$",
+        r"^libcollc-mpi: MPI_Barrier on a communicator of 1 process "
+        r"\(1 node\): tree hierarchical, algorithm dissemination$",
+        r"^libcollc-mpi: world rank 0: MPI_Reduce handed to the MPI library: "
+        r"a user-defined or logical operator$",
+        r"^libcollc-mpi: world rank 2: MPI_Reduce handed to the MPI "
+        r"library: MPI_MINLOC or MPI_MAXLOC$",
+        r"^libcollc-mpi: world rank 1: MPI_Allreduce handed to the MPI "
+        r"library: an intercommunicator$",
+        r"^libcollc-mpi: world rank 0: \d+ collectives over collc's plans, "
+        r"\d+ handed to the MPI library$"]:
+    check(any(re.search(want, l) for l in lines),
+          "the report has no line matching %r:\n%s" %
+          (want, "\n".join(lines[:40])))
+# the layout is said once, by world rank 0
+check(sum("processes on" in l for l in lines) == 1,
+      "the layout is said once")
+e = {"LD_PRELOAD": LIB, "COLLC_MPI_DISABLE": "1", "COLLC_MPI_REPORT": "1",
+     "CHECK_QUICK": "64", "EXPECT_OFF": "1"}
+rc, out, err = run(2, e)
+check(rc == 0 and "libcollc-mpi: off (COLLC_MPI_DISABLE): every collective "
+      "goes to the MPI library" in err, "the report when turned off")
+
+print("%s: pmpi: %d passed, %d failed" % (FLAVOUR, passed, failed))
+sys.exit(1 if failed else 0)

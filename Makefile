@@ -107,6 +107,10 @@ $(B)/$(1)tests/test_collc_mpi: tests/mpi/test_collc_mpi.c
 	@mkdir -p $$(dir $$@)
 	$(2) $(ALL_CFLAGS) $(LDFLAGS) -o $$@ $$< $(LDLIBS)
 
+$(B)/$(1)tests/mpi-allreduce: examples/mpi-allreduce.c
+	@mkdir -p $$(dir $$@)
+	$(2) $(ALL_CFLAGS) $(LDFLAGS) -o $$@ $$< $(LDLIBS)
+
 $(B)/$(1)mpi-pic/%.o: %.c $(MPI_HDRS)
 	@mkdir -p $$(dir $$@)
 	$(2) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -Ilibtopo -Ilibtopo/mpi -c $$< -o $$@
@@ -121,6 +125,7 @@ $(foreach f,$(MPI_FLAVOURS),$(eval $(call mpi_rules,$(f)/,mpicc.$(f))))
 .PHONY: mpi mpi-all
 # what make install installs beside PROGS
 MPI_PROGS := $(if $(MPICC),$(B)/collrun-mpi)
+MPI_LIBS := $(if $(MPICC),$(B)/libcollc-mpi.so)
 ifneq ($(MPICC),)
 mpi: $(B)/collrun-mpi $(B)/libcollc-mpi.so
 else
@@ -129,7 +134,7 @@ mpi:
 endif
 # collrun-mpi for every MPI library installed (the tests run each).
 mpi-all: mpi $(foreach f,$(MPI_FLAVOURS),$(B)/$(f)/collrun-mpi $(B)/$(f)/tests/test_exec_mpi \
-	$(B)/$(f)/libcollc-mpi.so $(B)/$(f)/tests/test_collc_mpi)
+	$(B)/$(f)/libcollc-mpi.so $(B)/$(f)/tests/test_collc_mpi $(B)/$(f)/tests/mpi-allreduce)
 
 $(B)/%.o: %.c $(wildcard libtopo/*.h libtopo/*/*.h libtopo/*/*/*.h cli/*.h tests/unit/*.h)
 	@mkdir -p $(dir $@)
@@ -253,10 +258,11 @@ install: all
 	    ln -sf libtopo.3 $(DESTDIR)$(MANDIR)/man3/$$f.3; done
 	install -m 644 $(SCHEMAS) $(DESTDIR)$(SCHEMADIR)/
 	$(if $(MPI_PROGS),ln -sf collrun.1 $(DESTDIR)$(MANDIR)/man1/collrun-mpi.1)
+	$(if $(MPI_LIBS),install -m 755 $(MPI_LIBS) $(DESTDIR)$(LIBDIR)/)
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(PROGS)) collrun-mpi)
-	rm -f $(DESTDIR)$(MANDIR)/man1/collrun-mpi.1
+	rm -f $(DESTDIR)$(MANDIR)/man1/collrun-mpi.1 $(DESTDIR)$(LIBDIR)/libcollc-mpi.so
 	rm -f $(DESTDIR)$(LIBDIR)/libtopo.a $(DESTDIR)$(LIBDIR)/libtopo.so \
 	    $(DESTDIR)$(LIBDIR)/libtopo.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libtopo.so.$(VERSION)
 	rm -f $(DESTDIR)$(INCLUDEDIR)/topo.h $(DESTDIR)$(PKGCONFIGDIR)/libtopo.pc

@@ -509,7 +509,7 @@ API int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 API int MPI_Finalize(void)
 {
 	if (G.on) {
-		if (G.report) {
+		if (G.report && G.world_rank == 0) {
 			int64_t ours = 0, theirs = 0;
 
 			for (int op = 0; op < TOPO_OP_COUNT; op++) {

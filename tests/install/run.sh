@@ -90,6 +90,12 @@ if command -v mpicc >/dev/null 2>&1; then
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
 	    "$dest/opt/collc/bin/collrun-mpi" --version >"$dest/v" 2>&1
 	ok test "$(cat "$dest/v")" = "collrun-mpi $ver"
+	# the PMPI library: the MPI functions it wraps and nothing of
+	# libtopo's exported
+	ok test -f "$dest/opt/collc/lib/libcollc-mpi.so"
+	ok test -f "$man/man7/libcollc-mpi.7"
+	syms=$(nm -D --defined-only "$dest/opt/collc/lib/libcollc-mpi.so" | awk '{print $3}' | sort | tr '\n' ' ')
+	ok test "$syms" = "MPI_Allgather MPI_Allreduce MPI_Alltoall MPI_Barrier MPI_Bcast MPI_Finalize MPI_Gather MPI_Init MPI_Init_thread MPI_Reduce MPI_Reduce_scatter_block MPI_Scatter collc_mpi_counts "
 fi
 
 make -s -C "$top" uninstall SANITIZE= B="$dest/build" DESTDIR="$dest" PREFIX=/opt/collc >>"$dest/log" 2>&1

@@ -229,5 +229,21 @@ rc, out, err = run(2, e)
 check(rc == 0 and "libcollc-mpi: off (COLLC_MPI_DISABLE): every collective "
       "goes to the MPI library" in err, "the report when turned off")
 
+# 7. libcollc-mpi(7)'s example, whose output the page and the README show
+rc, out, err = run(5, {"LD_PRELOAD": LIB, "COLLC_MPI_NODES": "3,2",
+                       "COLLC_MPI_REPORT": "1"},
+                   prog=os.path.join(B, FLAVOUR, "tests", "mpi-allreduce"))
+got = sorted(l for l in (out + err).splitlines()
+             if l.startswith("libcollc-mpi:") or "processes:" in l)
+with open(os.path.join(HERE, "..", "..", "man",
+                       "libcollc-mpi.7")) as f:
+    page = f.read()
+shown = page[page.index("COLLC_MPI_REPORT=1 ./mpi-allreduce"):]
+shown = shown[shown.index("\n") + 1:shown.index(".Ed")]
+want = sorted(l for l in shown.splitlines() if l)
+check(rc == 0 and got == want,
+      "examples/mpi-allreduce.c: the output differs from libcollc-mpi(7)'s:"
+      "\n%s\n---\n%s" % ("\n".join(got), "\n".join(want)))
+
 print("%s: pmpi: %d passed, %d failed" % (FLAVOUR, passed, failed))
 sys.exit(1 if failed else 0)

@@ -63,6 +63,7 @@ SCHEMAS   := $(sort $(wildcard schemas/*.schema.json))
 # a man page link to libtopo(3), so that `man topo_tree_new` works.
 LIB_FUNCS = awk -f libtopo/exports.awk libtopo/topo.h
 
+.PHONY: bench-pmpi
 .PHONY: FORCE all check check-mpi check-unit check-cli check-schemas check-man check-abi check-install check-sim tsan-build demo bench bench-quick bench-costs bench-predict bench-deps \
 	install uninstall deps clean format
 
@@ -225,8 +226,14 @@ demo:
 # where mpicc exists); results, CSVs and plots in bench-results/.  Needs
 # Open MPI and gnuplot: make bench-deps.  bench-quick is a short smoke run;
 # bench-costs the cost measurements alone.
-bench: all
+bench: all mpi-all
 	@python3 tests/bench/bench.py $(B) $(BENCH_ARGS)
+	@python3 tests/bench/pmpi.py $(B)
+
+# libcollc-mpi.so beside the MPI libraries' own collectives
+# (tests/bench/pmpi.py; results in tests/bench/results/pmpi.md).
+bench-pmpi: all mpi-all
+	@python3 tests/bench/pmpi.py $(B)
 
 bench-quick: all
 	@python3 tests/bench/bench.py $(B) --quick $(BENCH_ARGS)

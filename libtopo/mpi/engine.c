@@ -617,8 +617,10 @@ int topo__mx_run(struct topo__mx *x, double deadline)
 			}
 			break;
 		}
-		if (mpi_failed(
-			x, MPI_Testsome(x->nact, x->req, &n, x->idx, x->st)))
+		if (mpi_failed(x, x->block ? MPI_Waitsome(x->nact, x->req, &n,
+							  x->idx, x->st)
+					   : MPI_Testsome(x->nact, x->req, &n,
+							  x->idx, x->st)))
 			return -1;
 		if (n == MPI_UNDEFINED)
 			n = 0;

@@ -59,6 +59,7 @@ struct topo__mx {
 	int64_t total;
 	int mpi_rc; /* first failed MPI call's code, or MPI_SUCCESS */
 	int yield;  /* give the CPU away while waiting (sched_yield) */
+	int block;  /* wait in MPI_Waitsome (no deadline then) */
 };
 
 /* The checks a run must pass before anything is allocated: tags within

@@ -119,6 +119,12 @@ for np in range(1, 10):
         env["COLLC_MPI_NODES"] = LAYOUT[np]
         what = "nodes " + LAYOUT[np]
     matrix(np, what, env)
+# libtopo's own segments (64 KiB from 256 KiB up), and small ones
+matrix(3, "COLLC_MPI_SEGMENT=0", {"CHECK_QUICK": "32" if SLOW else "16",
+                                  "COLLC_MPI_SEGMENT": "0",
+                                  "COLLC_MPI_NODES": "1,2"})
+matrix(2, "COLLC_MPI_SEGMENT=64", {"CHECK_QUICK": "16",
+                                   "COLLC_MPI_SEGMENT": "64"})
 # one node of 4 found by MPI_Comm_split_type
 matrix(4, "one node, from MPI", {"CHECK_QUICK": "32" if SLOW else "16"})
 
@@ -190,6 +196,11 @@ refused(2, {"COLLC_MPI_ALLREDUCE_ALGORITHM": "telepathy"},
         r"^libcollc-mpi: COLLC_MPI_ALLREDUCE_ALGORITHM=telepathy: .*",
         "an unknown algorithm")
 
+refused(2, {"COLLC_MPI_SEGMENT": "1000"},
+        r"^libcollc-mpi: COLLC_MPI_SEGMENT=1000: expected a number of bytes, "
+        r"a multiple of 8", "a segment size not a multiple of 8")
+refused(2, {"COLLC_MPI_SEGMENT": "64K"},
+        r"^libcollc-mpi: COLLC_MPI_SEGMENT=64K: ", "a segment with a suffix")
 refused(2, {"COLLC_MPI_TREE": "binomial",
             "COLLC_MPI_ALLREDUCE_ALGORITHM": "hierarchical"},
         r"^libcollc-mpi: COLLC_MPI_ALLREDUCE_ALGORITHM=hierarchical needs "

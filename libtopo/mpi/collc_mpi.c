@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define API __attribute__((visibility("default")))
 #define PFX "libcollc-mpi: "
@@ -125,6 +126,9 @@ static struct {
 	 * went from 1.18 times Open MPI's own to 1.03-1.06, where libtopo's
 	 * 64 KiB segments pay a rendezvous per segment) */
 	size_t segment;
+	/* how to wait (COLLC_MPI_WAIT): in MPI_Waitsome, or polling and
+	 * giving the CPU away (the host runs more processes than CPUs) */
+	bool poll;
 	struct ccomm *comms;
 	uint64_t calls;
 	int64_t ours[TOPO_OP_COUNT], theirs[TOPO_OP_COUNT];
@@ -485,6 +489,26 @@ static void start(void)
 	}
 	build_machine();
 	read_settings();
+	{
+		/* more processes on this host than it has CPUs: a process
+		 * waiting in the MPI library's own loop may keep the CPU
+		 * from the one it waits for (MPICH 4.0 spins there) */
+		const char *w = getenv("COLLC_MPI_WAIT");
+		MPI_Comm host;
+		int here = 1;
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+		PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+				     MPI_INFO_NULL, &host);
+		PMPI_Comm_size(host, &here);
+		PMPI_Comm_free(&host);
+		if (w == NULL || *w == '\0')
+			G.poll = cpus > 0 && here > cpus;
+		else if (strcmp(w, "poll") == 0 || strcmp(w, "block") == 0)
+			G.poll = strcmp(w, "poll") == 0;
+		else
+			refuse("COLLC_MPI_WAIT=%s: expected poll or block", w);
+	}
 	if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state,
 				    &G.keyval, NULL) != MPI_SUCCESS)
 		fatal("MPI_Comm_create_keyval", NULL);
@@ -801,10 +825,10 @@ static struct cplan *plan_of(struct ccomm *s, enum topo_op op, int64_t bytes,
 		memset(&s->plans[s->nplans], 0, sizeof(s->plans[0]));
 		return NULL;
 	}
-	/* waiting is the MPI library's: its own progress loop (which
-	 * yields when the job has more processes than CPUs, if the library
-	 * is told so) */
-	c->x.block = 1;
+	/* waiting is the MPI library's own loop (MPI_Waitsome), unless the
+	 * host is oversubscribed: then polling, giving the CPU away */
+	c->x.block = !G.poll;
+	c->x.yield = G.poll;
 	for (int64_t e = 0; e < c->s->nev; e++) {
 		const struct topo__ev *v = &c->s->ev[e];
 

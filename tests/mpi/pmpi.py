@@ -108,7 +108,7 @@ LAYOUT = {3: "2,1", 4: "1,3", 5: "3,2", 6: "1,2,3", 7: "4,1,2", 8: "3,3,2",
 def slice_for(np):
     if np <= 2:
         return "2"
-    return str((8 if np <= 4 else 16) * (4 if SLOW else 1))
+    return str((8 if np <= 4 else 16) * (16 if SLOW else 1))
 
 
 # 1. the matrix through the library at np 1 to 9
@@ -119,6 +119,12 @@ for np in range(1, 10):
         env["COLLC_MPI_NODES"] = LAYOUT[np]
         what = "nodes " + LAYOUT[np]
     matrix(np, what, env)
+# both ways of waiting, whatever the host
+matrix(3, "COLLC_MPI_WAIT=block", {"CHECK_QUICK": "64" if SLOW else "16",
+                                   "COLLC_MPI_WAIT": "block",
+                                   "COLLC_MPI_NODES": "2,1"})
+matrix(2, "COLLC_MPI_WAIT=poll", {"CHECK_QUICK": "16",
+                                  "COLLC_MPI_WAIT": "poll"})
 # libtopo's own segments (64 KiB from 256 KiB up), and small ones
 matrix(3, "COLLC_MPI_SEGMENT=0", {"CHECK_QUICK": "32" if SLOW else "16",
                                   "COLLC_MPI_SEGMENT": "0",
@@ -129,7 +135,7 @@ matrix(2, "COLLC_MPI_SEGMENT=64", {"CHECK_QUICK": "16",
 matrix(4, "one node, from MPI", {"CHECK_QUICK": "32" if SLOW else "16"})
 
 # 2. the control: the same program without the library, and turned off
-for np in (2, 3):
+for np in (2,) if SLOW else (2, 3):
     matrix(np, "control", {"CHECK_QUICK": "16"}, lib=False)
 matrix(3, "COLLC_MPI_DISABLE", {"CHECK_QUICK": "16", "COLLC_MPI_DISABLE": "1"},
        expect_off=True)
@@ -148,7 +154,7 @@ ALGS = {
 }
 SHAPES = ["physical", "binomial", "chain", "kary:3", "hierarchical"]
 for i, np in enumerate((5, 6, 7, 3, 4)):
-    env = {"CHECK_QUICK": "64" if SLOW else "32",
+    env = {"CHECK_QUICK": "256" if SLOW else "32",
            "COLLC_MPI_NODES": LAYOUT[np], "COLLC_MPI_TREE": SHAPES[i]}
     for op, algs in ALGS.items():
         env["COLLC_MPI_%s_ALGORITHM" % op] = algs[i % len(algs)]
@@ -196,11 +202,14 @@ refused(2, {"COLLC_MPI_ALLREDUCE_ALGORITHM": "telepathy"},
         r"^libcollc-mpi: COLLC_MPI_ALLREDUCE_ALGORITHM=telepathy: .*",
         "an unknown algorithm")
 
-refused(2, {"COLLC_MPI_SEGMENT": "1000"},
-        r"^libcollc-mpi: COLLC_MPI_SEGMENT=1000: expected a number of bytes, "
+refused(2, {"COLLC_MPI_SEGMENT": "1001"},
+        r"^libcollc-mpi: COLLC_MPI_SEGMENT=1001: expected a number of bytes, "
         r"a multiple of 8", "a segment size not a multiple of 8")
 refused(2, {"COLLC_MPI_SEGMENT": "64K"},
         r"^libcollc-mpi: COLLC_MPI_SEGMENT=64K: ", "a segment with a suffix")
+refused(2, {"COLLC_MPI_WAIT": "spin"},
+        r"^libcollc-mpi: COLLC_MPI_WAIT=spin: expected poll or block$",
+        "an unknown way of waiting")
 refused(2, {"COLLC_MPI_TREE": "binomial",
             "COLLC_MPI_ALLREDUCE_ALGORITHM": "hierarchical"},
         r"^libcollc-mpi: COLLC_MPI_ALLREDUCE_ALGORITHM=hierarchical needs "

@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define API __attribute__((visibility("default")))
@@ -164,8 +165,21 @@ static void refuse(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	if (G.world_rank == 0)
+	/* Rank 0 says it, and gives the launcher a moment to pass it on
+	 * before its abort kills the job; the others wait for that abort
+	 * (one from them first could kill rank 0 before its message is
+	 * out: seen under MPICH), a second at most, should rank 0 see other
+	 * settings. */
+	if (G.world_rank == 0) {
+		struct timespec ts = {0, 200000000};
+
 		fprintf(stderr, PFX "%s\n", line);
+		nanosleep(&ts, NULL);
+	} else {
+		struct timespec ts = {1, 0};
+
+		nanosleep(&ts, NULL);
+	}
 	PMPI_Abort(MPI_COMM_WORLD, EXIT_SETTINGS);
 }
 
@@ -394,11 +408,13 @@ static void read_settings(void)
 
 			errno = 0;
 			x = strtoull(v, &end, 10);
-			if (errno != 0 || *end != '\0' || !isdigit((unsigned char)*v) ||
+			if (errno != 0 || *end != '\0' ||
+			    !isdigit((unsigned char)*v) ||
 			    x > (unsigned long long)INT_MAX || x % 8 != 0)
-				refuse("COLLC_MPI_SEGMENT=%s: expected a number "
-				       "of bytes, a multiple of 8 from 0 to %d",
-				       v, INT_MAX - 7);
+				refuse(
+				    "COLLC_MPI_SEGMENT=%s: expected a number "
+				    "of bytes, a multiple of 8 from 0 to %d",
+				    v, INT_MAX - 7);
 			G.segment = (size_t)x;
 		}
 	}
@@ -866,55 +882,49 @@ static bool contiguous(MPI_Datatype t, MPI_Aint *lb, int *size)
 	return text == *size && ext == *size;
 }
 
-static enum topo_type sized(bool is_signed, size_t size)
-{
-	switch (size) {
-	case 1:
-		return is_signed ? TOPO_INT8 : TOPO_UINT8;
-	case 2:
-		return is_signed ? TOPO_INT16 : TOPO_UINT16;
-	case 4:
-		return is_signed ? TOPO_INT32 : TOPO_UINT32;
-	default:
-		return is_signed ? TOPO_INT64 : TOPO_UINT64;
-	}
-}
+/* The libtopo integer type of a C type of n bytes (a constant). */
+#define SIZED(is_signed, n)                                                    \
+	((n) == 1   ? ((is_signed) ? TOPO_INT8 : TOPO_UINT8)                   \
+	 : (n) == 2 ? ((is_signed) ? TOPO_INT16 : TOPO_UINT16)                 \
+	 : (n) == 4 ? ((is_signed) ? TOPO_INT32 : TOPO_UINT32)                 \
+		    : ((is_signed) ? TOPO_INT64 : TOPO_UINT64))
 
 /* A reduction's datatype and operator in libtopo's terms, or why not. */
 static enum reason reduction(MPI_Datatype t, MPI_Op o, enum topo_type *type,
 			     enum topo_redop *redop)
 {
-	const struct {
+	/* static: built once, not on every call */
+	static const struct {
 		MPI_Datatype t;
 		enum topo_type v;
 	} types[] = {
 	    {MPI_SIGNED_CHAR, TOPO_INT8},
 	    {MPI_INT8_T, TOPO_INT8},
-	    {MPI_SHORT, sized(true, sizeof(short))},
+	    {MPI_SHORT, SIZED(1, sizeof(short))},
 	    {MPI_INT16_T, TOPO_INT16},
-	    {MPI_INT, sized(true, sizeof(int))},
+	    {MPI_INT, SIZED(1, sizeof(int))},
 	    {MPI_INT32_T, TOPO_INT32},
-	    {MPI_LONG, sized(true, sizeof(long))},
-	    {MPI_LONG_LONG, sized(true, sizeof(long long))},
-	    {MPI_LONG_LONG_INT, sized(true, sizeof(long long))},
+	    {MPI_LONG, SIZED(1, sizeof(long))},
+	    {MPI_LONG_LONG, SIZED(1, sizeof(long long))},
+	    {MPI_LONG_LONG_INT, SIZED(1, sizeof(long long))},
 	    {MPI_INT64_T, TOPO_INT64},
-	    {MPI_AINT, sized(true, sizeof(MPI_Aint))},
-	    {MPI_OFFSET, sized(true, sizeof(MPI_Offset))},
-	    {MPI_COUNT, sized(true, sizeof(MPI_Count))},
+	    {MPI_AINT, SIZED(1, sizeof(MPI_Aint))},
+	    {MPI_OFFSET, SIZED(1, sizeof(MPI_Offset))},
+	    {MPI_COUNT, SIZED(1, sizeof(MPI_Count))},
 	    {MPI_UNSIGNED_CHAR, TOPO_UINT8},
 	    {MPI_UINT8_T, TOPO_UINT8},
 	    {MPI_BYTE, TOPO_UINT8},
-	    {MPI_UNSIGNED_SHORT, sized(false, sizeof(unsigned short))},
+	    {MPI_UNSIGNED_SHORT, SIZED(0, sizeof(unsigned short))},
 	    {MPI_UINT16_T, TOPO_UINT16},
-	    {MPI_UNSIGNED, sized(false, sizeof(unsigned))},
+	    {MPI_UNSIGNED, SIZED(0, sizeof(unsigned))},
 	    {MPI_UINT32_T, TOPO_UINT32},
-	    {MPI_UNSIGNED_LONG, sized(false, sizeof(unsigned long))},
-	    {MPI_UNSIGNED_LONG_LONG, sized(false, sizeof(unsigned long long))},
+	    {MPI_UNSIGNED_LONG, SIZED(0, sizeof(unsigned long))},
+	    {MPI_UNSIGNED_LONG_LONG, SIZED(0, sizeof(unsigned long long))},
 	    {MPI_UINT64_T, TOPO_UINT64},
 	    {MPI_FLOAT, TOPO_FLOAT},
 	    {MPI_DOUBLE, TOPO_DOUBLE},
 	};
-	const struct {
+	static const struct {
 		MPI_Op o;
 		enum topo_redop v;
 	} ops[] = {
@@ -1201,39 +1211,48 @@ API int MPI_Bcast(void *buf, int count, MPI_Datatype t, int root, MPI_Comm comm)
 	return rc;
 }
 
+/* The checks of scatter and gather, each the other's mirror: the root
+ * passes the n blocks' side (rcount, rtype), and every process its own
+ * block's side (ocount, otype), except the root in place (place: that
+ * buffer is MPI_IN_PLACE).  Sets *rank and *B, the bytes of a block as
+ * this process counts them. */
+static enum reason block_args(MPI_Comm comm, int root, bool place, int rcount,
+			      MPI_Datatype rtype, int ocount,
+			      MPI_Datatype otype, int *rank, int64_t *B)
+{
+	enum reason why = usable(comm);
+	int n = 0, rsize = 0, osize = 0;
+
+	if (why != R_COUNT)
+		return why;
+	PMPI_Comm_size(comm, &n);
+	PMPI_Comm_rank(comm, rank);
+	if (root < 0 || root >= n)
+		return R_ARGS;
+	if (*rank == root &&
+	    (rcount < 0 || PMPI_Type_size(rtype, &rsize) != MPI_SUCCESS))
+		return R_ARGS;
+	if (!(*rank == root && place) &&
+	    (ocount < 0 || PMPI_Type_size(otype, &osize) != MPI_SUCCESS))
+		return R_ARGS;
+	*B = *rank == root ? (int64_t)rcount * rsize : (int64_t)ocount * osize;
+	return *B * n > INT_MAX ? R_LARGE : R_COUNT;
+}
+
 API int MPI_Scatter(const void *sendbuf, int scount, MPI_Datatype stype,
 		    void *recvbuf, int rcount, MPI_Datatype rtype, int root,
 		    MPI_Comm comm)
 {
-	enum reason why = usable(comm);
+	int rank = 0, rc;
+	int64_t B = 0;
+	enum reason why = block_args(comm, root, recvbuf == MPI_IN_PLACE,
+				     scount, stype, rcount, rtype, &rank, &B);
 	struct ccomm *s;
 	struct cplan *c;
-	int n = 0, ssize = 0, rsize = 0, rank = 0, rc;
-	int64_t B = 0;
-	bool in_place;
+	bool in_place = rank == root && recvbuf == MPI_IN_PLACE;
 	const unsigned char *send = NULL;
 	unsigned char *recv;
 
-	if (why == R_COUNT) {
-		PMPI_Comm_size(comm, &n);
-		PMPI_Comm_rank(comm, &rank);
-		in_place = rank == root && recvbuf == MPI_IN_PLACE;
-		if (root < 0 || root >= n)
-			why = R_ARGS;
-		else if (rank == root &&
-			 (scount < 0 ||
-			  PMPI_Type_size(stype, &ssize) != MPI_SUCCESS))
-			why = R_ARGS;
-		else if (!in_place &&
-			 (rcount < 0 ||
-			  PMPI_Type_size(rtype, &rsize) != MPI_SUCCESS))
-			why = R_ARGS;
-		else
-			B = rank == root ? (int64_t)scount * ssize
-					 : (int64_t)rcount * rsize;
-		if (why == R_COUNT && B * n > INT_MAX)
-			why = R_LARGE;
-	}
 	if (why != R_COUNT)
 		return hand_over(TOPO_OP_SCATTER, why),
 		       PMPI_Scatter(sendbuf, scount, stype, recvbuf, rcount,
@@ -1246,7 +1265,6 @@ API int MPI_Scatter(const void *sendbuf, int scount, MPI_Datatype stype,
 		return hand_over(TOPO_OP_SCATTER, R_PLAN),
 		       PMPI_Scatter(sendbuf, scount, stype, recvbuf, rcount,
 				    rtype, root, comm);
-	in_place = rank == root && recvbuf == MPI_IN_PLACE;
 	if (rank == root)
 		no_memory(
 		    send = blocks_in(s, 0, sendbuf, scount, stype, B, false));
@@ -1264,35 +1282,16 @@ API int MPI_Gather(const void *sendbuf, int scount, MPI_Datatype stype,
 		   void *recvbuf, int rcount, MPI_Datatype rtype, int root,
 		   MPI_Comm comm)
 {
-	enum reason why = usable(comm);
+	int rank = 0, rc;
+	int64_t B = 0;
+	enum reason why = block_args(comm, root, sendbuf == MPI_IN_PLACE,
+				     rcount, rtype, scount, stype, &rank, &B);
 	struct ccomm *s;
 	struct cplan *c;
-	int n = 0, ssize = 0, rsize = 0, rank = 0, rc;
-	int64_t B = 0;
-	bool in_place = false;
+	bool in_place = rank == root && sendbuf == MPI_IN_PLACE;
 	const unsigned char *send;
 	unsigned char *recv = NULL;
 
-	if (why == R_COUNT) {
-		PMPI_Comm_size(comm, &n);
-		PMPI_Comm_rank(comm, &rank);
-		in_place = rank == root && sendbuf == MPI_IN_PLACE;
-		if (root < 0 || root >= n)
-			why = R_ARGS;
-		else if (rank == root &&
-			 (rcount < 0 ||
-			  PMPI_Type_size(rtype, &rsize) != MPI_SUCCESS))
-			why = R_ARGS;
-		else if (!in_place &&
-			 (scount < 0 ||
-			  PMPI_Type_size(stype, &ssize) != MPI_SUCCESS))
-			why = R_ARGS;
-		else
-			B = rank == root ? (int64_t)rcount * rsize
-					 : (int64_t)scount * ssize;
-		if (why == R_COUNT && B * n > INT_MAX)
-			why = R_LARGE;
-	}
 	if (why != R_COUNT)
 		return hand_over(TOPO_OP_GATHER, why),
 		       PMPI_Gather(sendbuf, scount, stype, recvbuf, rcount,

@@ -135,10 +135,10 @@ int collrun_mpi_run(const topo_plan *p, const struct topo_run_params *rp,
 
 int collrun_mpi_finish(int rc)
 {
-	/* The report out of our buffers before MPI ends: a copy of this
-	 * process made with the report still buffered (a fork in the MPI
-	 * library) would print it again when it exits; under MPICH the
-	 * timeout case of tests/mpi/cli.py once read two documents. */
+	/* The report out of our buffers before MPI ends, whatever MPI
+	 * prints at MPI_Finalize.  (What once followed the report under
+	 * MPICH was its UCX device's warning of each message a timed-out
+	 * run left unreceived; exec_mpi.c now quiesces such runs.) */
 	fflush(stdout);
 	fflush(stderr);
 	if (!agreed) {

@@ -827,7 +827,7 @@ static struct cplan *plan_of(struct ccomm *s, enum topo_op op, int64_t bytes,
 	if (rc == 0)
 		rc = topo__mx_setup(
 		    &c->x, c->p, c->s, s->host, s->dup, s->rank, false, false,
-		    0, !(op == TOPO_OP_BCAST && root == s->rank), &err);
+		    0, !(op == TOPO_OP_BCAST && root == s->rank), false, &err);
 	ok = rc == 0;
 	if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, s->dup) !=
 	    MPI_SUCCESS)

@@ -194,7 +194,7 @@ static int find_direct(struct topo__mx *x, topo_error *err)
 int topo__mx_setup(struct topo__mx *x, const struct topo_plan *p,
 		   const struct topo__sched *s, const int32_t *host,
 		   MPI_Comm comm, int rank, bool counters, bool knowledge,
-		   int maxerr, bool direct_ok, topo_error *err)
+		   int maxerr, bool direct_ok, bool quiesce, topo_error *err)
 {
 	int64_t nev = s->nev, stage = 0;
 
@@ -230,6 +230,21 @@ int topo__mx_setup(struct topo__mx *x, const struct topo_plan *p,
 	if (counters)
 		x->slot_count =
 		    topo__mallocarray((size_t)p->nslots + 1, sizeof(int64_t));
+	if (quiesce) {
+		if (MPI_Comm_size(comm, &x->nprocs) != MPI_SUCCESS)
+			return topo__err(err, TOPO_EIO, NULL, NULL,
+					 "not an MPI communicator");
+		x->sent = topo__calloc((size_t)x->nprocs, sizeof(int64_t));
+		x->got = topo__calloc((size_t)x->nprocs, sizeof(int64_t));
+		x->want = topo__calloc((size_t)x->nprocs, sizeof(int64_t));
+		/* room for the largest message this host receives */
+		x->dropcap = x->kw * 8;
+		for (int64_t e = 0; e < nev; e++)
+			if (s->ev[e].kind == TOPO__EV_RECV &&
+			    p->msg[s->ev[e].msg].len > x->dropcap)
+				x->dropcap = (int)p->msg[s->ev[e].msg].len;
+		x->drop = topo__malloc((size_t)x->dropcap + 1);
+	}
 	x->maxerr = maxerr;
 	if (maxerr > 0)
 		x->err = topo__mallocarray((size_t)maxerr, sizeof(*x->err));
@@ -242,6 +257,8 @@ int topo__mx_setup(struct topo__mx *x, const struct topo_plan *p,
 	    x->ready == NULL || x->req == NULL || x->reqev == NULL ||
 	    x->idx == NULL || x->st == NULL ||
 	    (counters && x->slot_count == NULL) ||
+	    (quiesce && (x->sent == NULL || x->got == NULL ||
+			 x->want == NULL || x->drop == NULL)) ||
 	    (maxerr > 0 && x->err == NULL) || (x->kw > 0 && x->known == NULL))
 		return topo__err(err, TOPO_ENOMEM, NULL, NULL, "out of memory");
 	{
@@ -298,6 +315,10 @@ void topo__mx_teardown(struct topo__mx *x)
 	topo__free(x->slot_count);
 	topo__free(x->known);
 	topo__free(x->err);
+	topo__free(x->sent);
+	topo__free(x->got);
+	topo__free(x->want);
+	topo__free(x->drop);
 	memset(x, 0, sizeof(*x));
 }
 
@@ -347,6 +368,11 @@ static void done(struct topo__mx *x, int64_t e)
 
 static void track(struct topo__mx *x, MPI_Request r, int64_t e)
 {
+	const struct topo__ev *v = &x->s->ev[e];
+
+	if (x->sent != NULL &&
+	    (v->kind == TOPO__EV_SEND || v->kind == TOPO__EV_ACK_SEND))
+		x->sent[v->peer]++;
 	x->req[x->nact] = r;
 	x->reqev[x->nact] = e;
 	x->nact++;
@@ -551,6 +577,62 @@ void topo__mx_abandon(struct topo__mx *x)
 	x->nact = 0;
 }
 
+int topo__mx_quiesce(struct topo__mx *x)
+{
+	int failed = 0;
+
+	/* receives cancelled; one that matched first counts as taken */
+	for (int i = 0; i < x->nact; i++) {
+		const struct topo__ev *v = &x->s->ev[x->reqev[i]];
+		MPI_Status st;
+		int cancelled = 0;
+
+		if (x->req[i] == MPI_REQUEST_NULL ||
+		    (v->kind != TOPO__EV_RECV && v->kind != TOPO__EV_ACK_RECV))
+			continue;
+		failed |= mpi_failed(x, MPI_Cancel(&x->req[i]));
+		failed |= mpi_failed(x, MPI_Wait(&x->req[i], &st));
+		failed |= mpi_failed(x, MPI_Test_cancelled(&st, &cancelled));
+		if (!cancelled)
+			x->got[v->peer]++;
+	}
+	/* What each peer sent here, against what was taken: the rest is
+	 * received and dropped, so that no message outlives the run and
+	 * every send completes.  The counts are of all runs: every earlier
+	 * one ended with each message taken. */
+	if (mpi_failed(x, MPI_Alltoall(x->sent, 1, MPI_INT64_T, x->want, 1,
+				       MPI_INT64_T, x->comm)))
+		return -1;
+	for (int q = 0; q < x->nprocs; q++) {
+		while (x->got[q] < x->want[q]) {
+			MPI_Message msg;
+			MPI_Status st;
+			int n = 0, rc;
+
+			if (mpi_failed(x, MPI_Mprobe(q, MPI_ANY_TAG, x->comm,
+						     &msg, &st)) ||
+			    mpi_failed(x, MPI_Get_count(&st, MPI_BYTE, &n)))
+				return -1;
+			/* larger than any message the plan sends here (a
+			 * peer with another plan): taken truncated */
+			rc = MPI_Mrecv(x->drop, n < x->dropcap ? n : x->dropcap,
+				       MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+			if (rc != MPI_SUCCESS && n <= x->dropcap) {
+				mpi_failed(x, rc);
+				return -1;
+			}
+			x->got[q]++;
+		}
+	}
+	/* the sends: taken by now */
+	for (int i = 0; i < x->nact; i++)
+		if (x->req[i] != MPI_REQUEST_NULL)
+			failed |= mpi_failed(
+			    x, MPI_Wait(&x->req[i], MPI_STATUS_IGNORE));
+	x->nact = 0;
+	return failed ? -1 : 0;
+}
+
 /* Posts the receive of event e. */
 static int post(struct topo__mx *x, int64_t e)
 {
@@ -629,8 +711,11 @@ int topo__mx_run(struct topo__mx *x, double deadline)
 			const struct topo__ev *v = &s->ev[e];
 
 			if (v->kind == TOPO__EV_RECV ||
-			    v->kind == TOPO__EV_ACK_RECV)
+			    v->kind == TOPO__EV_ACK_RECV) {
+				if (x->got != NULL)
+					x->got[v->peer]++;
 				done(x, e);
+			}
 		}
 		if (n > 0) {
 			compact(x);
@@ -641,10 +726,8 @@ int topo__mx_run(struct topo__mx *x, double deadline)
 		 * give the CPU away when asked (a job of more processes
 		 * than CPUs). */
 		if (++spins % 64 == 0) {
-			if (topo__now() >= deadline) {
-				topo__mx_abandon(x);
+			if (topo__now() >= deadline)
 				return 1;
-			}
 			if (x->yield)
 				sched_yield();
 		}

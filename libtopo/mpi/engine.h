@@ -57,6 +57,13 @@ struct topo__mx {
 	struct topo__mx_error *err;
 	int nerr, maxerr;
 	int64_t total;
+	/* messages this process ever sent to each process of comm, and
+	 * took from each, over all runs (NULL: not counted); what
+	 * topo__mx_quiesce needs */
+	int64_t *sent, *got, *want;
+	int nprocs;
+	unsigned char *drop; /* where such messages are dropped */
+	int dropcap;
 	int mpi_rc; /* first failed MPI call's code, or MPI_SUCCESS */
 	int yield;  /* give the CPU away while waiting (sched_yield) */
 	int block;  /* wait in MPI_Waitsome (no deadline then) */
@@ -77,13 +84,15 @@ int topo__mx_check(const struct topo_plan *p, const struct topo__sched *s,
  * nonzero, a barrier's knowledge when knowledge is, and up to maxerr
  * errors.  direct_ok: receives that copy into a range of a buffer no
  * other message of the host writes go straight there (the caller's
- * buffers never alias one another then).  Returns 0, TOPO_ENOMEM or
- * TOPO_EINVAL (a malformed schedule).
+ * buffers never alias one another then).  quiesce: the messages sent to
+ * and taken from each process are counted, so that an abandoned run can
+ * be ended with topo__mx_quiesce.  Returns 0, TOPO_ENOMEM or TOPO_EINVAL
+ * (a malformed schedule).
  */
 int topo__mx_setup(struct topo__mx *x, const struct topo_plan *p,
 		   const struct topo__sched *s, const int32_t *host,
 		   MPI_Comm comm, int rank, bool counters, bool knowledge,
-		   int maxerr, bool direct_ok, topo_error *err);
+		   int maxerr, bool direct_ok, bool quiesce, topo_error *err);
 void topo__mx_teardown(struct topo__mx *x);
 
 /* Buffer b of member r (one of the host's). */
@@ -98,12 +107,23 @@ void topo__mx_reset(struct topo__mx *x);
 
 /* Runs the schedule once: every receive posted, the events run as they
  * become ready.  Returns 0, 1 when the deadline (topo__now() seconds)
- * passed (the requests in flight cancelled or freed), or -1 (x->mpi_rc,
- * or an error recorded); after -1 the caller calls topo__mx_abandon. */
+ * passed, or -1 (x->mpi_rc, or an error recorded); after 1 or -1 the
+ * requests are still in flight, and the caller ends them with
+ * topo__mx_abandon or topo__mx_quiesce. */
 int topo__mx_run(struct topo__mx *x, double deadline);
 
-/* Gives up the requests in flight. */
+/* Gives up the requests in flight, here alone: receives cancelled, sends
+ * freed.  Messages the peers sent that no receive took stay in MPI's
+ * queues (MPI libraries may warn of them at MPI_Finalize). */
 void topo__mx_abandon(struct topo__mx *x);
+
+/* Ends a run every process of comm gave up or finished, collectively
+ * (every process of comm calls it, x set up with quiesce): receives
+ * cancelled, every message a peer sent that this process did not take
+ * received and dropped, and every send completed, so that nothing of
+ * the run is left in MPI.  Returns 0, or -1 when an MPI call failed
+ * (x->mpi_rc). */
+int topo__mx_quiesce(struct topo__mx *x);
 
 /* Records an error (counted always, kept up to maxerr). */
 void topo__mx_error(struct topo__mx *x, int32_t endpoint, const char *kind,

@@ -151,7 +151,7 @@ static int setup(struct xm *x, const struct topo__sched *s, const int32_t *host,
 	if (rc != 0)
 		return rc;
 	rc = topo__mx_setup(&x->e, p, s, host, x->comm, x->rank, true, true,
-			    MAX_ERRORS, false, err);
+			    MAX_ERRORS, false, true, err);
 	if (rc != 0)
 		return rc;
 	/* waiting processes give the CPU away: a job may have more of them
@@ -392,8 +392,6 @@ int topo__run_mpi(const topo_plan *p, const struct topo_run_params *params,
 		t0 = topo__now();
 		w = topo__mx_run(&x.e, deadline);
 		t1 = topo__now();
-		if (w < 0)
-			topo__mx_abandon(&x.e);
 		local[0] = t1 - t0;
 		local[1] = w == 1;
 		local[2] = w < 0;
@@ -402,6 +400,11 @@ int topo__run_mpi(const topo_plan *p, const struct topo_run_params *params,
 			rc = TOPO_EIO;
 			break;
 		}
+		/* Someone gave up: every process ends the run together, so
+		 * that no message of it is left in MPI (a library may print
+		 * a warning of each at MPI_Finalize, on standard output). */
+		if ((all[1] > 0 || all[2] > 0) && topo__mx_quiesce(&x.e) != 0)
+			all[2] = 1;
 		if (all[2] > 0) {
 			/* An MPI call or a message failed somewhere: that
 			 * process recorded why. */

@@ -27,6 +27,13 @@
  *    predict-only plan; and a failure on one process only (its memory,
  *    by the allocation hook) becomes every process's TOPO_ENOMEM naming
  *    it.
+ * 6. An abandoned run leaves nothing in MPI (topo__mx_quiesce): process 0
+ *    gives up before its first event, the others time out waiting for
+ *    it, every process quiesces; then no message of the run is left on
+ *    any process (MPI_Iprobe), what each process sent another is what
+ *    that one took, and the next run completes.  Before quiesce existed,
+ *    MPICH's UCX device printed a warning for each message left at
+ *    MPI_Finalize, on standard output, after collrun-mpi's report.
  *
  * Rank 0 prints "test_exec_mpi: N passed, N failed" over all processes.
  * With CHECK_QUICK set, part 1 runs a quarter of its combinations (which
@@ -35,6 +42,7 @@
 #define TOPO_INTERNAL
 #include "alloc_hook.h"
 #include "check.h"
+#include "engine.h"
 #include "exec_internal.h"
 #include "topo_mpi.h"
 
@@ -569,6 +577,77 @@ static void test_timeout_and_refusals(const topo_group *g, const int32_t *h)
 	topo_tree_free(t);
 }
 
+/* 6 */
+static void test_quiesce(const topo_group *g, const int32_t *h)
+{
+	topo_tree *t = NULL;
+	topo_error err;
+	topo_plan *p;
+	struct topo__sched *s = NULL;
+	struct topo__mx x;
+	MPI_Comm comm;
+	int64_t *sent, *got;
+	int rc, flag = 0, any = 0, same = 1;
+
+	if (size < 2)
+		return;
+	snprintf(label, sizeof(label), "np %d quiesce", size);
+	topo_error_clear(&err);
+	topo_tree_new(&t, g, "physical", &err);
+	p = plan(t, TOPO_OP_ALLREDUCE, "ring", -1, 300 * 1024, TOPO_INT32,
+		 TOPO_SUM);
+	MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+	memset(&x, 0, sizeof(x));
+	rc = p == NULL ? -1 : topo__sched_new(&s, p, h, size, rank, &err);
+	if (rc == 0)
+		rc = topo__mx_setup(&x, p, s, h, comm, rank, false, false, 0,
+				    false, true, &err);
+	CHECK(rc == 0, "%s: setup: %s", label, err.text);
+	if (rc != 0)
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	for (int32_t k = 0; k < x.nlocal; k++)
+		for (int b = 0; b < TOPO__NBUF; b++)
+			if (p->bufsize[b] != NULL &&
+			    p->bufsize[b][x.local[k]] > 0)
+				x.bp[k * TOPO__NBUF + b] = calloc(
+				    (size_t)p->bufsize[b][x.local[k]], 1);
+	topo__mx_reset(&x);
+	rc = rank == 0 ? 1 : topo__mx_run(&x, topo__now() + 0.05);
+	CHECK(rc == 1, "%s: the run did not time out (%d)", label, rc);
+	CHECK(topo__mx_quiesce(&x) == 0, "%s: topo__mx_quiesce failed",
+	      label);
+	/* nothing left: every message sent was taken */
+	/* (a message may need MPI's progress a while to show: look for
+	 * a tenth of a second) */
+	for (double end = topo__now() + 0.1; !flag && topo__now() < end;)
+		MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag,
+			   MPI_STATUS_IGNORE);
+	MPI_Allreduce(&flag, &any, 1, MPI_INT, MPI_MAX, comm);
+	CHECK(any == 0, "%s: a message of the run is left", label);
+	sent = calloc((size_t)size, sizeof(*sent));
+	got = calloc((size_t)size, sizeof(*got));
+	MPI_Alltoall(x.sent, 1, MPI_INT64_T, got, 1, MPI_INT64_T, comm);
+	for (int q = 0; q < size; q++)
+		same &= got[q] == x.got[q];
+	CHECK(same, "%s: sent and taken differ", label);
+	/* process 0 had messages to drop: the others sent to it */
+	sent[0] = rank != 0 ? x.sent[0] : 0;
+	MPI_Allreduce(MPI_IN_PLACE, sent, 1, MPI_INT64_T, MPI_SUM, comm);
+	CHECK(sent[0] > 0, "%s: nothing was sent to process 0", label);
+	/* and the next run goes through */
+	topo__mx_reset(&x);
+	CHECK_INT(topo__mx_run(&x, topo__now() + 60), 0);
+	for (int64_t i = 0; i < (int64_t)x.nlocal * TOPO__NBUF; i++)
+		free(x.bp[i]);
+	free(sent);
+	free(got);
+	topo__mx_teardown(&x);
+	topo__sched_free(s);
+	MPI_Comm_free(&comm);
+	topo_plan_free(p);
+	topo_tree_free(t);
+}
+
 int main(int argc, char **argv)
 {
 	topo_machine *m;
@@ -592,6 +671,7 @@ int main(int argc, char **argv)
 	test_barrier(g, h);
 	test_list_group(m);
 	test_timeout_and_refusals(g, h);
+	test_quiesce(g, h);
 	free(h);
 	topo_group_free(g);
 	topo_machine_free(m);

@@ -66,7 +66,9 @@ cat >"$work/task.sh" <<'TASK'
 i=$1 work=$2
 set --
 while IFS= read -r a; do set -- "$@" "$a"; done <"$work/$i.cmd"
+t0=$(date +%s)
 if "$@" >"$work/$i.out" 2>&1; then :; else echo "$*" >"$work/$i.failed"; fi
+echo $(($(date +%s) - t0)) >"$work/$i.secs"
 grep -E '^[A-Za-z0-9_./-]*:? ?[0-9]+ passed, [0-9]+ failed' "$work/$i.out" |
     sed -E 's/.* ([0-9]+) passed, ([0-9]+) failed.*/\1 \2/' >"$work/$i.counts"
 TASK
@@ -78,7 +80,7 @@ status=0
 : >"$work/all.counts"
 i=1
 while [ $i -le $n ]; do
-	echo "== $(cat "$work/$i.name")"
+	echo "== $(cat "$work/$i.name") ($(cat "$work/$i.secs" 2>/dev/null) s)"
 	if [ -e "$work/$i.failed" ]; then
 		status=1
 		echo "-- FAILED: $(cat "$work/$i.failed" 2>/dev/null)"

@@ -41,12 +41,24 @@ static int run_plan(const topo_plan *p, const struct topo_run_params *rp,
 {
 	return collrun_mpi_run(p, rp, out, err);
 }
+
+static int plan_new(topo_plan **out, const topo_tree *t,
+		    const struct topo_plan_params *params, topo_error *err)
+{
+	return collrun_mpi_plan(out, t, params, err);
+}
 #else
 /* collrun: the plan runs in this process. */
 static int run_plan(const topo_plan *p, const struct topo_run_params *rp,
 		    topo_report **out, topo_error *err)
 {
 	return topo_plan_run(p, rp, out, err);
+}
+
+static int plan_new(topo_plan **out, const topo_tree *t,
+		    const struct topo_plan_params *params, topo_error *err)
+{
+	return topo_plan_new(out, t, params, err);
 }
 #endif
 
@@ -1374,7 +1386,7 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	topo_error_clear(&err);
-	rc = topo_plan_new(&p, in.t, &a.plan, &err);
+	rc = plan_new(&p, in.t, &a.plan, &err);
 	end_progress();
 	if (rc != 0) {
 		rc = cli_error(&err, rc);

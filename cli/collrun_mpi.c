@@ -10,6 +10,7 @@
  * between hosts) is agreed on before any of them starts the run, so that
  * no process waits in a collective the others never reach.
  */
+#define TOPO_INTERNAL
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <mpi.h>
 
 #include "collrun_mpi.h"
+#include "exec_internal.h"
 #include "topo_mpi.h"
 #include "util.h"
 
@@ -125,6 +127,13 @@ int collrun_mpi_ready(int rc)
 	if (rank == 0 && first != 0)
 		show(first, msg.text);
 	return msg.code;
+}
+
+int collrun_mpi_plan(topo_plan **out, const topo_tree *t,
+		     const struct topo_plan_params *params, topo_error *err)
+{
+	/* the memory check counts the buffers of this process's members */
+	return topo__plan_new_hosted(out, t, params, host, rank, err);
 }
 
 int collrun_mpi_run(const topo_plan *p, const struct topo_run_params *rp,

@@ -25,6 +25,10 @@ int collrun_mpi_check(const topo_tree *t, const char *file);
 int collrun_mpi_ready(int rc);
 /* topo__run_mpi over MPI_COMM_WORLD with the mapping of
  * collrun_mpi_check. */
+/* topo_plan_new, its memory check counting only the buffers of the
+ * members this process hosts (after collrun_mpi_check). */
+int collrun_mpi_plan(topo_plan **out, const topo_tree *t,
+		     const struct topo_plan_params *params, topo_error *err);
 int collrun_mpi_run(const topo_plan *p, const struct topo_run_params *rp,
 		    topo_report **out, topo_error *err);
 /* Collective: agrees (collrun_mpi_ready) if that has not happened, then

@@ -73,6 +73,10 @@ struct topo_plan {
 	int64_t cap;
 	/* The messages: msg, or lmsg in a predict-only plan (msg NULL). */
 	bool predict_only;
+	/* while planning (topo__plan_new_hosted): the memory check counts
+	 * the buffers of the members with mem_host[r] == mem_rank only */
+	const int32_t *mem_host;
+	int mem_rank;
 	struct topo__msg *msg;
 	struct topo__lmsg *lmsg;
 	/* Successors in CSR form: message m is waited for by
@@ -142,6 +146,12 @@ int topo__plan_tick(struct topo_plan *p, topo_error *err);
  * Returns 0 or TOPO_EARG with err->text saying what is wrong (size 0: not
  * initialised; a size no version has; bytes set beyond what this version
  * knows).  topo__run_params_read accepts NULL params: all defaults. */
+/* topo_plan_new for one process of a distributed run (MPI): the memory
+ * check counts only the buffers of the members with host[r] == rank, the
+ * ones this process holds; host is read while planning only. */
+int topo__plan_new_hosted(topo_plan **out, const topo_tree *t,
+			  const struct topo_plan_params *params,
+			  const int32_t *host, int rank, topo_error *err);
 int topo__plan_params_read(struct topo_plan_params *q,
 			   const struct topo_plan_params *params,
 			   topo_error *err);

@@ -3,8 +3,9 @@
  * unmodified MPI program's collectives over collc's trees and algorithms.
  *
  * At MPI_Init (or MPI_Init_thread) it describes the job as a machine: the
- * nodes from MPI_Comm_split_type(MPI_COMM_TYPE_SHARED), ordered by their
- * lowest world rank, each with the processes it holds (as many as come:
+ * nodes from MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) and the host names
+ * (MPI_Get_processor_name), ordered by their lowest world rank, each with
+ * the processes it holds (as many as come:
  * nodes may be uneven), one task and one endpoint per process, tasks
  * numbered in node order.  COLLC_MPI_NODES fakes a layout on one host
  * ("3,1,2": world ranks 0-2 on node 0, 3 on node 1, 4-5 on node 2);
@@ -133,6 +134,8 @@ static struct {
 	struct ccomm *comms;
 	uint64_t calls;
 	int64_t ours[TOPO_OP_COUNT], theirs[TOPO_OP_COUNT];
+	/* the nonblocking [0] and persistent [1] forms, all handed over */
+	int64_t later[2][TOPO_OP_COUNT];
 	unsigned fallback_said; /* bit per reason, reported once */
 	MPI_Group world_group;
 } G = {.keyval = MPI_KEYVAL_INVALID, .segment = 256 * 1024};
@@ -203,6 +206,8 @@ enum reason {
 	R_ARGS,
 	R_LARGE,
 	R_PLAN,
+	R_NONBLOCKING,
+	R_PERSISTENT,
 	R_COUNT
 };
 static const char *const reason_text[R_COUNT] = {
@@ -214,16 +219,23 @@ static const char *const reason_text[R_COUNT] = {
     "a bitwise operator on a floating-point type",
     "arguments MPI would refuse (the MPI library reports them)",
     "a message of more than INT_MAX bytes",
-    "a plan that could not be made on every process"};
+    "a plan that could not be made on every process",
+    "a nonblocking collective (libcollc-mpi runs the blocking ones)",
+    "a persistent collective (libcollc-mpi runs the blocking ones)"};
+
+static void say_handed(const char *name, enum reason why)
+{
+	if (G.report && !(G.fallback_said >> why & 1u)) {
+		G.fallback_said |= 1u << why;
+		say("world rank %d: %s handed to the MPI library: %s",
+		    G.world_rank, name, reason_text[why]);
+	}
+}
 
 static int hand_over(enum topo_op op, enum reason why)
 {
 	G.theirs[op]++;
-	if (G.report && !(G.fallback_said >> why & 1u)) {
-		G.fallback_said |= 1u << why;
-		say("world rank %d: %s handed to the MPI library: %s",
-		    G.world_rank, mpi_name[op], reason_text[why]);
-	}
+	say_handed(mpi_name[op], why);
 	return 0;
 }
 
@@ -289,6 +301,31 @@ static char *machine_json(const int32_t *tasks, int32_t nodes)
 	return j;
 }
 
+/* The lowest world rank among the processes of comm (those sharing
+ * memory) whose host name is this process's. */
+static int lowest_of_host(MPI_Comm comm)
+{
+	char me[MPI_MAX_PROCESSOR_NAME + 1], *all;
+	int n = 1, len = 0, *wr, low = G.world_rank;
+
+	memset(me, 0, sizeof(me));
+	PMPI_Get_processor_name(me, &len);
+	PMPI_Comm_size(comm, &n);
+	all = malloc((size_t)n * sizeof(me));
+	wr = malloc((size_t)n * sizeof(int));
+	if (all == NULL || wr == NULL)
+		fatal("building the machine", NULL);
+	PMPI_Allgather(me, (int)sizeof(me), MPI_CHAR, all, (int)sizeof(me),
+		       MPI_CHAR, comm);
+	PMPI_Allgather(&G.world_rank, 1, MPI_INT, wr, 1, MPI_INT, comm);
+	for (int i = 0; i < n; i++)
+		if (wr[i] < low && strcmp(all + (size_t)i * sizeof(me), me) == 0)
+			low = wr[i];
+	free(all);
+	free(wr);
+	return low;
+}
+
 static void build_machine(void)
 {
 	const char *file = getenv("COLLC_MPI_MACHINE"),
@@ -343,8 +380,10 @@ static void build_machine(void)
 		for (int r = 0; r < n; r++)
 			G.task[r] = r;
 	} else {
-		/* each node's lowest world rank names it; nodes in the
-		 * order of those, tasks in node order */
+		/* A node: the processes that share memory
+		 * (MPI_Comm_split_type) and a host name; its lowest world
+		 * rank names it.  Nodes in the order of those, tasks in
+		 * node order. */
 		MPI_Comm node;
 		int low = G.world_rank, *lows = malloc((size_t)n * sizeof(int));
 		int32_t *first = calloc((size_t)n, sizeof(int32_t));
@@ -354,7 +393,7 @@ static void build_machine(void)
 			fatal("building the machine", NULL);
 		PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
 				     MPI_INFO_NULL, &node);
-		PMPI_Allreduce(&G.world_rank, &low, 1, MPI_INT, MPI_MIN, node);
+		low = lowest_of_host(node);
 		PMPI_Comm_free(&node);
 		PMPI_Allgather(&low, 1, MPI_INT, lows, 1, MPI_INT,
 			       MPI_COMM_WORLD);
@@ -546,7 +585,7 @@ static void start(void)
 		    : getenv("COLLC_MPI_NODES") != NULL &&
 			    *getenv("COLLC_MPI_NODES") != '\0'
 			? "COLLC_MPI_NODES"
-			: "MPI_Comm_split_type");
+			: "MPI_Comm_split_type and host names");
 	}
 }
 
@@ -576,7 +615,8 @@ API int MPI_Finalize(void)
 
 			for (int op = 0; op < TOPO_OP_COUNT; op++) {
 				ours += G.ours[op];
-				theirs += G.theirs[op];
+				theirs += G.theirs[op] + G.later[0][op] +
+					  G.later[1][op];
 			}
 			say("world rank %d: %lld collective%s over collc's "
 			    "plans, %lld handed to the MPI library",
@@ -812,7 +852,9 @@ static struct cplan *plan_of(struct ccomm *s, enum topo_op op, int64_t bytes,
 	}
 	if (root >= 0)
 		pp.root = topo_group_members(s->g)[s->grank[root]];
-	rc = topo_plan_new(&c->p, tree_of(s, op), &pp, &err);
+	/* the memory check counts this process's buffers alone */
+	rc = topo__plan_new_hosted(&c->p, tree_of(s, op), &pp, s->host,
+				   s->rank, &err);
 	if (rc == 0)
 		rc = topo__sched_new(&c->s, c->p, s->host, s->size, s->rank,
 				     &err);
@@ -1542,6 +1584,199 @@ API int MPI_Alltoall(const void *sendbuf, int scount, MPI_Datatype stype,
 }
 
 /* ---------------------------------------------------------------------- */
+/* The nonblocking and persistent forms: the MPI library's own, counted
+ * and reported, so that COLLC_MPI_REPORT and collc_mpi_counts can say
+ * what did not take collc's way.  The persistent ones are MPI 4.0's
+ * (MPICH 4.0), or Open MPI's MPIX_ extension of them (pcollreq). */
+
+#if MPI_VERSION >= 4
+#define PERSISTENT 1
+#define PNAME(x) "MPI_" x "_init"
+#define PFN(x) MPI_##x##_init
+#define PPFN(x) PMPI_##x##_init
+#else
+#include <mpi-ext.h>
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define PERSISTENT 1
+#define PNAME(x) "MPIX_" x "_init"
+#define PFN(x) MPIX_##x##_init
+#define PPFN(x) PMPIX_##x##_init
+#else
+#define PERSISTENT 0
+#define PNAME(x) NULL
+#endif
+#endif
+
+static const char *const later_name[2][TOPO_OP_COUNT] = {
+    {"MPI_Ibcast", "MPI_Iscatter", "MPI_Igather", "MPI_Ireduce",
+     "MPI_Iallreduce", "MPI_Iallgather", "MPI_Ireduce_scatter_block",
+     "MPI_Ialltoall", "MPI_Ibarrier"},
+    {PNAME("Bcast"), PNAME("Scatter"), PNAME("Gather"), PNAME("Reduce"),
+     PNAME("Allreduce"), PNAME("Allgather"), PNAME("Reduce_scatter_block"),
+     PNAME("Alltoall"), PNAME("Barrier")}};
+
+static void later(int persistent, enum topo_op op)
+{
+	G.later[persistent][op]++;
+	say_handed(later_name[persistent][op],
+		   !G.on	? R_OFF
+		   : persistent ? R_PERSISTENT
+				: R_NONBLOCKING);
+}
+
+API int MPI_Ibcast(void *buf, int count, MPI_Datatype t, int root,
+		   MPI_Comm comm, MPI_Request *req)
+{
+	later(0, TOPO_OP_BCAST);
+	return PMPI_Ibcast(buf, count, t, root, comm, req);
+}
+
+API int MPI_Iscatter(const void *sendbuf, int scount, MPI_Datatype stype,
+		     void *recvbuf, int rcount, MPI_Datatype rtype, int root,
+		     MPI_Comm comm, MPI_Request *req)
+{
+	later(0, TOPO_OP_SCATTER);
+	return PMPI_Iscatter(sendbuf, scount, stype, recvbuf, rcount, rtype,
+			     root, comm, req);
+}
+
+API int MPI_Igather(const void *sendbuf, int scount, MPI_Datatype stype,
+		    void *recvbuf, int rcount, MPI_Datatype rtype, int root,
+		    MPI_Comm comm, MPI_Request *req)
+{
+	later(0, TOPO_OP_GATHER);
+	return PMPI_Igather(sendbuf, scount, stype, recvbuf, rcount, rtype,
+			    root, comm, req);
+}
+
+API int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
+		    MPI_Datatype t, MPI_Op o, int root, MPI_Comm comm,
+		    MPI_Request *req)
+{
+	later(0, TOPO_OP_REDUCE);
+	return PMPI_Ireduce(sendbuf, recvbuf, count, t, o, root, comm, req);
+}
+
+API int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
+		       MPI_Datatype t, MPI_Op o, MPI_Comm comm,
+		       MPI_Request *req)
+{
+	later(0, TOPO_OP_ALLREDUCE);
+	return PMPI_Iallreduce(sendbuf, recvbuf, count, t, o, comm, req);
+}
+
+API int MPI_Iallgather(const void *sendbuf, int scount, MPI_Datatype stype,
+		       void *recvbuf, int rcount, MPI_Datatype rtype,
+		       MPI_Comm comm, MPI_Request *req)
+{
+	later(0, TOPO_OP_ALLGATHER);
+	return PMPI_Iallgather(sendbuf, scount, stype, recvbuf, rcount, rtype,
+			       comm, req);
+}
+
+API int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf,
+				  int count, MPI_Datatype t, MPI_Op o,
+				  MPI_Comm comm, MPI_Request *req)
+{
+	later(0, TOPO_OP_REDUCE_SCATTER);
+	return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, count, t, o, comm,
+					  req);
+}
+
+API int MPI_Ialltoall(const void *sendbuf, int scount, MPI_Datatype stype,
+		      void *recvbuf, int rcount, MPI_Datatype rtype,
+		      MPI_Comm comm, MPI_Request *req)
+{
+	later(0, TOPO_OP_ALLTOALL);
+	return PMPI_Ialltoall(sendbuf, scount, stype, recvbuf, rcount, rtype,
+			      comm, req);
+}
+
+API int MPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
+{
+	later(0, TOPO_OP_BARRIER);
+	return PMPI_Ibarrier(comm, req);
+}
+
+#if PERSISTENT
+API int PFN(Bcast)(void *buf, int count, MPI_Datatype t, int root,
+		   MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+	later(1, TOPO_OP_BCAST);
+	return PPFN(Bcast)(buf, count, t, root, comm, info, req);
+}
+
+API int PFN(Scatter)(const void *sendbuf, int scount, MPI_Datatype stype,
+		     void *recvbuf, int rcount, MPI_Datatype rtype, int root,
+		     MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+	later(1, TOPO_OP_SCATTER);
+	return PPFN(Scatter)(sendbuf, scount, stype, recvbuf, rcount, rtype,
+			     root, comm, info, req);
+}
+
+API int PFN(Gather)(const void *sendbuf, int scount, MPI_Datatype stype,
+		    void *recvbuf, int rcount, MPI_Datatype rtype, int root,
+		    MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+	later(1, TOPO_OP_GATHER);
+	return PPFN(Gather)(sendbuf, scount, stype, recvbuf, rcount, rtype,
+			    root, comm, info, req);
+}
+
+API int PFN(Reduce)(const void *sendbuf, void *recvbuf, int count,
+		    MPI_Datatype t, MPI_Op o, int root, MPI_Comm comm,
+		    MPI_Info info, MPI_Request *req)
+{
+	later(1, TOPO_OP_REDUCE);
+	return PPFN(Reduce)(sendbuf, recvbuf, count, t, o, root, comm, info,
+			    req);
+}
+
+API int PFN(Allreduce)(const void *sendbuf, void *recvbuf, int count,
+		       MPI_Datatype t, MPI_Op o, MPI_Comm comm, MPI_Info info,
+		       MPI_Request *req)
+{
+	later(1, TOPO_OP_ALLREDUCE);
+	return PPFN(Allreduce)(sendbuf, recvbuf, count, t, o, comm, info, req);
+}
+
+API int PFN(Allgather)(const void *sendbuf, int scount, MPI_Datatype stype,
+		       void *recvbuf, int rcount, MPI_Datatype rtype,
+		       MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+	later(1, TOPO_OP_ALLGATHER);
+	return PPFN(Allgather)(sendbuf, scount, stype, recvbuf, rcount, rtype,
+			       comm, info, req);
+}
+
+API int PFN(Reduce_scatter_block)(const void *sendbuf, void *recvbuf,
+				  int count, MPI_Datatype t, MPI_Op o,
+				  MPI_Comm comm, MPI_Info info,
+				  MPI_Request *req)
+{
+	later(1, TOPO_OP_REDUCE_SCATTER);
+	return PPFN(Reduce_scatter_block)(sendbuf, recvbuf, count, t, o, comm,
+					  info, req);
+}
+
+API int PFN(Alltoall)(const void *sendbuf, int scount, MPI_Datatype stype,
+		      void *recvbuf, int rcount, MPI_Datatype rtype,
+		      MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+	later(1, TOPO_OP_ALLTOALL);
+	return PPFN(Alltoall)(sendbuf, scount, stype, recvbuf, rcount, rtype,
+			      comm, info, req);
+}
+
+API int PFN(Barrier)(MPI_Comm comm, MPI_Info info, MPI_Request *req)
+{
+	later(1, TOPO_OP_BARRIER);
+	return PPFN(Barrier)(comm, info, req);
+}
+#endif
+
+/* ---------------------------------------------------------------------- */
 /* The query (libcollc-mpi(7)) */
 
 API int collc_mpi_counts(const char *name, long long *ours, long long *theirs);
@@ -1551,12 +1786,20 @@ API int collc_mpi_counts(const char *name, long long *ours, long long *theirs)
 	long long a = 0, b = 0;
 	int found = name == NULL;
 
-	for (int op = 0; op < TOPO_OP_COUNT; op++)
+	for (int op = 0; op < TOPO_OP_COUNT; op++) {
 		if (name == NULL || strcmp(name, mpi_name[op]) == 0) {
 			a += G.ours[op];
 			b += G.theirs[op];
 			found = 1;
 		}
+		for (int k = 0; k < 2; k++)
+			if (later_name[k][op] != NULL &&
+			    (name == NULL ||
+			     strcmp(name, later_name[k][op]) == 0)) {
+				b += G.later[k][op];
+				found = 1;
+			}
+	}
 	if (ours != NULL)
 		*ours = a;
 	if (theirs != NULL)

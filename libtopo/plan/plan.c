@@ -294,8 +294,23 @@ void topo__plan_need(const struct topo_plan *p, int64_t msgs, int64_t deps,
 						   : BYTES_PER_MSG),
 		b = mul_sat(deps, BYTES_PER_DEP),
 		c = p->predict_only ? 0 : mul_sat(slots, BYTES_PER_SLOT);
-	int64_t buffers = topo_plan_buffer_bytes(p);
+	int64_t buffers = 0;
 
+	if (p->mem_host == NULL) {
+		buffers = topo_plan_buffer_bytes(p);
+	} else {
+		/* the members here (a distributed run) */
+		for (int k = 0; k < TOPO__NBUF; k++)
+			for (int32_t r = 0; p->bufsize[k] != NULL && r < p->n;
+			     r++)
+				if (p->mem_host[r] == p->mem_rank &&
+				    buffers != INT64_MAX)
+					buffers = p->bufsize[k][r] >
+							  INT64_MAX - buffers
+						      ? INT64_MAX
+						      : buffers +
+							    p->bufsize[k][r];
+	}
 	need->buffers = buffers == INT64_MAX ? -1 : buffers;
 	need->plan = a < 0 || b < 0 || c < 0 || a > INT64_MAX - b - c
 			 ? -1
@@ -970,8 +985,26 @@ static int check_params(struct topo_plan_params *q, const topo_tree *t,
 	return 0;
 }
 
+static int plan_new(topo_plan **out, const topo_tree *t,
+		    const struct topo_plan_params *params, const int32_t *host,
+		    int rank, topo_error *err);
+
 int topo_plan_new(topo_plan **out, const topo_tree *t,
 		  const struct topo_plan_params *params, topo_error *err)
+{
+	return plan_new(out, t, params, NULL, 0, err);
+}
+
+int topo__plan_new_hosted(topo_plan **out, const topo_tree *t,
+			  const struct topo_plan_params *params,
+			  const int32_t *host, int rank, topo_error *err)
+{
+	return plan_new(out, t, params, host, rank, err);
+}
+
+static int plan_new(topo_plan **out, const topo_tree *t,
+		    const struct topo_plan_params *params, const int32_t *host,
+		    int rank, topo_error *err)
 {
 	struct topo_plan_params q;
 	const struct algo *algo = NULL;
@@ -1000,6 +1033,8 @@ int topo_plan_new(topo_plan **out, const topo_tree *t,
 		return topo__err(err, TOPO_ENOMEM, NULL, NULL, "out of memory");
 	p->t = t;
 	p->predict_only = q.predict_only != 0;
+	p->mem_host = host;
+	p->mem_rank = rank;
 	snprintf(p->algorithm, sizeof(p->algorithm), "%s", algo->name);
 	p->params = q;
 	p->params.algorithm = p->algorithm; /* the caller's may not last */
@@ -1015,6 +1050,7 @@ int topo_plan_new(topo_plan **out, const topo_tree *t,
 	rc = algo->fn(p, err);
 	if (rc == 0)
 		rc = topo__plan_finish(p, err);
+	p->mem_host = NULL; /* the caller's, for planning only */
 	if (rc != 0) {
 		/* An algorithm that forgot to say why still leaves a text. */
 		topo__err(err, rc, NULL, NULL, "cannot plan %s %s: %s",

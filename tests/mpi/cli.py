@@ -12,7 +12,10 @@ collrun-mpi must do what collrun does, with MPI rank r hosting task r:
   worker count and the processes, and verify.
 - Faults: a hand-edited route table that loses a member, and one that
   delivers twice: the same errors and exit status 1 as collrun.
-- The timeout: exit 1, a "timeout" error.
+- The timeout: exit 1, a "timeout" error, and nothing but the report on
+  standard output (no message of the run left for MPI to warn of).
+- Memory: each process's check counts its own members' buffers (a run
+  collrun refuses under ulimit -d runs across 4 processes).
 - --predict and --iterations, --fresh: the prediction is rank 0's and
   equals collrun's output byte for byte; iterations are counted.
 - Refusals, exit 2 with one message (rank 0's): a job whose size is not
@@ -20,6 +23,7 @@ collrun-mpi must do what collrun does, with MPI rank r hosting task r:
 """
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -43,14 +47,24 @@ def check(cond, what):
         print(f"FAIL ({FLAVOUR}): {what}", flush=True)
 
 
-def mpi(np, args, timeout=300):
+def limit_data(kib):
+    """A preexec_fn: RLIMIT_DATA (ulimit -d) of kib KiB."""
+    if kib is None:
+        return None
+    return lambda: resource.setrlimit(
+        resource.RLIMIT_DATA,
+        (kib * 1024, resource.getrlimit(resource.RLIMIT_DATA)[1]))
+
+
+def mpi(np, args, timeout=300, data_kib=None):
     return subprocess.run(LAUNCH + [str(np), MPIRUN] + args,
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout,
+                          preexec_fn=limit_data(data_kib))
 
 
-def local(args):
+def local(args, data_kib=None):
     return subprocess.run([COLLRUN] + args, capture_output=True, text=True,
-                          timeout=300)
+                          timeout=300, preexec_fn=limit_data(data_kib))
 
 
 def own_lines(stderr):
@@ -232,6 +246,26 @@ def test_refusals(tmp):
           f"--help differs: {a.stdout[:200]!r}")
 
 
+def test_memory(tmp):
+    """The memory check of collrun-mpi counts the buffers of each process's
+    own members: an alltoall of 8 MiB blocks over m4.json's 8 members
+    needs 1 GiB of buffers in one process (collrun refuses it under a
+    683 MiB data limit) and 256 MiB in each of collrun-mpi's 4."""
+    path = os.path.join(tmp, "m4.json")
+    args = ["alltoall", "--bytes", "8M", "--json", path]
+    b = local(args, data_kib=700000)
+    check(b.returncode == 2 and "data size limit" in b.stderr,
+          f"memory: collrun under ulimit -d: exit {b.returncode}: "
+          f"{b.stderr.strip()[-300:]}")
+    a = mpi(4, args, data_kib=700000)
+    try:
+        ok = a.returncode == 0 and json.loads(a.stdout)["verified"] is True
+    except (ValueError, KeyError):
+        ok = False
+    check(ok, f"memory: collrun-mpi np 4 under ulimit -d: exit "
+          f"{a.returncode}: {a.stdout[-300:]} {a.stderr.strip()[-300:]}")
+
+
 with tempfile.TemporaryDirectory() as tmp:
     for np in (4, 6):
         machine(np, os.path.join(tmp, f"m{np}.json"))
@@ -239,5 +273,6 @@ with tempfile.TemporaryDirectory() as tmp:
     test_matrix(tmp)
     test_faults(tmp)
     test_timeout_predict(tmp)
+    test_memory(tmp)
 print(f"mpi cli ({FLAVOUR}): {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -53,8 +53,8 @@ def env_flags(env):
     return out
 
 
-def run(np, env, prog=PROG, timeout=900):
-    cmd = LAUNCH + env_flags(env) + ["-np", str(np), prog]
+def run(np, env, prog=PROG, timeout=900, wrap=()):
+    cmd = LAUNCH + env_flags(env) + ["-np", str(np)] + list(wrap) + [prog]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True,
                            timeout=timeout)
@@ -133,6 +133,46 @@ matrix(2, "COLLC_MPI_SEGMENT=64", {"CHECK_QUICK": "16",
                                    "COLLC_MPI_SEGMENT": "64"})
 # one node of 4 found by MPI_Comm_split_type
 matrix(4, "one node, from MPI", {"CHECK_QUICK": "32" if SLOW else "16"})
+
+# Host names: one host plays two by giving each process a UTS namespace of
+# its own (unshare --uts, root only) named collc-h0 for even world ranks and
+# collc-h1 for odd ones.  MPI_Comm_split_type still sees one node of 5; the
+# library must split it by host name: ranks 0, 2, 4 and 1, 3, tasks in node
+# order (a permutation of the world ranks).
+WRAP = """#!/bin/sh
+if [ -z "${COLLC_TEST_HOST:-}" ]; then
+	r=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}
+	COLLC_TEST_HOST=collc-h$((r % 2)) exec unshare --uts "$0" "$@"
+fi
+hostname "$COLLC_TEST_HOST" && exec "$@"
+"""
+if subprocess.run(["unshare", "--uts", "true"],
+                  capture_output=True).returncode != 0:
+    print("%s: skipped: host names (unshare --uts is not permitted here)"
+          % FLAVOUR)
+else:
+    with tempfile.TemporaryDirectory() as tmp:
+        wrap = os.path.join(tmp, "host.sh")
+        with open(wrap, "w") as f:
+            f.write(WRAP)
+        os.chmod(wrap, 0o755)
+        rc, out, err = run(5, {"LD_PRELOAD": LIB, "EXPECT_LIB": "1",
+                               "COLLC_MPI_REPORT": "1",
+                               "CHECK_QUICK": "64" if SLOW else "32"},
+                           wrap=[wrap])
+        m = re.search(r"test_collc_mpi \(np 5, libcollc-mpi\): (\d+) passed, "
+                      r"(\d+) failed", out)
+        if m is not None:
+            passed += int(m.group(1))
+            failed += int(m.group(2))
+        check(rc == 0 and m is not None and m.group(2) == "0",
+              "host names: exit %d: %s%s" % (rc, out[-800:], err[-1500:]))
+        check("libcollc-mpi: 5 processes on 2 nodes (3+2), from "
+              "MPI_Comm_split_type and host names" in err.splitlines(),
+              "host names: the layout said: %s" %
+              [l for l in err.splitlines() if "processes on" in l])
+        print("%s: test_collc_mpi np 5, two host names: %s" %
+              (FLAVOUR, m.group(0) if m else "no verdict"))
 
 # 2. the control: the same program without the library, and turned off
 for np in (2,) if SLOW else (2, 3):
@@ -235,6 +275,11 @@ for want in [
         r"library: MPI_MINLOC or MPI_MAXLOC$",
         r"^libcollc-mpi: world rank 1: MPI_Allreduce handed to the MPI "
         r"library: an intercommunicator$",
+        r"^libcollc-mpi: world rank 0: MPI_Ibcast handed to the MPI library: "
+        r"a nonblocking collective \(libcollc-mpi runs the blocking ones\)$",
+        r"^libcollc-mpi: world rank 0: MPIX?_Bcast_init handed to the MPI "
+        r"library: a persistent collective \(libcollc-mpi runs the blocking "
+        r"ones\)$",
         r"^libcollc-mpi: world rank 0: \d+ collectives over collc's plans, "
         r"\d+ handed to the MPI library$"]:
     check(any(re.search(want, l) for l in lines),

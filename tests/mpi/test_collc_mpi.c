@@ -22,6 +22,15 @@
  * operation, a slice of the datatype x operator x count combinations:
  * one in N for CHECK_QUICK=N, one in four for CHECK_QUICK=1).
  *
+ * The nonblocking and persistent forms of the nine (MPI_Ibcast ...,
+ * MPI_Bcast_init ... under MPI 4.0, Open MPI's MPIX_Bcast_init ...), on
+ * every communicator, each against the blocking PMPI_ form: the library
+ * hands them to MPI and counts them.
+ *
+ * A plan's memory check counts this process's buffers only: an alltoall
+ * whose members' buffers together exceed the memory left (RLIMIT_DATA set
+ * just above what this process's own need) still takes collc's way.
+ *
  * With the library loaded (collc_mpi_counts found), each call must also
  * have taken the way the library documents: collc's plans, or the MPI
  * library for what it hands over; EXPECT_OFF=1 expects every call handed
@@ -33,11 +42,26 @@
  */
 #include <dlfcn.h>
 #include <mpi.h>
+#if MPI_VERSION >= 4
+#define PERSISTENT 1
+#define PNAME(x) "MPI_" x "_init"
+#define PFN(x) MPI_##x##_init
+#else
+#include <mpi-ext.h>
+#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define PERSISTENT 1
+#define PNAME(x) "MPIX_" x "_init"
+#define PFN(x) MPIX_##x##_init
+#else
+#define PERSISTENT 0
+#endif
+#endif
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define GUARD 64
@@ -764,6 +788,190 @@ static void test_barrier(const struct comm *k, int late)
 	free(all);
 }
 
+/* The nonblocking and persistent forms: MPI's own, through the library
+ * (which counts them), against the blocking PMPI_ forms. */
+static void later_check(const char *name, MPI_Request *req, const int *got,
+			const int *want, int n, const struct comm *k)
+{
+	int same = 1;
+
+	MPI_Wait(req, MPI_STATUS_IGNORE);
+	if (*req != MPI_REQUEST_NULL)
+		MPI_Request_free(req);
+	after(name, 0, "a nonblocking or persistent form");
+	for (int i = 0; i < n; i++)
+		same &= got[i] == want[i];
+	check(same, "%s on %s: results differ from the blocking form", name,
+	      k->name);
+}
+
+static void test_later(const struct comm *k)
+{
+	int n = k->size, root = n - 1, me = k->rank;
+	int *in = malloc((size_t)(2 * n + 2) * sizeof(int)),
+	    *got = calloc((size_t)(2 * n + 2), sizeof(int)),
+	    *want = calloc((size_t)(2 * n + 2), sizeof(int));
+	MPI_Request req;
+	MPI_Comm c = k->c;
+
+	snprintf(cur, sizeof(cur), "%s", k->name);
+	for (int i = 0; i < 2 * n + 2; i++)
+		in[i] = 1000 * me + i + 1;
+	for (int persistent = 0; persistent <= PERSISTENT; persistent++) {
+		const char *nm;
+#define LATER(nb, pname, icall, pcall, wantcall, len)                          \
+	do {                                                                   \
+		nm = persistent ? pname : nb;                                  \
+		memset(got, 0, (size_t)(2 * n + 2) * sizeof(int));             \
+		memset(want, 0, (size_t)(2 * n + 2) * sizeof(int));            \
+		wantcall;                                                      \
+		before(nm);                                                    \
+		if (persistent) {                                              \
+			pcall;                                                 \
+			MPI_Start(&req);                                       \
+		} else {                                                       \
+			icall;                                                 \
+		}                                                              \
+		later_check(nm, &req, got, want, len, k);                      \
+	} while (0)
+#if PERSISTENT
+#define P(x) x
+#else
+#define P(x) (void)0
+#define PNAME(x) NULL
+#endif
+		LATER("MPI_Ibcast", PNAME("Bcast"),
+		      (memcpy(got, in, 2 * sizeof(int)),
+		       MPI_Ibcast(got, 2, MPI_INT, root, c, &req)),
+		      (memcpy(got, in, 2 * sizeof(int)),
+		       P(PFN(Bcast)(got, 2, MPI_INT, root, c, MPI_INFO_NULL,
+				    &req))),
+		      (memcpy(want, in, 2 * sizeof(int)),
+		       PMPI_Bcast(want, 2, MPI_INT, root, c)),
+		      2);
+		LATER("MPI_Iscatter", PNAME("Scatter"),
+		      MPI_Iscatter(in, 1, MPI_INT, got, 1, MPI_INT, root, c,
+				   &req),
+		      P(PFN(Scatter)(in, 1, MPI_INT, got, 1, MPI_INT, root, c,
+				     MPI_INFO_NULL, &req)),
+		      PMPI_Scatter(in, 1, MPI_INT, want, 1, MPI_INT, root, c),
+		      1);
+		LATER("MPI_Igather", PNAME("Gather"),
+		      MPI_Igather(in, 1, MPI_INT, got, 1, MPI_INT, 0, c, &req),
+		      P(PFN(Gather)(in, 1, MPI_INT, got, 1, MPI_INT, 0, c,
+				    MPI_INFO_NULL, &req)),
+		      PMPI_Gather(in, 1, MPI_INT, want, 1, MPI_INT, 0, c), n);
+		LATER("MPI_Ireduce", PNAME("Reduce"),
+		      MPI_Ireduce(in, got, 2, MPI_INT, MPI_SUM, root, c, &req),
+		      P(PFN(Reduce)(in, got, 2, MPI_INT, MPI_SUM, root, c,
+				    MPI_INFO_NULL, &req)),
+		      PMPI_Reduce(in, want, 2, MPI_INT, MPI_SUM, root, c), 2);
+		LATER("MPI_Iallreduce", PNAME("Allreduce"),
+		      MPI_Iallreduce(in, got, 2, MPI_INT, MPI_MAX, c, &req),
+		      P(PFN(Allreduce)(in, got, 2, MPI_INT, MPI_MAX, c,
+				       MPI_INFO_NULL, &req)),
+		      PMPI_Allreduce(in, want, 2, MPI_INT, MPI_MAX, c), 2);
+		LATER("MPI_Iallgather", PNAME("Allgather"),
+		      MPI_Iallgather(in, 2, MPI_INT, got, 2, MPI_INT, c, &req),
+		      P(PFN(Allgather)(in, 2, MPI_INT, got, 2, MPI_INT, c,
+				       MPI_INFO_NULL, &req)),
+		      PMPI_Allgather(in, 2, MPI_INT, want, 2, MPI_INT, c),
+		      2 * n);
+		LATER("MPI_Ireduce_scatter_block", PNAME("Reduce_scatter_block"),
+		      MPI_Ireduce_scatter_block(in, got, 2, MPI_INT, MPI_SUM, c,
+						&req),
+		      P(PFN(Reduce_scatter_block)(in, got, 2, MPI_INT, MPI_SUM,
+						  c, MPI_INFO_NULL, &req)),
+		      PMPI_Reduce_scatter_block(in, want, 2, MPI_INT, MPI_SUM,
+						c),
+		      2);
+		LATER("MPI_Ialltoall", PNAME("Alltoall"),
+		      MPI_Ialltoall(in, 2, MPI_INT, got, 2, MPI_INT, c, &req),
+		      P(PFN(Alltoall)(in, 2, MPI_INT, got, 2, MPI_INT, c,
+				      MPI_INFO_NULL, &req)),
+		      PMPI_Alltoall(in, 2, MPI_INT, want, 2, MPI_INT, c), 2 * n);
+		LATER("MPI_Ibarrier", PNAME("Barrier"),
+		      MPI_Ibarrier(c, &req),
+		      P(PFN(Barrier)(c, MPI_INFO_NULL, &req)), (void)0, 0);
+#undef LATER
+#undef P
+	}
+	free(in);
+	free(got);
+	free(want);
+}
+
+/* VmData of this process, in bytes (-1: unknown). */
+static long long vm_data(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long long kb = -1;
+
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "VmData: %lld kB", &kb) == 1)
+			break;
+	if (f != NULL)
+		fclose(f);
+	return kb < 0 ? -1 : kb * 1024;
+}
+
+/* The memory check counts this process's buffers, not every member's. */
+static void test_memory(void)
+{
+	const size_t B = 2u << 20;
+	size_t n = (size_t)wsize, own = 2 * n * B, all = 2 * n * n * B;
+	unsigned char *in = malloc(n * B), *out = malloc(n * B),
+		      *ref = malloc(n * B);
+	struct rlimit old, tight;
+	long long data;
+	int ok = 0, set = 0;
+
+	if (wsize < 2 || !lib_on || expect_off || in == NULL || out == NULL ||
+	    ref == NULL) {
+		free(in);
+		free(out);
+		free(ref);
+		return;
+	}
+	bytes(in, n * B, wrank, 7);
+	memset(out, 0, n * B);
+	memset(ref, 1, n * B);
+	snprintf(cur, sizeof(cur), "%zu MiB blocks, RLIMIT_DATA tight",
+		 B >> 20);
+	data = vm_data();
+	/* room for this process's buffers and a margin, not for every
+	 * member's */
+	if (data > 0 && getrlimit(RLIMIT_DATA, &old) == 0) {
+		tight = old;
+		tight.rlim_cur = (rlim_t)data + (own + all) / 2 + (1u << 20);
+		if (old.rlim_cur == RLIM_INFINITY || tight.rlim_cur < old.rlim_cur)
+			set = setrlimit(RLIMIT_DATA, &tight) == 0;
+	}
+	PMPI_Allreduce(&set, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	if (!ok) {
+		if (set)
+			setrlimit(RLIMIT_DATA, &old);
+		check(0, "MPI_Alltoall (%s): RLIMIT_DATA could not be set", cur);
+		free(in);
+		free(out);
+		free(ref);
+		return;
+	}
+	before("MPI_Alltoall");
+	MPI_Alltoall(in, (int)B, MPI_BYTE, out, (int)B, MPI_BYTE,
+		     MPI_COMM_WORLD);
+	after("MPI_Alltoall", 1, "buffers of every member over the limit");
+	setrlimit(RLIMIT_DATA, &old);
+	PMPI_Alltoall(in, (int)B, MPI_BYTE, ref, (int)B, MPI_BYTE,
+		      MPI_COMM_WORLD);
+	check(memcmp(out, ref, n * B) == 0,
+	      "MPI_Alltoall (%s): results differ from MPI's", cur);
+	free(in);
+	free(out);
+	free(ref);
+}
+
 /* An intercommunicator: the library hands its collectives to MPI. */
 static void test_inter(void)
 {
@@ -823,9 +1031,11 @@ int main(int argc, char **argv)
 		test_barrier(&comms[i], comms[i].size - 1);
 		test_copies(&comms[i]);
 		test_reductions(&comms[i]);
+		test_later(&comms[i]);
 		test_barrier(&comms[i], 0);
 	}
 	test_inter();
+	test_memory();
 	for (int i = 1; i < ncomms - 1; i++)
 		MPI_Comm_free(&comms[i].c);
 	MPI_Type_free(&ctypes[nctypes - 2].t);

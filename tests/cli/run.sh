@@ -13,7 +13,9 @@
 # Every case must name at least one of stdout, stderr or after, so that it
 # asserts what happened and not only that something ran.
 # UPDATE=1 rewrites stdout/stderr/status from the actual run (then review
-# the diff before committing it).  ONLY=GLOB runs only the matching cases.
+# the diff before committing it).  ONLY=GLOB runs only the matching cases;
+# SHARD=K/N only the cases whose place in the list is K modulo N (0 <= K <
+# N), so that N runs can share them.
 B=$(cd "${1:?usage: run.sh BUILD}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -22,9 +24,20 @@ COLLRUN="$B/collrun"
 EX="$top/examples"
 export COLLC COLLRUN EX
 pass=0 fail=0
+shard_k=${SHARD%/*} shard_n=${SHARD#*/} index=0
+case ${SHARD:-0/1} in
+*[!0-9/]* | /* | */ | */*/*) echo "run.sh: SHARD must be K/N"; exit 2 ;;
+esac
+[ -n "$SHARD" ] || shard_k=0 shard_n=1
+[ "$shard_n" -gt 0 ] && [ "$shard_k" -lt "$shard_n" ] || {
+	echo "run.sh: SHARD=$SHARD: K must be below N"
+	exit 2
+}
 for case in "$here"/cases/*/; do
 	case=${case%/}
 	name=$(basename "$case")
+	index=$((index + 1))
+	[ $(((index - 1) % shard_n)) = "$shard_k" ] || continue
 	case $name in ${ONLY:-*}) ;; *) continue ;; esac
 	scratch=$(mktemp -d)
 	want_status=0

@@ -89,50 +89,91 @@ WRAP
 done
 
 pass=0 fail=0
-# The CLI cases run beside the unit tests (each side is one process at a
-# time: two CPUs' worth); their output is printed after the unit tests'.
+# The work, as tasks run two at a time (CHECK_JOBS: the CPUs), longest
+# first: the CLI cases in four shards (SHARD=K/4 of tests/cli/run.sh), and
+# each unit test on its own.  From the top, as tests/check.sh runs them
+# (test_examples reads examples/).
+cd "$top" || exit 1
+jobs=${CHECK_JOBS:-$(nproc 2>/dev/null || echo 1)}
+cat >"$work/unit.sh" <<'UNIT'
+# unit.sh TEST WORK: one unit test under valgrind; its verdict in
+# WORK/unit.NAME.res ("passed" or "failed"), its lines in WORK/unit.NAME.out
+t=$1 work=$2 name=$(basename "$1")
+s=$(date +%s)
+valgrind --error-exitcode=99 --leak-check=full \
+    --errors-for-leak-kinds=definite --suppressions="$VG_SUPP" \
+    --log-file="$work/logs/%p.log" "$t" >"$work/unit.$name.log" 2>&1
+st=$?
+took=$(($(date +%s) - s))
+fails=$(grep -E 'FAIL' "$work/unit.$name.log" | grep -Evc "$TIMING_FAIL")
+if [ $st = 0 ] || { [ $st = 1 ] && [ "$fails" = 0 ]; }; then
+	echo passed >"$work/unit.$name.res"
+	{
+		echo "valgrind: $name: passed, $took s"
+		grep -E "$TIMING_FAIL" "$work/unit.$name.log" |
+		    sed 's/^/  timing check ignored under valgrind: /'
+	} >"$work/unit.$name.out"
+else
+	echo failed >"$work/unit.$name.res"
+	{
+		echo "FAIL $name under valgrind: exit status $st, $took s"
+		tail -20 "$work/unit.$name.log"
+	} >"$work/unit.$name.out"
+fi
+UNIT
+cat >"$work/cli.sh" <<'CLI'
+# cli.sh K WORK: shard K of the CLI cases
+s=$(date +%s)
+SHARD=$1/4 sh "$TOP/tests/cli/run.sh" "$2/bin" >"$2/cli.$1.out" 2>&1
+echo $(($(date +%s) - s)) >"$2/cli.$1.took"
+CLI
+TIMING_FAIL=$TIMING_FAIL TOP=$top
+export TIMING_FAIL TOP
 t0=$(date +%s)
 {
-	sh "$top/tests/cli/run.sh" "$work/bin" >"$work/cli.out" 2>&1
-	echo $(($(date +%s) - t0)) >"$work/cli.took"
-} &
-cli_pid=$!
+	for k in 0 1 2 3; do echo "cli $k"; done
+	# the unit tests, the slowest under valgrind first
+	for t in "$B"/tests/test_*; do
+		[ -x "$t" ] || continue
+		name=$(basename "$t")
+		case " $SKIP_UNITS " in *" $name "*) continue ;; esac
+		case $name in
+		test_predict | test_reduce_scatter) w=3 ;;
+		test_pset | test_allreduce | test_trees | test_sched) w=2 ;;
+		*) w=1 ;;
+		esac
+		echo "$w $t"
+	done | sort -k1,1nr -s | sed 's/^[0-9]* /unit /'
+} | while read -r kind arg; do
+	if [ "$kind" = cli ]; then
+		printf 'sh\n%s\n%s\n%s\n' "$work/cli.sh" "$arg" "$work"
+	else
+		printf 'sh\n%s\n%s\n%s\n' "$work/unit.sh" "$arg" "$work"
+	fi
+done | xargs -d '\n' -n 4 -P "$jobs" sh -c '"$@"' sh
+took=$(($(date +%s) - t0))
 
-# From the top, as tests/check.sh runs them (test_examples reads
-# examples/).
-cd "$top" || exit 1
 for t in "$B"/tests/test_*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
 	case " $SKIP_UNITS " in *" $name "*) echo "valgrind: $name skipped"; continue ;; esac
-	s=$(date +%s)
-	valgrind --error-exitcode=99 --leak-check=full \
-	    --errors-for-leak-kinds=definite --suppressions="$SUPP" \
-	    --log-file="$work/logs/%p.log" "$t" >"$work/unit.out" 2>&1
-	st=$?
-	took=$(($(date +%s) - s))
-	fails=$(grep -E 'FAIL' "$work/unit.out" | grep -Evc "$TIMING_FAIL")
-	if [ $st = 0 ] || { [ $st = 1 ] && [ "$fails" = 0 ]; }; then
-		pass=$((pass + 1))
-		echo "valgrind: $name: passed, $took s"
-		grep -E "$TIMING_FAIL" "$work/unit.out" |
-		    sed 's/^/  timing check ignored under valgrind: /'
+	cat "$work/unit.$name.out" 2>/dev/null
+	case $(cat "$work/unit.$name.res" 2>/dev/null) in
+	passed) pass=$((pass + 1)) ;;
+	*) fail=$((fail + 1)) ;;
+	esac
+done
+for k in 0 1 2 3; do
+	cat "$work/cli.$k.out"
+	counts=$(sed -n 's/^cli: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$work/cli.$k.out")
+	if [ -n "$counts" ]; then
+		pass=$((pass + ${counts% *})) fail=$((fail + ${counts#* }))
 	else
 		fail=$((fail + 1))
-		echo "FAIL $name under valgrind: exit status $st, $took s"
-		tail -20 "$work/unit.out"
 	fi
+	echo "valgrind: CLI cases, shard $k of 4, took $(cat "$work/cli.$k.took") s"
 done
-
-wait $cli_pid
-cat "$work/cli.out"
-counts=$(sed -n 's/^cli: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$work/cli.out")
-if [ -n "$counts" ]; then
-	pass=$((pass + ${counts% *})) fail=$((fail + ${counts#* }))
-else
-	fail=$((fail + 1))
-fi
-echo "valgrind: CLI cases took $(cat "$work/cli.took") s (1 run in $SAMPLE_EVERY under valgrind: $SAMPLE_CASES)"
+echo "valgrind: the whole took $took s on $jobs CPUs (1 run in $SAMPLE_EVERY under valgrind: $SAMPLE_CASES)"
 
 # The logs: one per process valgrind ran.
 procs=$(ls "$work/logs" | grep -c '\.log$')

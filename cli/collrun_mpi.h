@@ -23,12 +23,12 @@ int collrun_mpi_check(const topo_tree *t, const char *file);
  * ready; else the status of the lowest rank that is not, whose message
  * rank 0 shows when it is not rank 0's own. */
 int collrun_mpi_ready(int rc);
-/* topo__run_mpi over MPI_COMM_WORLD with the mapping of
- * collrun_mpi_check. */
 /* topo_plan_new, its memory check counting only the buffers of the
  * members this process hosts (after collrun_mpi_check). */
 int collrun_mpi_plan(topo_plan **out, const topo_tree *t,
 		     const struct topo_plan_params *params, topo_error *err);
+/* topo__run_mpi over MPI_COMM_WORLD with the mapping of
+ * collrun_mpi_check. */
 int collrun_mpi_run(const topo_plan *p, const struct topo_run_params *rp,
 		    topo_report **out, topo_error *err);
 /* Collective: agrees (collrun_mpi_ready) if that has not happened, then

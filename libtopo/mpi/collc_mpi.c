@@ -223,18 +223,21 @@ static const char *const reason_text[R_COUNT] = {
     "a nonblocking collective (libcollc-mpi runs the blocking ones)",
     "a persistent collective (libcollc-mpi runs the blocking ones)"};
 
+/* Atomic: under MPI_THREAD_MULTIPLE (the library off) several threads
+ * may hand calls over at once. */
 static void say_handed(const char *name, enum reason why)
 {
-	if (G.report && !(G.fallback_said >> why & 1u)) {
-		G.fallback_said |= 1u << why;
+	if (G.report && !(__atomic_fetch_or(&G.fallback_said, 1u << why,
+					    __ATOMIC_RELAXED) >>
+			      why &
+			  1u))
 		say("world rank %d: %s handed to the MPI library: %s",
 		    G.world_rank, name, reason_text[why]);
-	}
 }
 
 static int hand_over(enum topo_op op, enum reason why)
 {
-	G.theirs[op]++;
+	__atomic_fetch_add(&G.theirs[op], 1, __ATOMIC_RELAXED);
 	say_handed(mpi_name[op], why);
 	return 0;
 }
@@ -1617,7 +1620,7 @@ static const char *const later_name[2][TOPO_OP_COUNT] = {
 
 static void later(int persistent, enum topo_op op)
 {
-	G.later[persistent][op]++;
+	__atomic_fetch_add(&G.later[persistent][op], 1, __ATOMIC_RELAXED);
 	say_handed(later_name[persistent][op],
 		   !G.on	? R_OFF
 		   : persistent ? R_PERSISTENT

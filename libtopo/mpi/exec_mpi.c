@@ -397,14 +397,19 @@ int topo__run_mpi(const topo_plan *p, const struct topo_run_params *params,
 		local[2] = w < 0;
 		if (MPI_Allreduce(local, all, 3, MPI_DOUBLE, MPI_MAX, x.comm) !=
 		    MPI_SUCCESS) {
+			/* nothing to agree with: the requests given up here,
+			 * before their buffers go */
+			topo__mx_abandon(&x.e);
 			rc = TOPO_EIO;
 			break;
 		}
 		/* Someone gave up: every process ends the run together, so
 		 * that no message of it is left in MPI (a library may print
 		 * a warning of each at MPI_Finalize, on standard output). */
-		if ((all[1] > 0 || all[2] > 0) && topo__mx_quiesce(&x.e) != 0)
+		if ((all[1] > 0 || all[2] > 0) && topo__mx_quiesce(&x.e) != 0) {
+			topo__mx_abandon(&x.e); /* what quiesce left */
 			all[2] = 1;
+		}
 		if (all[2] > 0) {
 			/* An MPI call or a message failed somewhere: that
 			 * process recorded why. */

@@ -26,7 +26,8 @@
  * not aliased, else scratch copied in and out.
  *
  * What is not handled (libcollc-mpi(7) lists it) goes to the MPI library
- * through its PMPI_ entry.  Every such decision rests only on arguments
+ * through its PMPI_ entry, and so do communicators of fewer members than
+ * COLLC_MPI_MIN_SIZE (3: over 1 or 2 members every tree is the same).  Every such decision rests only on arguments
  * MPI requires every process to pass alike (the operator and datatype of
  * a reduction, the communicator, the byte counts), so that all processes
  * of a collective take the same way; a non-contiguous datatype of a
@@ -128,6 +129,12 @@ static struct {
 	 * went from 1.18 times Open MPI's own to 1.03-1.06, where libtopo's
 	 * 64 KiB segments pay a rendezvous per segment) */
 	size_t segment;
+	/* COLLC_MPI_MIN_SIZE: smaller communicators go to the MPI library.
+	 * Over 1 or 2 members every tree is the one MPI uses too, so collc
+	 * has nothing to add there and its bookkeeping would only cost
+	 * (tests/bench/pmpi.py: 1.2 to 3.4 times Open MPI's own at np 2
+	 * below 4 KiB) */
+	int min_size;
 	/* how to wait (COLLC_MPI_WAIT): in MPI_Waitsome, or polling and
 	 * giving the CPU away (the host runs more processes than CPUs) */
 	bool poll;
@@ -138,7 +145,7 @@ static struct {
 	int64_t later[2][TOPO_OP_COUNT];
 	unsigned fallback_said; /* bit per reason, reported once */
 	MPI_Group world_group;
-} G = {.keyval = MPI_KEYVAL_INVALID, .segment = 256 * 1024};
+} G = {.keyval = MPI_KEYVAL_INVALID, .segment = 256 * 1024, .min_size = 3};
 
 /* ---------------------------------------------------------------------- */
 /* Saying things */
@@ -208,6 +215,7 @@ enum reason {
 	R_PLAN,
 	R_NONBLOCKING,
 	R_PERSISTENT,
+	R_SMALL,
 	R_COUNT
 };
 static const char *const reason_text[R_COUNT] = {
@@ -221,7 +229,9 @@ static const char *const reason_text[R_COUNT] = {
     "a message of more than INT_MAX bytes",
     "a plan that could not be made on every process",
     "a nonblocking collective (libcollc-mpi runs the blocking ones)",
-    "a persistent collective (libcollc-mpi runs the blocking ones)"};
+    "a persistent collective (libcollc-mpi runs the blocking ones)",
+    "a communicator of fewer members than COLLC_MPI_MIN_SIZE (3 unless "
+    "set: over 1 or 2 members every tree is the same, MPI's own)"};
 
 /* Atomic: under MPI_THREAD_MULTIPLE (the library off) several threads
  * may hand calls over at once. */
@@ -237,7 +247,12 @@ static void say_handed(const char *name, enum reason why)
 
 static int hand_over(enum topo_op op, enum reason why)
 {
-	__atomic_fetch_add(&G.theirs[op], 1, __ATOMIC_RELAXED);
+	/* on, the library runs under MPI_THREAD_SERIALIZED at most: one
+	 * call at a time */
+	if (G.on)
+		G.theirs[op]++;
+	else
+		__atomic_fetch_add(&G.theirs[op], 1, __ATOMIC_RELAXED);
 	say_handed(mpi_name[op], why);
 	return 0;
 }
@@ -458,6 +473,24 @@ static void read_settings(void)
 				    "of bytes, a multiple of 8 from 0 to %d",
 				    v, INT_MAX - 7);
 			G.segment = (size_t)x;
+		}
+	}
+	{
+		const char *v = getenv("COLLC_MPI_MIN_SIZE");
+		char *end;
+
+		if (v != NULL && *v != '\0') {
+			long x;
+
+			errno = 0;
+			x = strtol(v, &end, 10);
+			if (errno != 0 || *end != '\0' ||
+			    !isdigit((unsigned char)*v) || x < 1 ||
+			    x > INT_MAX)
+				refuse("COLLC_MPI_MIN_SIZE=%s: expected a "
+				       "number of members from 1 to %d",
+				       v, INT_MAX);
+			G.min_size = (int)x;
 		}
 	}
 	if (topo_tree_shape_check(all, &err) != 0)
@@ -1004,12 +1037,23 @@ static enum reason reduction(MPI_Datatype t, MPI_Op o, enum topo_type *type,
 /* Whether comm can take collc's way at all (the reason when not). */
 static enum reason usable(MPI_Comm comm)
 {
-	int inter = 0;
+	int inter = 0, n = 0;
 
 	if (!G.on)
 		return R_OFF;
-	if (comm == MPI_COMM_NULL ||
-	    PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
+	/* the size first: a small communicator's call goes to MPI at the
+	 * cost of one query at most (an intercommunicator's local group
+	 * counts) */
+	if (comm == MPI_COMM_WORLD)
+		n = G.world_size;
+	else if (comm == MPI_COMM_SELF)
+		n = 1;
+	else if (comm == MPI_COMM_NULL ||
+		 PMPI_Comm_size(comm, &n) != MPI_SUCCESS)
+		return R_ARGS;
+	if (n < G.min_size)
+		return R_SMALL;
+	if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS)
 		return R_ARGS;
 	return inter ? R_INTER : R_COUNT;
 }

@@ -39,9 +39,10 @@ def build(b, flavour):
     return out
 
 
-def run(b, flavour, np, layout, rounds, maxb):
+def run(b, flavour, np, layout, rounds, maxb, extra):
     lib = os.path.join(b, flavour, "libcollc-mpi.so")
     env = {"LD_PRELOAD": lib}
+    env.update(extra)
     if layout:
         env["COLLC_MPI_NODES"] = layout
     if flavour == "openmpi":
@@ -91,15 +92,22 @@ def main():
     for flavour in ("openmpi", "mpich"):
         if not os.path.exists(os.path.join(b, flavour, "libcollc-mpi.so")):
             continue
-        runs.append((flavour, 2, None, "one node, 2 processes on 2 CPUs"))
+        # np 2 both ways: by default the library hands a communicator of
+        # 2 to MPI (COLLC_MPI_MIN_SIZE), and with COLLC_MPI_MIN_SIZE=2 it
+        # runs collc's plans there (the engine's own cost)
+        runs.append((flavour, 2, None, "one node, 2 processes on 2 CPUs, "
+                     "default (a communicator of 2 is handed to MPI)", {}))
+        runs.append((flavour, 2, None, "one node, 2 processes on 2 CPUs, "
+                     "COLLC_MPI_MIN_SIZE=2 (collc's plans)",
+                     {"COLLC_MPI_MIN_SIZE": "2"}))
         if flavour == "mpich" or a.quick:
             continue
         for np in (4, 8, 16):
             half = "%d,%d" % (np // 2, np // 2)
             runs.append((flavour, np, half, "even %s, oversubscribed"
-                         % half.replace(",", "+")))
+                         % half.replace(",", "+"), {}))
             runs.append((flavour, np, UNEVEN[np], "uneven %s, oversubscribed"
-                         % UNEVEN[np].replace(",", "+")))
+                         % UNEVEN[np].replace(",", "+"), {}))
     if not runs:
         sys.exit("pmpi.py: no libcollc-mpi.so built (make mpi-all)")
     os.makedirs(a.out, exist_ok=True)
@@ -116,12 +124,19 @@ def main():
           "back.  Bytes per process (per block for scatter, gather, "
           "allgather, reduce-scatter and alltoall), int32 sums for the "
           "reductions; default trees and algorithms; sizes whose buffers "
-          "exceed 64 MiB per process at np 16 are skipped." % rounds, ""]
-    csv = ["flavour,np,layout,op,bytes,way,collc_median,collc_min,collc_max,"
-           "mpi_median,mpi_min,mpi_max"]
-    for flavour, np, layout, what in runs:
+          "exceed 64 MiB per process at np 16 are skipped.  Oversubscribed "
+          "runs (np 4 to 16 on 2 CPUs) give both sides the same CPUs, but "
+          "each process waits its turn for a CPU: Open MPI's own "
+          "collectives yield while they wait (--oversubscribe), and so does "
+          "the library (its default, polling, on an oversubscribed host); "
+          "they are not latencies of a machine with a CPU per process."
+          % rounds, ""]
+    csv = ["flavour,np,layout,setting,op,bytes,way,collc_median,collc_min,"
+           "collc_max,mpi_median,mpi_min,mpi_max"]
+    for flavour, np, layout, what, extra in runs:
         maxb = 64 << 20 if np >= 16 else 256 << 20
-        rows = run(b, flavour, np, layout, rounds, maxb)
+        rows = run(b, flavour, np, layout, rounds, maxb, extra)
+        setting = " ".join("%s=%s" % kv for kv in extra.items())
         title = "%s, np %d, %s" % ({"openmpi": "Open MPI 4.1",
                                     "mpich": "MPICH 4.0"}[flavour], np, what)
         md += ["## " + title, "",
@@ -139,9 +154,9 @@ def main():
                 cells += ["%s [%s-%s]" % (us(mc), us(min(c)), us(max(c))),
                           "%s [%s-%s]" % (us(mm), us(min(m)), us(max(m))),
                           "%.2f" % (mc / mm)]
-                csv.append("%s,%d,%s,%s,%d,%s,%g,%g,%g,%g,%g,%g" % (
-                    flavour, np, (layout or "").replace(",", "+"), op, nbytes, w, mc, min(c),
-                    max(c), mm, min(m), max(m)))
+                csv.append("%s,%d,%s,%s,%s,%d,%s,%g,%g,%g,%g,%g,%g" % (
+                    flavour, np, (layout or "").replace(",", "+"), setting,
+                    op, nbytes, w, mc, min(c), max(c), mm, min(m), max(m)))
             md.append("| %s | %s | %s |" % (op, size(nbytes),
                                              " | ".join(cells)))
         md.append("")

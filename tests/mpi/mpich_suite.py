@@ -18,7 +18,8 @@ arguments (--max-np skips larger ones; --smallest keeps each test's
 smallest size only, for MPICH, which spins when oversubscribed), once with
 the library preloaded and once without (--no-control: with it only); it passes when it exits 0 and prints "No Errors", as
 MPICH's runtests counts them.  With the library, COLLC_MPI_REPORT=1 must
-show that the library was on.
+show that the library was on; COLLC_MPI_MIN_SIZE=1 makes it take
+communicators of 1 and 2 members too (by default handed to MPI).
 
 A run that fails under the MPI library alone and is listed in KNOWN (a
 bug of that library) is reported, not counted.  Prints each failure and
@@ -152,7 +153,10 @@ def main():
         for with_lib in (True,) if a.no_control else (True, False):
             e = {}
             if with_lib:
-                e = {"LD_PRELOAD": lib, "COLLC_MPI_REPORT": "1"}
+                # collc's way on communicators of every size, the
+                # 1- and 2-member ones that it hands to MPI by default too
+                e = {"LD_PRELOAD": lib, "COLLC_MPI_REPORT": "1",
+                     "COLLC_MPI_MIN_SIZE": "1"}
             flags = []
             for k, v in e.items():
                 flags += ["-x", "%s=%s" % (k, v)] if a.flavour == "openmpi" \

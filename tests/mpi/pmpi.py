@@ -10,6 +10,9 @@ the launcher without -np).
   tree shape chosen by the environment; the same program without the
   library (the control run: MPI against itself) and with the library
   turned off (COLLC_MPI_DISABLE: every call handed to MPI).
+- COLLC_MPI_MIN_SIZE: the matrix runs with 1 (collc's way on every
+  communicator, MPI_COMM_SELF and 2-member ones too) unless a case says
+  otherwise; unset, communicators of 1 and 2 members go to MPI.
 - COLLC_MPI_REPORT: the layout, the choices and what is handed to MPI.
 - Bad settings: exit status 2 and one message naming the variable.
 
@@ -67,6 +70,8 @@ def matrix(np, what, env, lib=True, expect_off=False):
     """test_collc_mpi at np, its verdict and counts folded into ours."""
     global passed, failed
     e = dict(env)
+    # collc's way on every communicator ("": the library's default)
+    e.setdefault("COLLC_MPI_MIN_SIZE", "1")
     if lib:
         e["LD_PRELOAD"] = LIB
         e["EXPECT_LIB"] = "1"
@@ -158,6 +163,7 @@ else:
         os.chmod(wrap, 0o755)
         rc, out, err = run(5, {"LD_PRELOAD": LIB, "EXPECT_LIB": "1",
                                "COLLC_MPI_REPORT": "1",
+                               "COLLC_MPI_MIN_SIZE": "1",
                                "CHECK_QUICK": "64" if SLOW else "32"},
                            wrap=[wrap])
         m = re.search(r"test_collc_mpi \(np 5, libcollc-mpi\): (\d+) passed, "
@@ -173,6 +179,17 @@ else:
               [l for l in err.splitlines() if "processes on" in l])
         print("%s: test_collc_mpi np 5, two host names: %s" %
               (FLAVOUR, m.group(0) if m else "no verdict"))
+
+# the default COLLC_MPI_MIN_SIZE (3): at np 2 every call goes to MPI; at
+# np 3 the world takes collc's way, the halves (1 and 2 members) and
+# MPI_COMM_SELF go to MPI; and a minimum above the world's size
+matrix(2, "COLLC_MPI_MIN_SIZE unset", {"CHECK_QUICK": "16",
+                                       "COLLC_MPI_MIN_SIZE": ""})
+matrix(3, "COLLC_MPI_MIN_SIZE unset", {"CHECK_QUICK": "64" if SLOW else "16",
+                                       "COLLC_MPI_MIN_SIZE": "",
+                                       "COLLC_MPI_NODES": "2,1"})
+matrix(3, "COLLC_MPI_MIN_SIZE=4", {"CHECK_QUICK": "64" if SLOW else "16",
+                                   "COLLC_MPI_MIN_SIZE": "4"})
 
 # 2. the control: the same program without the library, and turned off
 for np in (2,) if SLOW else (2, 3):
@@ -247,6 +264,11 @@ refused(2, {"COLLC_MPI_SEGMENT": "1001"},
         r"a multiple of 8", "a segment size not a multiple of 8")
 refused(2, {"COLLC_MPI_SEGMENT": "64K"},
         r"^libcollc-mpi: COLLC_MPI_SEGMENT=64K: ", "a segment with a suffix")
+refused(2, {"COLLC_MPI_MIN_SIZE": "0"},
+        r"^libcollc-mpi: COLLC_MPI_MIN_SIZE=0: expected a number of members "
+        r"from 1 to \d+$", "a minimum size of 0")
+refused(2, {"COLLC_MPI_MIN_SIZE": "2x"},
+        r"^libcollc-mpi: COLLC_MPI_MIN_SIZE=2x: ", "a minimum size with a suffix")
 refused(2, {"COLLC_MPI_WAIT": "spin"},
         r"^libcollc-mpi: COLLC_MPI_WAIT=spin: expected poll or block$",
         "an unknown way of waiting")
@@ -258,7 +280,7 @@ refused(2, {"COLLC_MPI_TREE": "binomial",
 
 # 6. the report
 e = {"LD_PRELOAD": LIB, "COLLC_MPI_NODES": "2,1", "COLLC_MPI_REPORT": "1",
-     "CHECK_QUICK": "64"}
+     "CHECK_QUICK": "64", "COLLC_MPI_MIN_SIZE": "1"}
 rc, out, err = run(3, e)
 lines = [l for l in err.splitlines() if l.startswith("libcollc-mpi:")]
 check(rc == 0, "the report run: exit %d" % rc)
@@ -293,6 +315,19 @@ e = {"LD_PRELOAD": LIB, "COLLC_MPI_DISABLE": "1", "COLLC_MPI_REPORT": "1",
 rc, out, err = run(2, e)
 check(rc == 0 and "libcollc-mpi: off (COLLC_MPI_DISABLE): every collective "
       "goes to the MPI library" in err, "the report when turned off")
+# the default minimum: world rank 0 is alone in its half (and in
+# MPI_COMM_SELF), and says so once, at its first call there (a barrier)
+e = {"LD_PRELOAD": LIB, "COLLC_MPI_NODES": "2,1", "COLLC_MPI_REPORT": "1",
+     "CHECK_QUICK": "64"}
+rc, out, err = run(3, e)
+small = [l for l in err.splitlines()
+         if "world rank 0" in l and "COLLC_MPI_MIN_SIZE" in l]
+check(rc == 0 and small == [
+    "libcollc-mpi: world rank 0: MPI_Barrier handed to the MPI library: a "
+    "communicator of fewer members than COLLC_MPI_MIN_SIZE (3 unless set: "
+    "over 1 or 2 members every tree is the same, MPI's own)"],
+      "the report of a communicator below the minimum: exit %d, %r" %
+      (rc, small))
 
 # 7. libcollc-mpi(7)'s example, whose output the page and the README show
 rc, out, err = run(5, {"LD_PRELOAD": LIB, "COLLC_MPI_NODES": "3,2",

@@ -248,6 +248,10 @@ int topo__plan_barrier_dissemination(struct topo_plan *p, topo_error *err);
 /* Elementwise reduction of len bytes: dst = dst OP src (redop.c). */
 void topo__reduce(enum topo_type type, enum topo_redop op, void *dst,
 		  const void *src, size_t len);
+/* dst = a OP src, len bytes each; the same bytes as copying a to dst and
+ * then topo__reduce (and done that way when the buffers overlap). */
+void topo__reduce3(enum topo_type type, enum topo_redop op, void *dst,
+		   const void *a, const void *src, size_t len);
 
 /* ---------------------------------------------------------------------- */
 /* Input data and what every member must end with (verify.c), computed

@@ -39,6 +39,16 @@ struct topo__mx {
 	unsigned char *stage;
 	int64_t *soff;
 	uint8_t *direct;
+	/* First combines: a LOCAL copy into an accumulator whose successors
+	 * all REDUCE received bytes into the same range (fusable[e]) waits
+	 * (parked[e]) for the first of them to have its bytes, and the two
+	 * run as one pass, acc = copied OP received (topo__reduce3), where
+	 * copy then combine would pass over the accumulator twice.
+	 * lpart[f]: the copy an APPLY f may be fused with, or -1;
+	 * predone[f]: f's bytes were combined so. */
+	int64_t *lpart;
+	uint8_t *fusable, *parked, *predone;
+	int64_t fused; /* combines run so in the last run */
 	int32_t *nwait0, *nwait;
 	int64_t *ready, nready;
 	int64_t ndone;

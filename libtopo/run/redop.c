@@ -1,6 +1,8 @@
 /*
  * redop.c - elementwise reductions, dst[i] = dst[i] OP src[i], for every
- * element type and operator of collrun(1).
+ * element type and operator of collrun(1), and dst[i] = a[i] OP src[i]
+ * (topo__reduce3: the MPI engine's first combine into an accumulator,
+ * without copying a into it first).
  *
  * The kernels are generated from TOPO_TYPE_MAP.  Integer sum and product
  * wrap modulo 2^bits like the hardware does: the arithmetic is done in an
@@ -44,84 +46,107 @@
 	     ? (ctype)((uint64_t)x OP(uint64_t) y)                             \
 	     : (ctype)((uint32_t)x OP(uint32_t) y))
 
-/* Elements [from, to) of d combined with those of s: x is d's, y is s's,
- * expr the result. */
-#define LOOP(ctype, from, to, expr)                                            \
+/* Elements [from, to) of xs combined with those of s into d: x is xs's,
+ * y is s's, expr the result (xs is d itself but for topo__reduce3). */
+#define LOOP(ctype, xs, from, to, expr)                                        \
 	for (size_t i = (from); i < (to); i++) {                               \
 		ctype x, y;                                                    \
-		memcpy(&x, d + i * sizeof(ctype), sizeof(ctype));              \
+		memcpy(&x, xs + i * sizeof(ctype), sizeof(ctype));             \
 		memcpy(&y, s + i * sizeof(ctype), sizeof(ctype));              \
 		x = (ctype)(expr);                                             \
 		memcpy(d + i * sizeof(ctype), &x, sizeof(ctype));              \
 	}
 
 /* A kernel over count elements: those of whole blocks, then the rest. */
-#define KERNEL(ctype, count, expr)                                             \
+#define KERNEL(ctype, xs, count, expr)                                         \
 	do {                                                                   \
 		size_t whole_ = (count) / (BLOCK / sizeof(ctype)) *            \
 				(BLOCK / sizeof(ctype));                       \
-		LOOP(ctype, 0, whole_, expr)                                   \
-		LOOP(ctype, whole_, (count), expr)                             \
+		LOOP(ctype, xs, 0, whole_, expr)                               \
+		LOOP(ctype, xs, whole_, (count), expr)                         \
 	} while (0)
 
-/* The arithmetic operators on count elements of one type, pointers
- * qualified by qual; the switch is outside the loops. */
+/* The arithmetic operators on count elements of one type; the switch is
+ * outside the loops. */
+#define ARITH_BODY(ctype, xs)                                                  \
+	switch (op) {                                                          \
+	case TOPO_SUM:                                                         \
+		if (IS_INT(ctype))                                             \
+			KERNEL(ctype, xs, count, WRAP(ctype, +));              \
+		else                                                           \
+			KERNEL(ctype, xs, count, x + y);                       \
+		break;                                                         \
+	case TOPO_PROD:                                                        \
+		if (IS_INT(ctype))                                             \
+			KERNEL(ctype, xs, count, WRAP(ctype, *));              \
+		else                                                           \
+			KERNEL(ctype, xs, count, x * y);                       \
+		break;                                                         \
+	case TOPO_MIN:                                                         \
+		KERNEL(ctype, xs, count, y < x ? y : x);                       \
+		break;                                                         \
+	case TOPO_MAX:                                                         \
+		KERNEL(ctype, xs, count, y > x ? y : x);                       \
+		break;                                                         \
+	default:                                                               \
+		break;                                                         \
+	}
+
+/* The bitwise operators on count bytes, whatever the element type. */
+#define BITS_BODY(xs)                                                          \
+	switch (op) {                                                          \
+	case TOPO_BAND:                                                        \
+		KERNEL(uint8_t, xs, count, x & y);                             \
+		break;                                                         \
+	case TOPO_BOR:                                                         \
+		KERNEL(uint8_t, xs, count, x | y);                             \
+		break;                                                         \
+	default:                                                               \
+		KERNEL(uint8_t, xs, count, x ^ y);                             \
+		break;                                                         \
+	}
+
+/* dst OP= src, pointers qualified by qual. */
 #define ARITH_FN(name, ctype, qual)                                            \
 	static void name(enum topo_redop op, unsigned char *qual d,            \
 			 const unsigned char *qual s, size_t count)            \
 	{                                                                      \
-		switch (op) {                                                  \
-		case TOPO_SUM:                                                 \
-			if (IS_INT(ctype))                                     \
-				KERNEL(ctype, count, WRAP(ctype, +));          \
-			else                                                   \
-				KERNEL(ctype, count, x + y);                   \
-			break;                                                 \
-		case TOPO_PROD:                                                \
-			if (IS_INT(ctype))                                     \
-				KERNEL(ctype, count, WRAP(ctype, *));          \
-			else                                                   \
-				KERNEL(ctype, count, x * y);                   \
-			break;                                                 \
-		case TOPO_MIN:                                                 \
-			KERNEL(ctype, count, y < x ? y : x);                   \
-			break;                                                 \
-		case TOPO_MAX:                                                 \
-			KERNEL(ctype, count, y > x ? y : x);                   \
-			break;                                                 \
-		default:                                                       \
-			break;                                                 \
-		}                                                              \
+		ARITH_BODY(ctype, d)                                           \
 	}
-
-/* The bitwise operators on count bytes, whatever the element type. */
 #define BITS_FN(name, qual)                                                    \
 	static void name(enum topo_redop op, unsigned char *qual d,            \
 			 const unsigned char *qual s, size_t count)            \
 	{                                                                      \
-		switch (op) {                                                  \
-		case TOPO_BAND:                                                \
-			KERNEL(uint8_t, count, x & y);                         \
-			break;                                                 \
-		case TOPO_BOR:                                                 \
-			KERNEL(uint8_t, count, x | y);                         \
-			break;                                                 \
-		default:                                                       \
-			KERNEL(uint8_t, count, x ^ y);                         \
-			break;                                                 \
-		}                                                              \
+		BITS_BODY(d)                                                   \
+	}
+/* dst = a OP src, three buffers apart. */
+#define ARITH3_FN(name, ctype)                                                 \
+	static void name(enum topo_redop op, unsigned char *restrict d,        \
+			 const unsigned char *restrict a,                      \
+			 const unsigned char *restrict s, size_t count)        \
+	{                                                                      \
+		ARITH_BODY(ctype, a)                                           \
+	}
+#define BITS3_FN(name)                                                         \
+	static void name(enum topo_redop op, unsigned char *restrict d,        \
+			 const unsigned char *restrict a,                      \
+			 const unsigned char *restrict s, size_t count)        \
+	{                                                                      \
+		BITS_BODY(a)                                                   \
 	}
 
 /* Each function twice: apart_*, vectorised, for operands that do not
  * overlap (every REDUCE of a plan: it goes between different buffers or
- * members), and overlap_* for the others. */
+ * members), and overlap_* for the others; three_* for topo__reduce3. */
 #define DEFINE_ARITH(e, ctype, name)                                           \
 	ARITH_FN(apart_##e, ctype, restrict)                                   \
-	ARITH_FN(overlap_##e, ctype, )
+	ARITH_FN(overlap_##e, ctype, )                                         \
+	ARITH3_FN(three_##e, ctype)
 TOPO_TYPE_MAP(DEFINE_ARITH)
 #undef DEFINE_ARITH
 BITS_FN(apart_bits, restrict)
 BITS_FN(overlap_bits, )
+BITS3_FN(three_bits)
 
 void topo__reduce(enum topo_type type, enum topo_redop op, void *dst,
 		  const void *src, size_t len)
@@ -144,6 +169,34 @@ void topo__reduce(enum topo_type type, enum topo_redop op, void *dst,
 			apart_##e(op, d, s, len / sizeof(ctype));              \
 		else                                                           \
 			overlap_##e(op, d, s, len / sizeof(ctype));            \
+		return;
+		TOPO_TYPE_MAP(CASE)
+#undef CASE
+	default:
+		return;
+	}
+}
+
+void topo__reduce3(enum topo_type type, enum topo_redop op, void *dst,
+		   const void *a, const void *src, size_t len)
+{
+	unsigned char *d = dst;
+	const unsigned char *x = a, *s = src;
+
+	if ((d < x + len && x < d + len) || (d < s + len && s < d + len)) {
+		/* overlapping (never in the engine's use): as two steps */
+		memmove(d, x, len);
+		topo__reduce(type, op, d, s, len);
+		return;
+	}
+	if (op == TOPO_BAND || op == TOPO_BOR || op == TOPO_BXOR) {
+		three_bits(op, d, x, s, len);
+		return;
+	}
+	switch (type) {
+#define CASE(e, ctype, name)                                                   \
+	case e:                                                                \
+		three_##e(op, d, x, s, len / sizeof(ctype));                   \
 		return;
 		TOPO_TYPE_MAP(CASE)
 #undef CASE

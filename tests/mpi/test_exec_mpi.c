@@ -35,6 +35,13 @@
  *    MPICH's UCX device printed a warning for each message left at
  *    MPI_Finalize, on standard output, after collrun-mpi's report.
  *
+ * 7. First combines: over a group of one member per process, a reduce's
+ *    accumulators have only remote children, so each copy into an
+ *    accumulator waits for a child's bytes and runs with that combine as
+ *    one pass (engine.c, topo__reduce3): every such copy is fused once
+ *    (at np 2 up, some are), and the root's result is the sum, for an
+ *    integer and a floating type, segmented and not.
+ *
  * Rank 0 prints "test_exec_mpi: N passed, N failed" over all processes.
  * With CHECK_QUICK set, part 1 runs a quarter of its combinations (which
  * quarter depends on the number of processes); the rest runs whole.
@@ -648,6 +655,141 @@ static void test_quiesce(const topo_group *g, const int32_t *h)
 	topo_tree_free(t);
 }
 
+/* 7 */
+static void test_fused(const topo_machine *m)
+{
+	int32_t list[64], n = 0;
+	topo_group *g = NULL;
+	topo_tree *t = NULL;
+	topo_error err;
+	int32_t *h;
+
+	if (size < 2)
+		return;
+	for (int r = 0; r < size; r++)
+		list[n++] = 2 * r;
+	topo_error_clear(&err);
+	CHECK(topo_group_new_list(&g, m, "one per process", list, n, &err) ==
+			  0 &&
+		  topo_tree_new(&t, g, "binomial", &err) == 0,
+	      "fused: %s", err.text);
+	if (t == NULL) {
+		topo_group_free(g);
+		return;
+	}
+	h = hosts(g);
+	for (int k = 0; k < 4; k++) {
+		int type = k % 2 ? TOPO_DOUBLE : TOPO_INT32;
+		size_t bytes = k < 2 ? 8192 : 600 * 1024, cnt = bytes / 4;
+		struct topo__sched *s = NULL;
+		struct topo__mx x;
+		topo_plan *p;
+		int rc;
+		int64_t fusable = 0, all[2], mine[2];
+		int32_t root = n - 1; /* the member; list[root] its endpoint */
+		long bad = -1;
+
+		snprintf(label, sizeof(label), "np %d fused reduce, %s, %zu B",
+			 size, type == TOPO_DOUBLE ? "double" : "int32", bytes);
+		p = plan(t, TOPO_OP_REDUCE, "tree", list[root], bytes, type,
+			 TOPO_SUM);
+		if (p == NULL)
+			continue;
+		memset(&x, 0, sizeof(x));
+		rc = topo__sched_new(&s, p, h, size, rank, &err);
+		if (rc == 0)
+			rc = topo__mx_setup(&x, p, s, h, MPI_COMM_WORLD, rank,
+					    false, false, 0, false, false,
+					    &err);
+		CHECK(rc == 0, "%s: setup: %s", label, err.text);
+		if (rc != 0)
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		for (int32_t j = 0; j < x.nlocal; j++) {
+			int32_t mem = x.local[j];
+
+			for (int b = 0; b < TOPO__NBUF; b++) {
+				int64_t len = p->bufsize[b] != NULL
+						  ? p->bufsize[b][mem]
+						  : 0;
+				unsigned char *a;
+
+				if (len <= 0)
+					continue;
+				a = calloc((size_t)len, 1);
+				x.bp[j * TOPO__NBUF + b] = a;
+				/* member mem's input: (mem + 1) * (i % 7 + 1) */
+				for (size_t i = 0; b == TOPO__SEND && i < cnt;
+				     i++) {
+					if (type == TOPO_DOUBLE && i % 2 == 0) {
+						double v = (double)(mem + 1) *
+							   (double)(i / 2 % 7 + 1);
+
+						memcpy(a + 4 * i, &v, 8);
+					} else if (type == TOPO_INT32) {
+						int32_t v = (mem + 1) *
+							    (int32_t)(i % 7 + 1);
+
+						memcpy(a + 4 * i, &v, 4);
+					}
+				}
+			}
+		}
+		for (int64_t e = 0; e < s->nev; e++)
+			fusable += x.fusable[e];
+		topo__mx_reset(&x);
+		CHECK_INT(topo__mx_run(&x, topo__now() + 60), 0);
+		/* the root's result: the sum of every member's input */
+		if (h[root] == rank) {
+			const unsigned char *r = topo__mx_buffer(
+			    &x, root, TOPO__RECV);
+			double tri = (double)n * (n + 1) / 2;
+
+			for (size_t i = 0; i < cnt && bad < 0; i++) {
+				if (type == TOPO_DOUBLE && i % 2 == 0) {
+					double v;
+
+					memcpy(&v, r + 4 * i, 8);
+					if (v != tri * (double)(i / 2 % 7 + 1))
+						bad = (long)i;
+				} else if (type == TOPO_INT32) {
+					int32_t v;
+
+					memcpy(&v, r + 4 * i, 4);
+					if (v != (int32_t)tri *
+						     (int32_t)(i % 7 + 1))
+						bad = (long)i;
+				}
+			}
+			CHECK(bad < 0, "%s: the root's element %ld is wrong",
+			      label, bad);
+		}
+		/* every fusable copy was fused, once; and there were some */
+		mine[0] = fusable;
+		mine[1] = x.fused;
+		MPI_Allreduce(mine, all, 2, MPI_INT64_T, MPI_SUM,
+			      MPI_COMM_WORLD);
+		CHECK(x.fused == fusable, "%s: %lld of %lld copies fused here",
+		      label, (long long)x.fused, (long long)fusable);
+		CHECK(all[0] > 0, "%s: no copy could be fused", label);
+		for (int64_t i = 0; i < (int64_t)x.nlocal * TOPO__NBUF; i++)
+			free(x.bp[i]);
+		topo__mx_teardown(&x);
+		topo__sched_free(s);
+		/* and the whole transport's run of it verifies */
+		{
+			topo_report *r = run_mpi(p, h, 2, 60, &rc);
+
+			CHECK(topo_report_verified(r), "%s: not verified: %s",
+			      label, first_error(r));
+			topo_report_free(r);
+		}
+		topo_plan_free(p);
+	}
+	free(h);
+	topo_tree_free(t);
+	topo_group_free(g);
+}
+
 int main(int argc, char **argv)
 {
 	topo_machine *m;
@@ -672,6 +814,7 @@ int main(int argc, char **argv)
 	test_list_group(m);
 	test_timeout_and_refusals(g, h);
 	test_quiesce(g, h);
+	test_fused(m);
 	free(h);
 	topo_group_free(g);
 	topo_machine_free(m);

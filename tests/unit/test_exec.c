@@ -594,6 +594,94 @@ static void test_reduce_kernels(void)
 	free(want);
 }
 
+/* topo__reduce3, dst = a OP src: every type x operator, at three
+ * misalignments of each operand, against the C operators; the operands
+ * untouched; overlapping ones as copy-then-combine. */
+static void test_reduce3(void)
+{
+	enum { N = 1000 };
+	unsigned char *a = malloc(4 * N + 64), *b = malloc(4 * N + 64),
+		      *d = malloc(4 * N + 64), *want = malloc(4 * N + 64),
+		      *a0 = malloc(4 * N + 64), *b0 = malloc(4 * N + 64);
+	long bad = -1, touched = -1;
+
+	for (int t = 0; t < TOPO_TYPE_COUNT; t++) {
+		size_t ts = topo_type_size((enum topo_type)t);
+		int ops = t == TOPO_FLOAT || t == TOPO_DOUBLE
+			      ? TOPO_BAND
+			      : TOPO_REDOP_COUNT;
+
+		for (int op = 0; op < ops; op++) {
+			for (size_t shift = 0; shift < 3; shift++) {
+				size_t count = (4 * N - 8) / ts - shift * 7;
+
+				for (size_t i = 0; i < count; i++) {
+					random_elem((enum topo_type)t,
+						    a + shift + i * ts, NULL,
+						    i);
+					random_elem((enum topo_type)t,
+						    b + 2 * shift + i * ts,
+						    a + shift + i * ts, i);
+					expects[t](op, a + shift + i * ts,
+						   b + 2 * shift + i * ts,
+						   want + i * ts);
+				}
+				memcpy(a0, a, 4 * N + 64);
+				memcpy(b0, b, 4 * N + 64);
+				memset(d, 0xa5, 4 * N + 64);
+				topo__reduce3((enum topo_type)t,
+					      (enum topo_redop)op,
+					      d + 3 - shift, a + shift,
+					      b + 2 * shift, count * ts);
+				if (memcmp(d + 3 - shift, want, count * ts) !=
+					0 &&
+				    bad < 0)
+					bad = t * 100 + op * 10 + (long)shift;
+				/* nothing written around the result, nothing
+				 * in the operands */
+				if ((d[2 - shift] != 0xa5 ||
+				     d[3 - shift + count * ts] != 0xa5 ||
+				     memcmp(a, a0, 4 * N + 64) != 0 ||
+				     memcmp(b, b0, 4 * N + 64) != 0) &&
+				    touched < 0)
+					touched =
+					    t * 100 + op * 10 + (long)shift;
+			}
+		}
+	}
+	CHECK(bad < 0, "three-operand kernel wrong: type %ld op %ld shift %ld",
+	      bad / 100, bad / 10 % 10, bad % 10);
+	CHECK(touched < 0,
+	      "three-operand kernel wrote outside its result: type %ld op "
+	      "%ld shift %ld",
+	      touched / 100, touched / 10 % 10, touched % 10);
+	/* dst is a: the same as dst OP= src; dst overlapping src: as a copy
+	 * of a, then the combine that reads what it wrote */
+	for (int i = 0; i < N; i++) {
+		int32_t v = i % 17 - 8, w = 3 * i - 1000;
+
+		memcpy(a + 4 * i, &v, 4);
+		memcpy(b + 4 * i, &w, 4);
+	}
+	memcpy(want, a, 4 * N);
+	topo__reduce(TOPO_INT32, TOPO_SUM, want, b, 4 * N);
+	topo__reduce3(TOPO_INT32, TOPO_SUM, a, a, b, 4 * N);
+	CHECK(memcmp(a, want, 4 * N) == 0, "three-operand sum, dst == a");
+	memcpy(d, b, 4 * N);
+	memcpy(want, b, 4 * N);
+	memmove(want + 12, a, 4 * (N - 3));
+	sequential_sum_i32(want + 12, want, N - 3);
+	topo__reduce3(TOPO_INT32, TOPO_SUM, d + 12, a, d, 4 * (N - 3));
+	CHECK(memcmp(d, want, 4 * N) == 0,
+	      "three-operand sum, dst overlapping src");
+	free(a);
+	free(b);
+	free(d);
+	free(want);
+	free(a0);
+	free(b0);
+}
+
 /* ---------------------------------------------------------------------- */
 /* The builder */
 
@@ -2263,6 +2351,7 @@ int main(void)
 	test_names();
 	test_reduce_ops();
 	test_reduce_kernels();
+	test_reduce3();
 	test_builder();
 	test_transport();
 	test_range_locks();

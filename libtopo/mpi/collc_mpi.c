@@ -27,12 +27,13 @@
  *
  * What is not handled (libcollc-mpi(7) lists it) goes to the MPI library
  * through its PMPI_ entry, and so do communicators of fewer members than
- * COLLC_MPI_MIN_SIZE (3: over 1 or 2 members every tree is the same).  Every such decision rests only on arguments
- * MPI requires every process to pass alike (the operator and datatype of
- * a reduction, the communicator, the byte counts), so that all processes
- * of a collective take the same way; a non-contiguous datatype of a
- * collective that only moves bytes is packed rather than handed over, as
- * another process may pass a contiguous type of the same signature.
+ * COLLC_MPI_MIN_SIZE (3: over 1 or 2 members every tree is the same).
+ * Every such decision rests only on arguments MPI requires every process
+ * to pass alike (the operator and datatype of a reduction, the
+ * communicator, the byte counts), so that all processes of a collective
+ * take the same way; a non-contiguous datatype of a collective that only
+ * moves bytes is packed rather than handed over, as another process may
+ * pass a contiguous type of the same signature.
  */
 #define TOPO_INTERNAL
 #include "engine.h"

@@ -332,9 +332,9 @@ int topo__mx_setup(struct topo__mx *x, const struct topo_plan *p,
 	if (x->local == NULL || x->lidx == NULL || x->mine == NULL ||
 	    x->bp == NULL || x->stage == NULL || x->soff == NULL ||
 	    x->direct == NULL || x->lpart == NULL || x->fusable == NULL ||
-	    x->parked == NULL || x->predone == NULL || x->nwait0 == NULL || x->nwait == NULL ||
-	    x->ready == NULL || x->req == NULL || x->reqev == NULL ||
-	    x->idx == NULL || x->st == NULL ||
+	    x->parked == NULL || x->predone == NULL || x->nwait0 == NULL ||
+	    x->nwait == NULL || x->ready == NULL || x->req == NULL ||
+	    x->reqev == NULL || x->idx == NULL || x->st == NULL ||
 	    (counters && x->slot_count == NULL) ||
 	    (quiesce && (x->sent == NULL || x->got == NULL ||
 			 x->want == NULL || x->drop == NULL)) ||

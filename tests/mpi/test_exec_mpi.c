@@ -458,6 +458,27 @@ static void test_barrier(const topo_group *g, const int32_t *h)
  * members would be: the first endpoint of every process but rank 0, in
  * reverse order, so that process 0 holds no member and still takes part
  * (and gathers the verdict). */
+/* A group of the n endpoints listed (as a communicator's would be) and
+ * its binomial tree; NULL (a failed check, nothing left) when either
+ * cannot be made. */
+static topo_tree *listed_tree(const topo_machine *m, const char *name,
+			      const int32_t *list, int32_t n, topo_group **g)
+{
+	topo_tree *t = NULL;
+	topo_error err;
+
+	topo_error_clear(&err);
+	*g = NULL;
+	CHECK(topo_group_new_list(g, m, name, list, n, &err) == 0 &&
+		  topo_tree_new(&t, *g, "binomial", &err) == 0,
+	      "group %s: %s", name, err.text);
+	if (t == NULL) {
+		topo_group_free(*g);
+		*g = NULL;
+	}
+	return t;
+}
+
 static void test_list_group(const topo_machine *m)
 {
 	static const struct {
@@ -470,22 +491,15 @@ static void test_list_group(const topo_machine *m)
 		    {TOPO_OP_BARRIER, "dissemination"}};
 	int32_t list[64], n = 0;
 	topo_group *g = NULL;
-	topo_tree *t = NULL;
-	topo_error err;
+	topo_tree *t;
 	int32_t *h;
 
 	if (size < 2)
 		return;
 	for (int r = size - 1; r >= 1; r--)
 		list[n++] = 2 * r;
-	topo_error_clear(&err);
-	CHECK(topo_group_new_list(&g, m, "comm", list, n, &err) == 0 &&
-		  topo_tree_new(&t, g, "binomial", &err) == 0,
-	      "list group: %s", err.text);
-	if (t == NULL) {
-		topo_group_free(g);
+	if ((t = listed_tree(m, "comm", list, n, &g)) == NULL)
 		return;
-	}
 	h = hosts(g);
 	for (size_t k = 0; k < sizeof(some) / sizeof(some[0]); k++) {
 		topo_plan *p;
@@ -660,7 +674,7 @@ static void test_fused(const topo_machine *m)
 {
 	int32_t list[64], n = 0;
 	topo_group *g = NULL;
-	topo_tree *t = NULL;
+	topo_tree *t;
 	topo_error err;
 	int32_t *h;
 
@@ -668,15 +682,8 @@ static void test_fused(const topo_machine *m)
 		return;
 	for (int r = 0; r < size; r++)
 		list[n++] = 2 * r;
-	topo_error_clear(&err);
-	CHECK(topo_group_new_list(&g, m, "one per process", list, n, &err) ==
-			  0 &&
-		  topo_tree_new(&t, g, "binomial", &err) == 0,
-	      "fused: %s", err.text);
-	if (t == NULL) {
-		topo_group_free(g);
+	if ((t = listed_tree(m, "one per process", list, n, &g)) == NULL)
 		return;
-	}
 	h = hosts(g);
 	for (int k = 0; k < 4; k++) {
 		int type = k % 2 ? TOPO_DOUBLE : TOPO_INT32;

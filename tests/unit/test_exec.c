@@ -508,6 +508,32 @@ static void sequential_sum_i32(unsigned char *d, const unsigned char *s,
 	}
 }
 
+/* The operators defined on type t: the bitwise ones not on floats. */
+static int kernel_ops(int t)
+{
+	return t == TOPO_FLOAT || t == TOPO_DOUBLE ? TOPO_BAND
+						   : TOPO_REDOP_COUNT;
+}
+
+/* A case of the long kernels: random elements of type t at a + shift and
+ * b + 2 * shift (buffers of 4n + 64 bytes), and want = a OP b.  Returns
+ * the number of elements. */
+static size_t kernel_case(int t, int op, size_t shift, unsigned char *a,
+			  unsigned char *b, unsigned char *want, size_t n)
+{
+	size_t ts = topo_type_size((enum topo_type)t),
+	       count = (4 * n - 8) / ts - shift * 7;
+
+	for (size_t i = 0; i < count; i++) {
+		random_elem((enum topo_type)t, a + shift + i * ts, NULL, i);
+		random_elem((enum topo_type)t, b + 2 * shift + i * ts,
+			    a + shift + i * ts, i);
+		expects[t](op, a + shift + i * ts, b + 2 * shift + i * ts,
+			   want + i * ts);
+	}
+	return count;
+}
+
 /* Long operands (whole vector blocks and a tail) at every alignment, and
  * overlapping ones, which must behave as the element-by-element loop. */
 static void test_reduce_kernels(void)
@@ -519,25 +545,11 @@ static void test_reduce_kernels(void)
 
 	for (int t = 0; t < TOPO_TYPE_COUNT; t++) {
 		size_t ts = topo_type_size((enum topo_type)t);
-		int ops = t == TOPO_FLOAT || t == TOPO_DOUBLE
-			      ? TOPO_BAND
-			      : TOPO_REDOP_COUNT;
 
-		for (int op = 0; op < ops; op++) {
+		for (int op = 0; op < kernel_ops(t); op++) {
 			for (size_t shift = 0; shift < 3; shift++) {
-				size_t count = (4 * N - 8) / ts - shift * 7;
-
-				for (size_t i = 0; i < count; i++) {
-					random_elem((enum topo_type)t,
-						    a + shift + i * ts, NULL,
-						    i);
-					random_elem((enum topo_type)t,
-						    b + 2 * shift + i * ts,
-						    a + shift + i * ts, i);
-					expects[t](op, a + shift + i * ts,
-						   b + 2 * shift + i * ts,
-						   want + i * ts);
-				}
+				size_t count =
+				    kernel_case(t, op, shift, a, b, want, N);
 				topo__reduce((enum topo_type)t,
 					     (enum topo_redop)op, a + shift,
 					     b + 2 * shift, count * ts);
@@ -607,25 +619,11 @@ static void test_reduce3(void)
 
 	for (int t = 0; t < TOPO_TYPE_COUNT; t++) {
 		size_t ts = topo_type_size((enum topo_type)t);
-		int ops = t == TOPO_FLOAT || t == TOPO_DOUBLE
-			      ? TOPO_BAND
-			      : TOPO_REDOP_COUNT;
 
-		for (int op = 0; op < ops; op++) {
+		for (int op = 0; op < kernel_ops(t); op++) {
 			for (size_t shift = 0; shift < 3; shift++) {
-				size_t count = (4 * N - 8) / ts - shift * 7;
-
-				for (size_t i = 0; i < count; i++) {
-					random_elem((enum topo_type)t,
-						    a + shift + i * ts, NULL,
-						    i);
-					random_elem((enum topo_type)t,
-						    b + 2 * shift + i * ts,
-						    a + shift + i * ts, i);
-					expects[t](op, a + shift + i * ts,
-						   b + 2 * shift + i * ts,
-						   want + i * ts);
-				}
+				size_t count =
+				    kernel_case(t, op, shift, a, b, want, N);
 				memcpy(a0, a, 4 * N + 64);
 				memcpy(b0, b, 4 * N + 64);
 				memset(d, 0xa5, 4 * N + 64);

@@ -617,6 +617,9 @@ static void test_reduce3(void)
 		      *a0 = malloc(4 * N + 64), *b0 = malloc(4 * N + 64);
 	long bad = -1, touched = -1;
 
+	/* whole buffers are compared below: every byte defined */
+	memset(a, 0, 4 * N + 64);
+	memset(b, 0, 4 * N + 64);
 	for (int t = 0; t < TOPO_TYPE_COUNT; t++) {
 		size_t ts = topo_type_size((enum topo_type)t);
 

@@ -544,6 +544,13 @@ static bool in_bounds(const struct topo_plan *p, const struct topo__msg *m,
 	return !dst || m->doff <= size_of(p, m->dbuf, m->dst) - m->len;
 }
 
+/* m's bytes are in their destination: its receipt slot counts it. */
+static void received(struct topo__mx *x, const struct topo__msg *m)
+{
+	if (m->slot >= 0 && x->slot_count != NULL)
+		x->slot_count[m->slot]++;
+}
+
 /* Writes m's bytes from src into its destination here. */
 static int apply(struct topo__mx *x, const struct topo__msg *m,
 		 const unsigned char *src)
@@ -561,12 +568,20 @@ static int apply(struct topo__mx *x, const struct topo__msg *m,
 		topo__reduce(p->params.type, p->params.redop, dst, src,
 			     (size_t)m->len);
 	}
-	if (m->slot >= 0 && x->slot_count != NULL)
-		x->slot_count[m->slot]++;
+	received(x, m);
 	return 0;
 }
 
-static void bad_message(struct topo__mx *x, int64_t mi);
+static void bad_message(struct topo__mx *x, int64_t mi)
+{
+	const struct topo__msg *m = &x->p->msg[mi];
+
+	topo__mx_error(x, x->members[m->dst], "failed",
+		       "message %lld from endpoint %d to endpoint %d could not "
+		       "be delivered: %s",
+		       (long long)mi, x->members[m->src], x->members[m->dst],
+		       topo_strerror(TOPO_EINVAL));
+}
 
 /* Copy event l (fusable): with a successor whose received bytes are in,
  * acc = copied OP received in one pass; with none, parked (returns 1)
@@ -598,26 +613,11 @@ static int fuse(struct topo__mx *x, int64_t l)
 	topo__reduce3(p->params.type, p->params.redop, dst,
 		      topo__mx_buffer(x, c->src, c->sbuf) + c->soff,
 		      x->stage + x->soff[f - 1], (size_t)c->len);
-	if (x->slot_count != NULL) {
-		if (c->slot >= 0)
-			x->slot_count[c->slot]++;
-		if (m->slot >= 0)
-			x->slot_count[m->slot]++;
-	}
+	received(x, c);
+	received(x, m);
 	x->predone[f] = 1;
 	x->fused++;
 	return 0;
-}
-
-static void bad_message(struct topo__mx *x, int64_t mi)
-{
-	const struct topo__msg *m = &x->p->msg[mi];
-
-	topo__mx_error(x, x->members[m->dst], "failed",
-		       "message %lld from endpoint %d to endpoint %d could not "
-		       "be delivered: %s",
-		       (long long)mi, x->members[m->src], x->members[m->dst],
-		       topo_strerror(TOPO_EINVAL));
 }
 
 /* Starts a ready event.  Returns 0, or -1 when the run cannot go on (an
@@ -664,8 +664,7 @@ static int start(struct topo__mx *x, int64_t e)
 		if (x->predone[e]) {
 			x->predone[e] = 0;
 		} else if (x->direct[e - 1]) {
-			if (m->slot >= 0 && x->slot_count != NULL)
-				x->slot_count[m->slot]++;
+			received(x, m);
 		} else if (apply(x, m, x->stage + x->soff[e - 1]) != 0) {
 			return -1;
 		}

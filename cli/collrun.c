@@ -81,7 +81,7 @@ static const char help_text[] =
     "\n"
     "operations (OP) and algorithms (the first is the default):\n"
     "  bcast           flood (the route table, from any root)\n"
-    "  scatter         tree, or-combine\n"
+    "  scatter         tree, or-combine, direct\n"
     "  gather          chunked, tree\n"
     "  reduce          hierarchical, tree\n"
     "  allreduce       tree, hierarchical, ring, recursive-doubling, "
@@ -185,7 +185,7 @@ static const struct {
     {TOPO_OP_SCATTER,
      "\nscatter: member of rank r ends with block r of the root's buffer "
      "of\nmembers x --bytes.\n"
-     "  algorithms:  tree (default), or-combine\n"
+     "  algorithms:  tree (default), or-combine, direct\n"
      "  tree:        physical by default\n"},
     {TOPO_OP_GATHER,
      "\ngather: the root ends with every member's --bytes, in rank "

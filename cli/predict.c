@@ -121,7 +121,7 @@ static const struct {
 	int by_default;
 } ops_table[] = {
     {TOPO_OP_BCAST, {"flood"}, 1, 0, 1},
-    {TOPO_OP_SCATTER, {"tree", "or-combine"}, 2, 0, 1},
+    {TOPO_OP_SCATTER, {"tree", "or-combine", "direct"}, 3, 0x4, 1},
     {TOPO_OP_GATHER, {"chunked", "tree"}, 2, 0, 1},
     {TOPO_OP_REDUCE, {"hierarchical", "tree"}, 2, 0, 1},
     {TOPO_OP_ALLREDUCE,

@@ -220,6 +220,7 @@ void topo__plan_run_need(const struct topo_plan *p, int64_t arena,
 int topo__plan_bcast_flood(struct topo_plan *p, topo_error *err);
 int topo__plan_scatter_tree(struct topo_plan *p, topo_error *err);
 int topo__plan_scatter_or(struct topo_plan *p, topo_error *err);
+int topo__plan_scatter_direct(struct topo_plan *p, topo_error *err);
 int topo__plan_gather_chunked(struct topo_plan *p, topo_error *err);
 int topo__plan_gather_tree(struct topo_plan *p, topo_error *err);
 int topo__plan_reduce_hierarchical(struct topo_plan *p, topo_error *err);
@@ -348,7 +349,27 @@ struct topo__transport_ops {
 	 * segments of a segmented reduce) may run at once.  Returns 0 or a
 	 * negative TOPO_E* code. */
 	int (*deliver)(void *state, const struct topo_plan *p, int64_t m);
+	/* The same without the check of m's bounds (topo__msg_in_bounds),
+	 * for a run that checked every message before it started; NULL
+	 * when the transport has none. */
+	int (*deliver_trusted)(void *state, const struct topo_plan *p,
+			       int64_t m);
 };
+
+/* Whether message m lies within its source and destination buffers
+ * (topo__plan_finish checked it; a plan changed since must still not
+ * write outside them). */
+static inline bool topo__msg_in_bounds(const struct topo_plan *p,
+				       const struct topo__msg *m)
+{
+	int64_t ss = p->bufsize[m->sbuf] != NULL ? p->bufsize[m->sbuf][m->src]
+						 : 0;
+	int64_t ds = p->bufsize[m->dbuf] != NULL ? p->bufsize[m->dbuf][m->dst]
+						 : 0;
+
+	return m->len >= 0 && m->soff >= 0 && m->doff >= 0 &&
+	       m->soff <= ss - m->len && m->doff <= ds - m->len;
+}
 
 extern const struct topo__transport_ops topo__transport_inproc;
 
@@ -432,25 +453,40 @@ int topo__sched_new(struct topo__sched **out, const struct topo_plan *p,
 void topo__sched_free(struct topo__sched *s);
 
 /* ---------------------------------------------------------------------- */
-/* The worker pool (pool.c): a fixed set of threads running tasks (int64
- * ids) through a callback.  Idle workers block on a condition variable. */
+/* The worker pool (pool.c): the calling thread and threads - 1 worker
+ * threads running tasks (int64 ids) through a callback.  Participant 0 is
+ * the thread that calls topo__pool_new and topo__pool_wait: it runs tasks
+ * while it waits.  Idle participants spin briefly (only when each has a
+ * CPU of its own), then block on a condition variable. */
 
 struct topo__pool;
 
 /* run(ctx, task, worker) executes a task; it may push more tasks with
- * topo__pool_push(pool, task, worker).  Returns 0, TOPO_ENOMEM or TOPO_EIO
- * (threads could not be created). */
+ * topo__pool_push(pool, task, worker).  When there are at least `threads`
+ * CPUs the process may run on, participant i is bound to the i-th of them
+ * (the caller's own mask is restored by topo__pool_free).  Returns 0,
+ * TOPO_ENOMEM or TOPO_EIO (threads could not be created). */
 int topo__pool_new(struct topo__pool **out, int threads,
 		   void (*run)(void *ctx, int64_t task, int worker),
 		   void *ctx, topo_error *err);
-/* Queues a task; worker is the calling worker's index, or -1 from outside
- * the pool. */
+/* Queues a task; worker is the calling participant's index (inside a task,
+ * or 0 from the caller before topo__pool_wait), or -1 for the shared
+ * queue. */
 void topo__pool_push(struct topo__pool *pool, int64_t task, int worker);
-/* Blocks until every pushed task (and those they pushed) has run, or until
- * the absolute CLOCK_MONOTONIC deadline.  Returns 0, 1 on timeout or abort
- * (queued tasks are then dropped and the pool is idle on return), or
- * TOPO_ENOMEM when a push found no memory and a task was lost. */
+/* Runs tasks on the calling thread until every pushed task (and those they
+ * pushed) has run, or until the absolute CLOCK_MONOTONIC deadline.
+ * Returns 0, 1 on timeout or abort (queued tasks are then dropped and the
+ * pool is idle on return), or TOPO_ENOMEM when a push found no memory and
+ * a task was lost. */
 int topo__pool_wait(struct topo__pool *pool, const struct timespec *deadline);
+/* Wakes the sleeping workers so that they spin for up to 2 ms, ready for
+ * work about to be released (a no-op where idle participants do not
+ * spin). */
+void topo__pool_wake(struct topo__pool *pool);
+/* How many tasks a participant holds before it wakes a sleeping one to
+ * share them (default 64; at least 1); a spinning one takes work from
+ * anyone holding 2. */
+void topo__pool_wake_at(struct topo__pool *pool, size_t tasks);
 /* Makes topo__pool_wait return early; callable from a task. */
 void topo__pool_abort(struct topo__pool *pool);
 /* Stops and joins the workers.  NULL is allowed. */

@@ -42,6 +42,7 @@ static const struct algo {
     {TOPO_OP_BCAST, "flood", topo__plan_bcast_flood},
     {TOPO_OP_SCATTER, "tree", topo__plan_scatter_tree},
     {TOPO_OP_SCATTER, "or-combine", topo__plan_scatter_or},
+    {TOPO_OP_SCATTER, "direct", topo__plan_scatter_direct},
     {TOPO_OP_GATHER, "chunked", topo__plan_gather_chunked},
     {TOPO_OP_GATHER, "tree", topo__plan_gather_tree},
     {TOPO_OP_REDUCE, "hierarchical", topo__plan_reduce_hierarchical},

@@ -66,6 +66,9 @@ struct topo_report {
 struct run {
 	const struct topo_plan *p;
 	const struct topo__transport_ops *tr;
+	/* tr's deliver, or its deliver_trusted once every message of the
+	 * plan was found within its buffers */
+	int (*deliver)(void *state, const struct topo_plan *p, int64_t m);
 	void *state;
 	struct topo__pool *pool;
 	int32_t *nwait;	     /* [nmsg], this iteration's remaining waits */
@@ -101,7 +104,7 @@ static void run_task(void *ctx, int64_t task, int worker)
 		return;
 	}
 	m = &p->msg[task];
-	rc = x->tr->deliver(x->state, p, task);
+	rc = x->deliver(x->state, p, task);
 	if (rc != 0) {
 		int64_t none = -1;
 
@@ -117,10 +120,14 @@ static void run_task(void *ctx, int64_t task, int worker)
 	 * one is always stamped later. */
 	if (m->mark != TOPO__MARK_NONE)
 		x->stamp[task] = atomic_fetch_add(&x->seq, 1);
+	/* A successor that waits for this message alone needs no count:
+	 * this is its only release (and reading its nwait brings in the
+	 * message it is about to run). */
 	for (int64_t k = p->succ_off[task]; k < p->succ_off[task + 1]; k++) {
 		int64_t s = p->succ[k];
 
-		if (__atomic_sub_fetch(&x->nwait[s], 1, __ATOMIC_ACQ_REL) == 0)
+		if (p->msg[s].nwait == 1 ||
+		    __atomic_sub_fetch(&x->nwait[s], 1, __ATOMIC_ACQ_REL) == 0)
 			topo__pool_push(x->pool, s, worker);
 	}
 }
@@ -195,19 +202,29 @@ static void summarise(topo_report *r, double *seconds, int n)
 }
 
 /* Transport messages and their bytes, by whether both ends share a node
- * (local steps, src == dst, are not transport messages). */
+ * (local steps, src == dst, are not transport messages).  Reads the
+ * machine's tables directly: this is a pass over every message of the
+ * plan, tens of millions at the largest scales. */
 static void count_traffic(topo_report *r, const struct topo_plan *p)
 {
 	const topo_group *g = p->t->g;
+	const int32_t *members = g->members, *task_node = g->m->task_node;
+	int32_t eps = g->m->eps_per_task;
 
 	for (int64_t i = 0; i < p->nmsg; i++) {
 		const struct topo__msg *m = &p->msg[i];
+		int32_t a, b;
 		int net;
 
 		if (m->src == m->dst)
 			continue;
-		net = topo_machine_endpoint_node(g->m, g->members[m->src]) !=
-		      topo_machine_endpoint_node(g->m, g->members[m->dst]);
+		a = members[m->src];
+		b = members[m->dst];
+		if (eps != 1) {
+			a /= eps;
+			b /= eps;
+		}
+		net = task_node[a] != task_node[b];
 		r->messages[net]++;
 		r->bytes[net] += m->len;
 	}
@@ -347,6 +364,28 @@ static int64_t size_of(const struct topo_plan *p, int b, int32_t r)
 	return p->bufsize[b] != NULL ? p->bufsize[b][r] : 0;
 }
 
+/* Whether a plan has work enough for every worker: then the run wakes the
+ * pool's sleeping workers as each iteration starts, and any of them takes
+ * work as soon as a participant holds two tasks.  Otherwise the calling
+ * thread starts alone and wakes a worker only when it holds many tasks at
+ * once: a wake-up costs microseconds, more than a small plan takes on one
+ * thread.  Heavy: at least HEAVY_MSGS messages per participant, or
+ * HEAVY_BYTES bytes to move per participant. */
+#define HEAVY_MSGS 64
+#define HEAVY_BYTES (256 << 10)
+static bool is_heavy(const struct topo_plan *p, int threads)
+{
+	int64_t bytes = 0;
+
+	if (threads < 2)
+		return false;
+	if (p->nmsg >= (int64_t)HEAVY_MSGS * threads)
+		return true;
+	for (int64_t i = 0; i < p->nmsg; i++)
+		bytes += p->msg[i].len;
+	return bytes >= (int64_t)HEAVY_BYTES * threads;
+}
+
 /* Resets what the previous iteration wrote (not timed). */
 static void reset(struct run *x, const int32_t *nwait0)
 {
@@ -396,7 +435,7 @@ int topo__plan_run_transport(const topo_plan *p,
 	struct verify_ctx v;
 	struct topo__verify_time vt = {0, NULL, NULL, 0, false, 0, 0, NULL};
 	double next_progress = 0;
-	bool timed_out = false;
+	bool timed_out = false, heavy;
 	topo_report *r = NULL;
 	int32_t *nwait0 = NULL;
 	double *seconds = NULL, timeout, deadline_s;
@@ -432,6 +471,7 @@ int topo__plan_run_transport(const topo_plan *p,
 
 	x.p = p;
 	x.tr = tr;
+	x.deliver = tr->deliver;
 	atomic_init(&x.failed, -1);
 	atomic_init(&x.failed_rc, 0);
 	/* First, so that a run too big for memory allocates nothing: the
@@ -444,7 +484,8 @@ int topo__plan_run_transport(const topo_plan *p,
 		topo__plan_run_need(p, buffers == INT64_MAX ? -1 : buffers,
 				    &need);
 		if (need.run >= 0)
-			need.run += (int64_t)threads * (int64_t)TOPO__POOL_STACK;
+			need.run += (int64_t)(threads - 1) *
+				    (int64_t)TOPO__POOL_STACK;
 		rc = topo__memory_check(&need, err);
 		if (rc != 0)
 			return rc;
@@ -480,6 +521,16 @@ int topo__plan_run_transport(const topo_plan *p,
 	x.roots = topo__mallocarray((size_t)x.nroots, sizeof(int64_t));
 	if (x.roots == NULL)
 		goto out;
+	/* Checked here once, not in every delivery; a message out of its
+	 * buffers keeps the checking deliver, which reports it. */
+	if (tr->deliver_trusted != NULL) {
+		int64_t i = 0;
+
+		while (i < p->nmsg && topo__msg_in_bounds(p, &p->msg[i]))
+			i++;
+		if (i == p->nmsg)
+			x.deliver = tr->deliver_trusted;
+	}
 	x.nroots = 0;
 	for (int64_t i = 0; i < p->nmsg; i++)
 		if (nwait0[i] == 0)
@@ -519,6 +570,9 @@ int topo__plan_run_transport(const topo_plan *p,
 	rc = topo__pool_new(&x.pool, threads, run_task, &x, err);
 	if (rc != 0)
 		goto out;
+	heavy = is_heavy(p, threads);
+	if (heavy)
+		topo__pool_wake_at(x.pool, 2);
 
 	v.r = r;
 	v.members = p->t->g->members;
@@ -540,10 +594,15 @@ int topo__plan_run_transport(const topo_plan *p,
 				  timeout, it + 1, iterations);
 			break;
 		}
+		/* Workers spin through the reset, so that they take work as
+		 * soon as the clock starts, as MPI's ranks poll in the
+		 * barrier before a call. */
+		if (heavy)
+			topo__pool_wake(x.pool);
 		reset(&x, nwait0);
 		t0 = topo__now();
 		if (p->nmsg > 0) {
-			topo__pool_push(x.pool, SEED_TASK(0), -1);
+			topo__pool_push(x.pool, SEED_TASK(0), 0);
 			w = topo__pool_wait(x.pool, &deadline);
 		}
 		t1 = topo__now();

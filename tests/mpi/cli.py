@@ -86,6 +86,7 @@ def machine(np, path):
 
 
 ALGS = [("bcast", "flood"), ("scatter", "tree"), ("scatter", "or-combine"),
+        ("scatter", "direct"),
         ("gather", "chunked"), ("gather", "tree"),
         ("reduce", "hierarchical"), ("reduce", "tree"),
         ("allreduce", "tree"), ("allreduce", "hierarchical"),

@@ -1,7 +1,9 @@
 #!/bin/sh
 # tests/tsan/run.sh TSAN_BUILD - the executor under ThreadSanitizer: the
 # pool and engine unit tests, then collrun for every operation and
-# algorithm with more threads than cores.  Any ThreadSanitizer report fails
+# algorithm with more threads than cores (participants block when idle),
+# then with one per CPU (idle ones spin first, and heavy plans wake them
+# before the clock starts).  Any ThreadSanitizer report fails
 # (halt_on_error, a distinct exit code, and a scan of stderr).
 B=$(cd "${1:?usage: run.sh TSAN_BUILD}" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -33,13 +35,22 @@ for run in "bcast" "bcast --segment 16 --bytes 100" "scatter" \
 	"allgather --algorithm recursive-doubling" "allgather --algorithm bruck" \
 	"reduce-scatter" "reduce-scatter --algorithm tree --segment 16" \
 	"reduce-scatter --algorithm recursive-halving --op min" \
-	"alltoall" "alltoall --algorithm bruck" "alltoall --algorithm direct"; do
+	"alltoall" "alltoall --algorithm bruck" "alltoall --algorithm direct" \
+	"scatter --algorithm direct"; do
 	# shellcheck disable=SC2086
 	check "collrun $run" "$B/collrun" $run --threads 4 --iterations 3 --bytes 64 "$m"
 done
 for run in "barrier" "barrier --algorithm tree -t chain"; do
 	# shellcheck disable=SC2086
 	check "collrun $run" "$B/collrun" $run --threads 4 --iterations 5 "$m"
+done
+cpus=$(nproc)
+for run in "bcast --bytes 1M" "scatter --algorithm direct --bytes 64K" \
+	"gather --bytes 64K" "reduce --bytes 256K" "allreduce --bytes 4K" \
+	"alltoall --bytes 1K" "barrier" "bcast --bytes 8"; do
+	# shellcheck disable=SC2086
+	check "collrun $run --threads $cpus" "$B/collrun" $run --threads "$cpus" \
+	    --iterations 5 "$m"
 done
 echo "tsan: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -1,6 +1,6 @@
 /*
  * test_algos.c - the collective algorithms as plans (bcast flood, scatter
- * tree and or-combine, gather chunked and tree, reduce tree and
+ * tree, or-combine and direct, gather chunked and tree, reduce tree and
  * hierarchical) and the tree arithmetic behind them (coll/pattern.c).
  *
  * Each plan is checked for its structure (exact message counts, every
@@ -410,6 +410,45 @@ static void check_scatter_or(const topo_tree *t, int32_t L)
 		if (expected_at(p, r) !=
 			n * nchildren(t, r) + (r != t->root ? n : 0) &&
 		    bad < 0)
+			bad = r;
+	CHECK(bad < 0, "%s: member %d expects %lld", label, (int)bad,
+	      bad < 0 ? 0LL : (long long)expected_at(p, bad));
+	check_replay(p, 1);
+	topo_plan_free(p);
+}
+
+/* scatter "direct": the root's n - 1 blocks straight to their members,
+ * nothing waiting for anything, (n - 1) B bytes whatever the tree, one
+ * local step (the root's own block); the run verifies. */
+static void check_scatter_direct(const topo_tree *t, int32_t L)
+{
+	topo_error err;
+	topo_plan *p =
+	    plan(t, TOPO_OP_SCATTER, "direct", t->g->members[L], 12, &err);
+	int32_t bad = -1;
+
+	CHECK(p != NULL, "%s: %s", label, err.text);
+	if (p == NULL)
+		return;
+	CHECK_STR(p->algorithm, "direct");
+	CHECK_INT(p->nmsg, p->n);
+	CHECK_INT(p->ntransport, p->n - 1);
+	CHECK_INT(transport_bytes(p), 12 * ((int64_t)p->n - 1));
+	CHECK_INT(bsize(p, TOPO__SEND, L), 12 * (int64_t)p->n);
+	CHECK_INT(p->succ_off[p->nmsg], 0);
+	for (int64_t i = 0; i < p->nmsg; i++) {
+		const struct topo__msg *m = &p->msg[i];
+
+		if ((m->src != L || m->soff != 12 * (int64_t)m->dst ||
+		     m->dbuf != TOPO__RECV || m->len != 12 || m->nwait != 0) &&
+		    bad < 0)
+			bad = m->dst;
+	}
+	CHECK(bad < 0, "%s: the message to member %d is not its block",
+	      label, (int)bad);
+	bad = -1;
+	for (int32_t r = 0; r < p->n; r++)
+		if (expected_at(p, r) != (r != L) && bad < 0)
 			bad = r;
 	CHECK(bad < 0, "%s: member %d expects %lld", label, (int)bad,
 	      bad < 0 ? 0LL : (long long)expected_at(p, bad));
@@ -1046,7 +1085,8 @@ static void test_nomem(const topo_machine *m)
 		enum topo_op op;
 		const char *algo;
 	} a[] = {{TOPO_OP_BCAST, "flood"},	  {TOPO_OP_SCATTER, "tree"},
-		 {TOPO_OP_SCATTER, "or-combine"}, {TOPO_OP_GATHER, "chunked"},
+		 {TOPO_OP_SCATTER, "or-combine"}, {TOPO_OP_SCATTER, "direct"},
+		 {TOPO_OP_GATHER, "chunked"},
 		 {TOPO_OP_GATHER, "tree"},	  {TOPO_OP_REDUCE, "tree"},
 		 {TOPO_OP_REDUCE, "hierarchical"}};
 
@@ -1116,6 +1156,8 @@ int main(void)
 		 0);
 	over_all((const topo_machine *const *)ms, 2, specs, check_scatter_or,
 		 0);
+	over_all((const topo_machine *const *)ms, 2, specs,
+		 check_scatter_direct, 0);
 	gather_chunk = 0;
 	over_all((const topo_machine *const *)ms, 2, specs,
 		 check_gather_chunked, 0);

@@ -1930,7 +1930,7 @@ static void test_plan_new(void)
 	q.algorithm = "flood";
 	plan_bad(t, q, TOPO_EARG,
 		 "unknown scatter algorithm \"flood\" (valid: tree, "
-		 "or-combine)",
+		 "or-combine, direct)",
 		 __LINE__);
 	q.op = TOPO_OP_GATHER;
 	q.algorithm = "";

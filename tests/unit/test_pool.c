@@ -5,12 +5,15 @@
  * as 2 and ThreadSanitizer sees no race); the shapes are those plans make:
  * many independent tasks pushed from outside, a chain of dependent tasks
  * (each pushes the next), a binary tree, and one task releasing a huge
- * fan-out.  Then the ways a wait ends early: a deadline while a task is
- * blocked (the pool waits for it, drops what is queued and is reusable),
- * an abort from inside a task and from outside, and pushes that find no
- * memory.  Idle workers must not use the CPU.  Then the CPUs the process
- * may run on (cpus.c): masks of any size counted, and each worker pinned
- * to the i-th allowed CPU when there are enough.  Prints tasks per second.
+ * fan-out.  The caller is participant 0: a small fan-out runs on it alone,
+ * with no hand-off, and it runs queued tasks while a worker is blocked.
+ * Then the ways a wait ends early: a deadline while a task is blocked (the
+ * pool waits for it, drops what is queued and is reusable), an abort from
+ * inside a task and from outside, and pushes that find no memory.  Idle
+ * participants must not use the CPU, spinning or not.  Then the CPUs the
+ * process may run on (cpus.c): masks of any size counted, and each
+ * participant pinned to the i-th allowed CPU when there are enough, the
+ * caller's own mask restored afterwards.  Prints tasks per second.
  */
 #define TOPO_INTERNAL
 #include "exec_internal.h"
@@ -202,6 +205,9 @@ static void shape_case(enum shape shape, const char *name, int threads,
 	int w;
 
 	pool_new(c, threads);
+	/* Tasks that block: any idle participant should take some. */
+	if (shape == SLEEPY)
+		topo__pool_wake_at(c->pool, 2);
 	t0 = now();
 	if (shape == FLAT)
 		for (int64_t i = 0; i < n; i++)
@@ -249,9 +255,11 @@ static void *release_later(void *arg)
 	return NULL;
 }
 
-/* A deadline passes while task 0 is blocked: wait waits for it to return
- * (the pool must be idle afterwards), drops task 1 that it pushes and the
- * tasks still queued, and returns 1.  The pool then runs new work. */
+/* A deadline passes while task 0 is blocked on a worker: meanwhile the
+ * caller runs the tasks queued behind it; wait waits for task 0 to return
+ * (the pool must be idle afterwards), drops task 1 that it pushes, and
+ * returns 1.  The pool then runs new work.  Needs a worker besides the
+ * caller (threads >= 2). */
 static void timeout_case(int threads)
 {
 	struct ctx *c = ctx_new(BLOCKING, 1000);
@@ -265,10 +273,8 @@ static void timeout_case(int threads)
 	while (!c->started)
 		pthread_cond_wait(&c->cv, &c->mu);
 	pthread_mutex_unlock(&c->mu);
-	/* With one thread these stay queued behind the blocked task. */
-	if (threads == 1)
-		for (int64_t i = 2; i < c->n; i++)
-			topo__pool_push(c->pool, i, -1);
+	for (int64_t i = 2; i < c->n; i++)
+		topo__pool_push(c->pool, i, -1);
 	pthread_create(&releaser, NULL, release_later, c);
 	t0 = now();
 	c0 = cpu_now();
@@ -286,8 +292,14 @@ static void timeout_case(int threads)
 	      threads, c1 - c0);
 	CHECK_INT(c->ran[0], 1);
 	CHECK_INT(c->ran[1], 0);
-	if (threads == 1)
-		CHECK_INT(count_ran(c, 2, c->n, 0), c->n - 2);
+	/* Before the deadline, the idle workers ran them, or with one
+	 * worker (blocked) the caller. */
+	CHECK_INT(count_ran(c, 2, c->n, 1), c->n - 2);
+	if (threads == 2)
+		CHECK(c->by_worker[0] == c->n - 2,
+		      "the caller ran %lld of the %lld tasks queued behind "
+		      "the blocked worker",
+		      (long long)c->by_worker[0], (long long)c->n - 2);
 	/* Reusable: everything pushed now runs. */
 	c->shape = FLAT;
 	memset(c->ran, 0, (size_t)c->n * sizeof(int32_t));
@@ -296,6 +308,46 @@ static void timeout_case(int threads)
 	deadline = in(30);
 	CHECK_INT(topo__pool_wait(c->pool, &deadline), 0);
 	CHECK_INT(count_ran(c, 0, c->n, 1), c->n);
+	topo__pool_free(c->pool);
+	ctx_free(c);
+}
+
+/* A plan too small to share: 16 tasks released by one, with the workers
+ * asleep, run on the caller alone (no wake-up, no hand-off); with the
+ * wake threshold at 2 they are shared.  Then a deadline already past
+ * while the caller itself runs a long chain: it notices within
+ * CLOCK_EVERY tasks and drops the rest. */
+static void caller_case(int threads)
+{
+	struct ctx *c = ctx_new(FANOUT, 17);
+	struct timespec d = {0, 20 * 1000 * 1000}, deadline = in(30);
+
+	pool_new(c, threads);
+	for (int round = 0; round < 3; round++) {
+		memset(c->by_worker, 0, sizeof(c->by_worker));
+		memset(c->ran, 0, (size_t)c->n * sizeof(int32_t));
+		nanosleep(&d, NULL); /* past any spin: workers asleep */
+		topo__pool_push(c->pool, 0, 0);
+		CHECK_INT(topo__pool_wait(c->pool, &deadline), 0);
+		CHECK_INT(count_ran(c, 0, c->n, 1), c->n);
+		CHECK(c->by_worker[0] == c->n,
+		      "%d threads, round %d: the caller ran %lld of %lld "
+		      "tasks",
+		      threads, round, (long long)c->by_worker[0],
+		      (long long)c->n);
+	}
+	topo__pool_free(c->pool);
+	ctx_free(c);
+
+	c = ctx_new(CHAIN, 1000000);
+	pool_new(c, threads);
+	topo__pool_push(c->pool, 0, 0);
+	deadline = in(-1);
+	CHECK_INT(topo__pool_wait(c->pool, &deadline), 1);
+	CHECK(count_ran(c, 0, c->n, 1) < 1000,
+	      "a past deadline: %lld tasks ran",
+	      (long long)count_ran(c, 0, c->n, 1));
+	CHECK_INT(count_ran(c, 0, c->n, 2), 0);
 	topo__pool_free(c->pool);
 	ctx_free(c);
 }
@@ -346,6 +398,18 @@ static void idle_case(void)
 	CHECK(c1 - c0 < 0.02, "8 idle threads used %.3f s of CPU in 0.2 s",
 	      c1 - c0);
 	topo__pool_free(c->pool);
+	/* One participant per CPU: idle ones spin, for a bounded time, even
+	 * after topo__pool_wake (2 ms). */
+	pool_new(c, (int)topo__cpus_allowed(NULL, 0));
+	topo__pool_wake(c->pool);
+	CHECK_INT(topo__pool_wait(c->pool, NULL), 0);
+	nanosleep(&d, NULL);
+	c0 = cpu_now();
+	nanosleep(&d, NULL);
+	c1 = cpu_now();
+	CHECK(c1 - c0 < 0.02, "idle participants used %.3f s of CPU in 0.2 s",
+	      c1 - c0);
+	topo__pool_free(c->pool);
 	topo__pool_free(NULL);
 	ctx_free(c);
 }
@@ -386,8 +450,11 @@ static void nomem_case(void)
 	topo__alloc_fail_after(-1);
 	CHECK_INT(count_ran(c, 0, c->n, 1), c->n);
 
-	/* Fill the queue (1024 entries) while the only worker is blocked,
-	 * then fail the queue's growth. */
+	topo__pool_free(c->pool);
+
+	/* Fill the queue (1024 entries) while the only worker is blocked
+	 * and the caller is not waiting, then fail the queue's growth. */
+	pool_new(c, 2);
 	c->shape = BLOCKING;
 	c->started = c->released = 0;
 	memset(c->ran, 0, (size_t)c->n * sizeof(int32_t));
@@ -484,9 +551,13 @@ static void check_pins(int threads, const int *want, const char *what)
 	struct pins p;
 	struct topo__pool *pool = NULL;
 	struct timespec deadline = in(30);
+	cpu_set_t before, after;
 	topo_error err;
 	int ran = 0;
 
+	CHECK_INT(pthread_getaffinity_np(pthread_self(), sizeof(before),
+					 &before),
+		  0);
 	memset(&p, 0, sizeof(p));
 	topo_error_clear(&err);
 	CHECK(topo__pool_new(&pool, threads, record_pin, &p, &err) == 0,
@@ -497,6 +568,12 @@ static void check_pins(int threads, const int *want, const char *what)
 		topo__pool_push(pool, i, -1);
 	CHECK_INT(topo__pool_wait(pool, &deadline), 0);
 	topo__pool_free(pool);
+	/* The caller, participant 0, has its own mask back. */
+	CHECK_INT(pthread_getaffinity_np(pthread_self(), sizeof(after), &after),
+		  0);
+	CHECK(CPU_EQUAL(&before, &after), "%s: the caller's CPU mask was not "
+	      "restored (%d CPUs before, %d after)", what, CPU_COUNT(&before),
+	      CPU_COUNT(&after));
 	for (int i = 0; i < threads; i++) {
 		if (p.ran[i] == 0)
 			continue;
@@ -530,7 +607,7 @@ static void affinity_case(void)
 		c++;
 	}
 	if (n >= 1 && n <= 8)
-		check_pins(n, ids, "one worker per allowed CPU");
+		check_pins(n, ids, "one participant per allowed CPU");
 	for (int i = 0; i < 8; i++)
 		want[i] = n == 1 ? ids[0] : -1;
 	if (n < 8)
@@ -562,8 +639,11 @@ int main(void)
 	/* 64 x 5 ms: 0.32 s on one worker, 0.04 s shared by eight. */
 	shape_case(SLEEPY, "sleepy", 8, 64, 0.2);
 	shape_case(SLEEPY, "sleepy", 2, 64, 0.25);
-	timeout_case(1);
+	timeout_case(2);
 	timeout_case(8);
+	caller_case(1);
+	caller_case(2);
+	caller_case(8);
 	abort_case(1);
 	abort_case(2);
 	abort_case(8);

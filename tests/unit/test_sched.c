@@ -61,7 +61,7 @@ static topo_group *gs[NGSPECS];
 
 static const char *const algos[TOPO_OP_COUNT][6] = {
     [TOPO_OP_BCAST] = {"flood"},
-    [TOPO_OP_SCATTER] = {"tree", "or-combine"},
+    [TOPO_OP_SCATTER] = {"tree", "or-combine", "direct"},
     [TOPO_OP_GATHER] = {"chunked", "tree"},
     [TOPO_OP_REDUCE] = {"hierarchical", "tree"},
     [TOPO_OP_ALLREDUCE] = {"tree", "hierarchical", "ring", "recursive-doubling",

@@ -262,6 +262,9 @@ void topo__reduce3(enum topo_type type, enum topo_redop op, void *dst,
  * redop; the same function the verifier uses to know the inputs. */
 void topo__pattern_fill(const struct topo_plan *p, int32_t r, void *buf,
 			size_t len);
+/* The same for bytes [off, off + len) of that buffer, into buf. */
+void topo__pattern_fill_at(const struct topo_plan *p, int32_t r,
+			   uint64_t off, void *buf, size_t len);
 /* The byte that RECV and WORK are reset to before every iteration. */
 #define TOPO__POISON 0xA5
 
@@ -484,8 +487,9 @@ int topo__pool_wait(struct topo__pool *pool, const struct timespec *deadline);
  * spin). */
 void topo__pool_wake(struct topo__pool *pool);
 /* How many tasks a participant holds before it wakes a sleeping one to
- * share them (default 64; at least 1); a spinning one takes work from
- * anyone holding 2. */
+ * share them (default TOPO__POOL_WAKE_AT; at least 1); a spinning one
+ * takes work from anyone holding 2. */
+#define TOPO__POOL_WAKE_AT 64
 void topo__pool_wake_at(struct topo__pool *pool, size_t tasks);
 /* Makes topo__pool_wait return early; callable from a task. */
 void topo__pool_abort(struct topo__pool *pool);

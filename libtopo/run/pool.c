@@ -87,9 +87,6 @@
 #define WAKE_SPIN_NS 2000000
 /* The caller reads the clock every this many tasks it runs. */
 #define CLOCK_EVERY 64
-/* Default wake threshold: tasks a participant holds before it wakes a
- * sleeping one (topo__pool_wake_at). */
-#define WAKE_AT 64
 
 struct worker {
 	struct topo__pool *pool;
@@ -110,7 +107,7 @@ struct topo__pool {
 	int started;  /* threads started: participants 1 .. started */
 	struct worker **workers;
 	long spin_ns; /* 0: block at once */
-	size_t wake_at;
+	_Atomic size_t wake_at; /* topo__pool_wake_at */
 
 	/* The caller's CPU mask before the pool bound it (restored by
 	 * topo__pool_free), when it did. */
@@ -276,7 +273,9 @@ static int should_share(struct topo__pool *pool, const struct worker *w)
 	if (w->len < 2)
 		return 0;
 	h = atomic_load_explicit(&pool->hungry, memory_order_relaxed);
-	return h == 1 || (h == 2 && w->len > pool->wake_at);
+	return h == 1 ||
+	       (h == 2 && w->len > atomic_load_explicit(&pool->wake_at,
+							  memory_order_relaxed));
 }
 
 /* Moves a fair share of the queue onto w's (empty) stack.  Called with mu
@@ -452,7 +451,8 @@ void topo__pool_push(struct topo__pool *pool, int64_t task, int worker)
 
 void topo__pool_wake_at(struct topo__pool *pool, size_t tasks)
 {
-	pool->wake_at = tasks < 1 ? 1 : tasks;
+	atomic_store_explicit(&pool->wake_at, tasks < 1 ? 1 : tasks,
+			      memory_order_relaxed);
 }
 
 void topo__pool_wake(struct topo__pool *pool)
@@ -739,7 +739,7 @@ int topo__pool_new(struct topo__pool **out, int threads,
 	pool->run = run;
 	pool->ctx = ctx;
 	pool->nthreads = threads;
-	pool->wake_at = WAKE_AT;
+	atomic_init(&pool->wake_at, TOPO__POOL_WAKE_AT);
 	atomic_init(&pool->pending, 0);
 	atomic_init(&pool->queued, 0);
 	atomic_init(&pool->hungry, 0);

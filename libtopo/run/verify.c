@@ -297,6 +297,12 @@ void topo__pattern_fill(const struct topo_plan *p, int32_t r, void *buf,
 	input_range(p, r, 0, buf, len);
 }
 
+void topo__pattern_fill_at(const struct topo_plan *p, int32_t r,
+			   uint64_t off, void *buf, size_t len)
+{
+	input_range(p, r, off, buf, len);
+}
+
 /* ---------------------------------------------------------------------- */
 /* The expected reduction: acc = acc OP src over count elements, with the C
  * operators on the type itself.  Integer sums and products go through an

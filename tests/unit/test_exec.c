@@ -1268,6 +1268,43 @@ static void test_gather(int threads)
 	topo_machine_free(m);
 }
 
+/* The inputs are filled in parallel, in tasks of at most 4 MiB or 4096
+ * members: a member of 9 MiB + 10 bytes (three pieces, the last short),
+ * one of exactly 4 MiB, and 5000 of 8 bytes (two groups), whose first 8
+ * bytes are gathered into member 0's RECV.  The verifier checks every
+ * byte of every SEND against the pattern, so a piece filled at the wrong
+ * offset, or a member left out, fails the run. */
+static void test_fill(int threads)
+{
+	const int32_t n = 5002;
+	int32_t tasks[1] = {n};
+	topo_machine *m = machine(1, tasks, 1);
+	topo_group *g = group_of(m, "world", NULL, n);
+	topo_tree t = fake_tree(g, 0);
+	struct topo_plan *p;
+	int64_t size[5002];
+	topo_report *r;
+	char what[64];
+
+	for (int32_t k = 0; k < n; k++)
+		size[k] = k == 1 ? (9 << 20) + 10 : k == 2 ? 4 << 20 : 8;
+	p = hand_plan(&t, TOPO_OP_GATHER, 8, TOPO_INT8, TOPO_SUM);
+	bufsize(p, TOPO__RECV, 0, 8 * (int64_t)n);
+	for (int32_t k = 0; k < n; k++) {
+		bufsize(p, TOPO__SEND, k, size[k]);
+		msg(p, TOPO__COPY, k, TOPO__SEND, 0, 0, TOPO__RECV, 8 * k, 8,
+		    slot(p, 0, 1));
+	}
+	finish(p);
+	r = run(p, threads, 2, 0);
+	snprintf(what, sizeof(what), "inputs filled by %d thread(s)", threads);
+	expect_verified(r, what);
+	topo_report_free(r);
+	topo_plan_free(p);
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
 /* Reduce with every member reducing straight into the root's RECV once
  * the root has copied its own input there. */
 static void test_reduce(int threads, int32_t n, enum topo_type type,
@@ -2372,6 +2409,8 @@ int main(void)
 	test_reduce(8, 300, TOPO_UINT32, TOPO_BOR, 64);
 	test_reduce(8, 301, TOPO_INT16, TOPO_BXOR, 64);
 	test_reduce(1, 5, TOPO_DOUBLE, TOPO_MAX, 8);
+	test_fill(1);
+	test_fill(2);
 	test_faults();
 	test_timeout();
 	test_deadlines();

@@ -13,37 +13,47 @@ their iterations, and check every result byte; any run that does not verify
 stops the benchmark (run_json).  The two alternate, round after round, and
 which goes first alternates too, so that noise hits both.
 
-1. OVERSUBSCRIBED - 16 members with 1 MiB per member (reduce-scatter and
-   alltoall: blocks of 64 KiB, so 1 MiB of input per member; barrier: none):
-   `collrun OP --json` on a machine of 1 node x 16 tasks against `mpirun
-   --oversubscribe -np 16 --mca btl self,vader mpi_coll OP`.  16 MPI ranks
-   on this host's few CPUs time-share them, so MPI's times include the
+1. FAIR - 2 members on 2 CPUs: collrun on a machine of 1 node x 2 tasks with
+   --threads 2 (the calling thread and one worker, pinned one per CPU)
+   against `mpirun -np 2 --bind-to core --mca btl self,vader mpi_coll OP`
+   (one rank per CPU), every operation at 8 B, 512 B, 4 KiB, 64 KiB, 1 MiB
+   and 16 MiB (barrier once).  MPI is measured both ways: OSU-style, each
+   call released by a barrier, the slowest rank's time, median over the
+   calls (as collrun times its iterations: each from buffers reset,
+   untimed), and back to back (`mpi_coll --back-to-back`: the calls in a
+   row, the slowest rank's loop time / N).  Target (issue 13): collrun no
+   slower than either at every size.  From 1 MiB, collrun's time is also
+   set beside the memory-copy limit of the bytes the operation must move
+   (copy_bytes_of) at memcpy_rate's single-thread rate for buffers of that
+   size, reused (measured at the start of the same run); target: at least
+   0.8 of it.
+2. OVERSUBSCRIBED - 16 members on 2 CPUs, 8 B, 64 KiB, 1 MiB and 16 MiB of
+   input per member (allgather, reduce-scatter and alltoall: 16 blocks of
+   a sixteenth, at least 8 B): `collrun OP --json` on a machine of 1 node x
+   16 tasks, one thread per CPU, against `mpirun --oversubscribe -np 16
+   --mca btl self,vader mpi_coll OP`, both ways as part 1.  16 MPI ranks on
+   this host's few CPUs time-share them, so MPI's times include the
    scheduling waits of ranks queued behind others, which collrun's threads
-   (one per CPU) do not pay: this part flatters collrun.  Table: median over
-   rounds of each side (min..max over rounds) and their ratio (issue 3's
-   target for the seeds' four operations: <= 0.5).
-2. bcast of 8 bytes over 1,048,576 members (65,536 nodes x 16 tasks, torus
+   do not pay: this part flatters collrun, and says so.  Target (issue 13):
+   at most 0.5 of MPI's time both ways.
+3. bcast of 8 bytes over 1,048,576 members (65,536 nodes x 16 tasks, torus
    16x16x16x16): collrun's median seconds and deliveries per second (members
    other than the root, each of which receives the data once), against the
-   targets of issue 3 (<= 1 s) and issue 4 (<= 0.5 s).
-3. FAIR - 2 members on 2 CPUs: collrun on a machine of 1 node x 2 tasks with
-   --threads 2 (its workers pinned one per CPU) against `mpirun -np 2
-   --bind-to core --mca btl self,vader mpi_coll OP` (one rank per CPU), every
-   operation at 8 B, 64 KiB and 1 MiB (barrier once).  MPI is timed as collrun
-   times its iterations: each call on its own, all ranks released by a
-   barrier, the time of the slowest rank (collrun resets and verifies between
-   iterations, untimed, and starts each from idle, so its iterations are not
-   back to back).  For reference MPI is also run back to back (`mpi_coll
-   --back-to-back`: the calls in a row, mean time per call, OSU-style
-   throughput), which is faster still at small sizes.  Table: medians over
-   rounds, min..max over rounds, ratios collrun / MPI.
+   targets of issue 3 (<= 1 s), issue 4 (<= 0.5 s) and issue 13 (<= 10
+   ms).
+
+Every comparison runs in rounds; in each, every case runs collrun, MPI
+OSU-style and MPI back to back, the order reversed every other round.
+Tables: the median over rounds of each run's median, min..max over rounds,
+and ratios collrun / MPI of those medians, with the range of the rounds'
+own ratios.
 
 Writes OUT/replay.md (Markdown) and OUT/replay-mpi.csv (every run of every
 round; not replay.csv, which is bench.py's replay-scaling table in the same
 folder), and prints the Markdown.
 
-usage: replay.py BUILD [--quick] [--rounds N] [--iterations N] [--out DIR]
-                 [--parts 1,2,3] [--no-mpi]
+usage: replay.py BUILD [--quick] [--rounds N] [--out DIR] [--parts 1,2,3]
+                 [--no-mpi]
 """
 import argparse, csv, datetime, json, os, platform, shutil, statistics
 import subprocess, sys, time
@@ -55,16 +65,35 @@ OPS = ["bcast", "scatter", "gather", "reduce", "allreduce", "allgather",
        "reduce-scatter", "alltoall", "barrier"]
 REDUCTIONS = ("reduce", "allreduce", "reduce-scatter")  # int32 sum, both sides
 KIB, MIB = 1 << 10, 1 << 20
-# Part 1: --bytes per op (per member; per block for reduce-scatter and
-# alltoall, whose buffers hold a block for every member: 16 x 64 KiB = 1 MiB)
-P1_BYTES = {op: MIB for op in OPS}
-P1_BYTES.update({"reduce-scatter": 64 * KIB, "alltoall": 64 * KIB,
-                 "barrier": 0})
-# Part 3: sizes and iterations per run (many where one is short, so that the
-# median of collrun and MPI, and MPI's back-to-back mean, are steady)
-FAIR_SIZES = [8, 64 * KIB, MIB]
-FAIR_ITERS = {0: 1000, 8: 1000, 64 * KIB: 200, MIB: 50}
-FAIR_ITERS_QUICK = {0: 100, 8: 100, 64 * KIB: 20, MIB: 5}
+BLOCK_OPS = ("allgather", "reduce-scatter", "alltoall")
+# Part 1: sizes and iterations per run (many where one is short, so that
+# the medians are steady)
+FAIR_SIZES = [8, 512, 4 * KIB, 64 * KIB, MIB, 16 * MIB]
+ITERS = {0: 1000, 8: 1000, 512: 1000, 4 * KIB: 500, 64 * KIB: 200,
+         MIB: 50, 16 * MIB: 10}
+ITERS_QUICK = {0: 100, 8: 100, 512: 100, 4 * KIB: 50, 64 * KIB: 20,
+               MIB: 5, 16 * MIB: 3}
+# Part 2: input bytes per member
+OVER_SIZES = [8, 64 * KIB, MIB, 16 * MIB]
+# Below this, no copy limit is shown: latency, not bandwidth, decides.
+LIMIT_FROM = MIB
+
+
+def copy_bytes_of(op, n, nbytes):
+    """The bytes op must move between members at the least, BYTES as
+    collrun's --bytes: bcast, scatter, gather, reduce (N-1)B; allreduce
+    2(N-1)B (a reduce's and a broadcast's); allgather, reduce-scatter and
+    alltoall N(N-1)B (every member gets, or contributes to, N-1 blocks);
+    the barrier none."""
+    if op in ("bcast", "scatter", "gather", "reduce"):
+        return (n - 1) * nbytes
+    if op == "allreduce":
+        return 2 * (n - 1) * nbytes
+    if op == "barrier":
+        return 0
+    return n * (n - 1) * nbytes
+
+
 TIMEOUT = 900  # seconds for any one command: a hung run must not hang bench
 INSTALL_MPI = "apt-get install -y openmpi-bin libopenmpi-dev"
 
@@ -127,6 +156,28 @@ def build_mpi_coll(bdir):
     return exe
 
 
+def build_memcpy_rate(bdir):
+    src = os.path.join(HERE, "memcpy_rate.c")
+    exe = os.path.join(bdir, "memcpy_rate")
+    if (not os.path.exists(exe)
+            or os.path.getmtime(exe) < os.path.getmtime(src)):
+        cmd = ["cc", "-std=c11", "-O2", "-o", exe, src]
+        note(" ".join(cmd))
+        if subprocess.run(cmd).returncode != 0:
+            die("cc memcpy_rate.c failed")
+    return exe
+
+
+def memcpy_rates(exe, sizes):
+    """{bytes: reused GB/s} of one thread's memcpy, this run."""
+    p = subprocess.run([exe] + [str(b) for b in sizes], capture_output=True,
+                       text=True, timeout=TIMEOUT)
+    if p.returncode != 0:
+        die("memcpy_rate failed: " + p.stderr[-500:])
+    return {o["bytes"]: o["reused_gbs"]
+            for o in (json.loads(l) for l in p.stdout.splitlines())}
+
+
 def first_line(cmd):
     try:
         return subprocess.run(cmd, capture_output=True, text=True,
@@ -178,8 +229,11 @@ def loadavg():
 
 
 def collrun_cmd(collrun, op, nbytes, n_iter, threads, machine):
+    # --timeout: the default 60 s bounds the whole run, verification of
+    # every iteration included, which for 16 members' reduce-scatter of 1
+    # MiB blocks is over a second an iteration.
     cmd = [collrun, op, "--iterations", str(n_iter), "--threads",
-           str(threads), "--json"]
+           str(threads), "--timeout", str(TIMEOUT), "--json"]
     if op != "barrier":  # collrun refuses --bytes for the barrier
         cmd += ["--bytes", str(nbytes)]
     if op in REDUCTIONS:
@@ -203,27 +257,27 @@ def main():
     ap.add_argument("--quick", action="store_true",
                     help="smoke run: fewer rounds, iterations and sizes")
     ap.add_argument("--rounds", type=int,
-                    help="rounds of parts 1 and 3 (default 5; quick 2)")
-    ap.add_argument("--iterations", type=int,
-                    help="iterations per run of part 1 (default 20; quick 5)")
+                    help="rounds of parts 1 and 2 (default 5 and 3; "
+                    "quick 2 and 1)")
     ap.add_argument("--parts", default="1,2,3",
-                    help="parts to run (default 1,2,3): 1 = 16 members "
-                    "oversubscribed, 2 = bcast over 1,048,576 members, "
-                    "3 = 2 members, fair")
+                    help="parts to run (default 1,2,3): 1 = 2 members, "
+                    "fair; 2 = 16 members, oversubscribed; 3 = bcast over "
+                    "1,048,576 members")
     ap.add_argument("--out", default=os.path.join(REPO, "bench-results"),
                     help="results folder (default: bench-results/)")
     ap.add_argument("--no-mpi", action="store_true",
                     help="collrun only (no Open MPI at hand)")
     a = ap.parse_args()
     rounds = a.rounds if a.rounds is not None else (2 if a.quick else 5)
-    iters = (a.iterations if a.iterations is not None
-             else (5 if a.quick else 20))
+    over_rounds = (a.rounds if a.rounds is not None
+                   else (1 if a.quick else 3))
     big_rounds = 1 if a.quick else 3
     big_iters = 2 if a.quick else 5
-    fair_sizes = [8, MIB] if a.quick else FAIR_SIZES
-    fair_iters = FAIR_ITERS_QUICK if a.quick else FAIR_ITERS
-    if rounds < 1 or iters < 1:
-        die("--rounds and --iterations must be >= 1", 2)
+    fair_sizes = [8, 64 * KIB, MIB] if a.quick else FAIR_SIZES
+    over_sizes = [8, MIB] if a.quick else OVER_SIZES
+    iters_of = ITERS_QUICK if a.quick else ITERS
+    if rounds < 1:
+        die("--rounds must be >= 1", 2)
     parts = set(a.parts.split(","))
     if not parts or parts - {"1", "2", "3"}:
         die("--parts: a list of 1, 2 and 3", 2)
@@ -242,7 +296,7 @@ def main():
     os.makedirs(bdir, exist_ok=True)
     os.makedirs(a.out, exist_ok=True)
     cpus = len(os.sched_getaffinity(0))
-    threads = cpus  # part 1 and 2: collrun's default, one worker per CPU
+    threads = cpus  # collrun's default, one thread per CPU
 
     m16 = write_machine(os.path.join(bdir, "replay-1x16.json"), 1, 16,
                         {"type": "kary", "fanout": 2})
@@ -256,6 +310,23 @@ def main():
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
                    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
         mpi_version = first_line(["mpirun", "--version"])
+
+    def per_member(op, size, members):
+        """--bytes for `size` bytes of input per member: a block of
+        size / members for the operations with a block per member."""
+        if op == "barrier":
+            return 0
+        if op in BLOCK_OPS and members > 2:
+            return max(8, size // members)
+        return size
+
+    limit_sizes = sorted({per_member(op, b, n)
+                          for op in OPS for n, sizes in
+                          ((2, fair_sizes), (16, over_sizes))
+                          for b in sizes} - {0})
+    limit_sizes = [b for b in limit_sizes if b >= LIMIT_FROM]
+    rates = (memcpy_rates(build_memcpy_rate(bdir), limit_sizes)
+             if limit_sizes else {})
 
     def run_collrun(op, machine, members, nbytes, n_iter, n_threads):
         res = run_json(collrun_cmd(collrun, op, nbytes, n_iter, n_threads,
@@ -277,101 +348,127 @@ def main():
     csv_rows = []
     algo = {}
     load = {}
+    took = {}
 
-    # Part 1: 16 members, 1 MiB each; collrun and MPI alternate, and which
-    # goes first alternates too, so neither always runs on a warm machine.
-    med = {op: {"collrun": [], "mpi": []} for op in OPS}
-    if "1" in parts:
-        load["1"] = [loadavg()]
-        t1 = time.time()
-        for r in range(rounds):
-            for op in OPS:
-                nbytes = P1_BYTES[op]
-                sides = ["collrun", "mpi"] if use_mpi else ["collrun"]
-                if r % 2:
-                    sides.reverse()
-                for side in sides:
-                    if side == "collrun":
-                        res = run_collrun(op, m16, 16, nbytes, iters,
-                                          threads)
-                        algo[("16", op)] = res.get("algorithm", "?")
-                    else:
-                        res = run_mpi(op, 16, nbytes, iters,
-                                      ["--oversubscribe"])
-                    s = res["seconds"]
-                    med[op][side].append(s["median"])
-                    csv_rows.append(
-                        ["16-oversubscribed", op, 16, nbytes, side,
-                         "barrier" if side == "mpi" else "", r + 1, iters,
-                         s["min"], s["median"], s["max"],
-                         algo[("16", op)] if side == "collrun" else ""])
-                    note(f"part 1 round {r + 1}/{rounds} {op:14} {side:8} "
-                         f"median {ms(s['median'])} ms")
-        load["1"].append(loadavg())
-        took1 = time.time() - t1
-
-    # Part 2: 8 bytes over 1,048,576 members (collrun only: 1M MPI processes
-    # are not an option on one host).
-    big = []
-    members = 65536 * 16
-    if "2" in parts:
-        t2 = time.time()
-        for r in range(big_rounds):
-            res = run_collrun("bcast", mbig, members, 8, big_iters, threads)
-            s = res["seconds"]
-            big.append(s["median"])
-            algo["big"] = res.get("algorithm", "?")
-            csv_rows.append(["1Mx8B", "bcast", members, 8, "collrun", "",
-                             r + 1, big_iters, s["min"], s["median"],
-                             s["max"], algo["big"]])
-            note(f"part 2 round {r + 1}/{big_rounds} bcast 8 B x {members} "
-                 f"members median {s['median']:.3f} s")
-        took2 = time.time() - t2
-
-    # Part 3: 2 members on 2 CPUs, each side one worker or rank per CPU.
-    fair_cases = [(op, 0 if op == "barrier" else b) for op in OPS
-                  for b in ([0] if op == "barrier" else fair_sizes)]
-    fmed = {c: {"collrun": [], "mpi": [], "b2b": []} for c in fair_cases}
-    fair_skipped = None
-    if "3" in parts and cpus < 2:
-        fair_skipped = (f"this process may run on {cpus} CPU(s); the fair "
-                        "comparison needs 2")
-        note(f"part 3 skipped: {fair_skipped}")
-    elif "3" in parts:
-        load["3"] = [loadavg()]
-        t3 = time.time()
-        bind = ["--bind-to", "core"]
-        for r in range(rounds):
-            for op, nbytes in fair_cases:
-                n_iter = fair_iters[nbytes]
+    def compare(tag, members, machine, sizes, n_rounds, launch, label):
+        """Every case of `members` members in n_rounds interleaved rounds:
+        {(op, bytes): {"collrun": [...], "mpi": [...], "b2b": [...]}} of
+        run medians; bytes as --bytes."""
+        cases = [(op, per_member(op, b, members)) for op in OPS
+                 for b in ([0] if op == "barrier" else sizes)]
+        # iterations by the input per member, not by the block
+        size_of = {(op, per_member(op, b, members)): b for op in OPS
+                   for b in ([0] if op == "barrier" else sizes)}
+        res_of = {c: {"collrun": [], "mpi": [], "b2b": []} for c in cases}
+        load[tag] = [loadavg()]
+        t0 = time.time()
+        for r in range(n_rounds):
+            for op, nbytes in cases:
+                n_iter = iters_of[size_of[(op, nbytes)]]
                 sides = (["collrun", "mpi", "b2b"] if use_mpi
                          else ["collrun"])
                 if r % 2:
                     sides.reverse()
                 for side in sides:
                     if side == "collrun":
-                        res = run_collrun(op, m2, 2, nbytes, n_iter, 2)
-                        algo[("2", op, nbytes)] = res.get("algorithm", "?")
+                        res = run_collrun(op, machine, members, nbytes,
+                                          n_iter, threads)
+                        algo[(tag, op, nbytes)] = res.get("algorithm", "?")
                     else:
-                        mode = "barrier" if side == "mpi" else "back-to-back"
-                        res = run_mpi(op, 2, nbytes, n_iter, bind, mode)
-                    s = res["seconds"]
-                    fmed[(op, nbytes)][side].append(s["median"])
+                        mode = ("barrier" if side == "mpi"
+                                else "back-to-back")
+                        res = run_mpi(op, members, nbytes, n_iter, launch,
+                                      mode)
+                    sec = res["seconds"]
+                    res_of[(op, nbytes)][side].append(sec["median"])
                     csv_rows.append(
-                        ["2-fair", op, 2, nbytes,
+                        [label, op, members, nbytes,
                          "collrun" if side == "collrun" else "mpi",
                          {"collrun": "", "mpi": "barrier",
                           "b2b": "back-to-back"}[side], r + 1, n_iter,
-                         s["min"], s["median"], s["max"],
-                         algo[("2", op, nbytes)] if side == "collrun"
+                         sec["min"], sec["median"], sec["max"],
+                         algo[(tag, op, nbytes)] if side == "collrun"
                          else ""])
-                    note(f"part 3 round {r + 1}/{rounds} {op:14} "
+                    note(f"{label} round {r + 1}/{n_rounds} {op:14} "
                          f"{human(nbytes):>7} {side:8} median "
-                         f"{us(s['median'])} us")
-        load["3"].append(loadavg())
-        took3 = time.time() - t3
+                         f"{us(sec['median'])} us")
+        load[tag].append(loadavg())
+        took[tag] = time.time() - t0
+        return cases, res_of
 
-    # Report.
+    def table(tag, members, cases, res_of, target):
+        """Markdown rows and (cases, met both ways, met OSU-style, met back
+        to back, limit cases, limit met, worst ratio)."""
+        L = []
+        if use_mpi:
+            L += ["| op | bytes | collrun algorithm | collrun us | min..max "
+                  "| MPI us | min..max | ratio | per round "
+                  "| MPI back to back us | min..max | ratio | per round "
+                  "| of copy limit |",
+                  "| --- | ---: | --- | ---: | --- | ---: | --- | ---: "
+                  "| --- | ---: | --- | ---: | --- | ---: |"]
+        else:
+            L += ["| op | bytes | collrun algorithm | collrun us | min..max "
+                  "| of copy limit |",
+                  "| --- | ---: | --- | ---: | --- | ---: |"]
+        st = {"cases": 0, "both": 0, "osu": 0, "b2b": 0, "lim": 0,
+              "lim_met": 0, "worst": None, "lim_worst": None}
+        for case in cases:
+            op, nbytes = case
+            cs = res_of[case]["collrun"]
+            c = statistics.median(cs)
+            lim = ""
+            if nbytes >= LIMIT_FROM and nbytes in rates:
+                t_lim = copy_bytes_of(op, members, nbytes) / (
+                    rates[nbytes] * 1e9)
+                frac = t_lim / c
+                lim = f"{frac:.2f}"
+                st["lim"] += 1
+                st["lim_met"] += frac >= 0.8
+                if st["lim_worst"] is None or frac < st["lim_worst"][0]:
+                    st["lim_worst"] = (frac, op, nbytes)
+            row = (f"| {op} | {human(nbytes)} "
+                   f"| {algo[(tag, op, nbytes)]} | {us(c)} "
+                   f"| {spread(cs, us)} ")
+            if not use_mpi:
+                L.append(row + f"| {lim} |")
+                continue
+            mm, bb = res_of[case]["mpi"], res_of[case]["b2b"]
+            m, bm = statistics.median(mm), statistics.median(bb)
+            per = [x / y for x, y in zip(cs, mm)]
+            perb = [x / y for x, y in zip(cs, bb)]
+            st["cases"] += 1
+            st["osu"] += c / m <= target
+            st["b2b"] += c / bm <= target
+            st["both"] += c / m <= target and c / bm <= target
+            worst = max(c / m, c / bm)
+            if st["worst"] is None or worst > st["worst"][0]:
+                st["worst"] = (worst, op, nbytes)
+            L.append(row + f"| {us(m)} | {spread(mm, us)} | {rfmt(c / m)} "
+                     f"| {spread(per, rfmt)} | {us(bm)} "
+                     f"| {spread(bb, us)} | {rfmt(c / bm)} "
+                     f"| {spread(perb, rfmt)} | {lim} |")
+        return L, st
+
+    def verdict_lines(st, target, what):
+        out = []
+        if use_mpi and st["cases"]:
+            w = st["worst"]
+            out.append(
+                f"{what}: collrun / Open MPI <= {target} in {st['both']} of "
+                f"{st['cases']} cases both ways ({st['osu']} OSU-style, "
+                f"{st['b2b']} back to back); the largest ratio "
+                f"{rfmt(w[0])} ({w[1]}, {human(w[2])}).")
+        if st["lim"]:
+            w = st["lim_worst"]
+            out.append(
+                f"{what}: at least 0.8 of the copy limit in "
+                f"{st['lim_met']} of {st['lim']} cases from "
+                f"{human(LIMIT_FROM)}; the lowest {w[0]:.2f} ({w[1]}, "
+                f"{human(w[2])}).")
+        return out
+
+    summary = []
     now = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     L = [f"# Replay benchmark ({now}"
          + (", --quick smoke run" if a.quick else "") + ")", "",
@@ -379,155 +476,121 @@ def main():
          "usable by this process"
          + (f"; {mpi_version}" if use_mpi else "; Open MPI not run") + ". "
          "Both sides time the collective alone and check every result byte "
-         "(a run that does not verify stops the benchmark); collrun and "
-         "Open MPI alternate, and which goes first alternates. mpi_coll's "
+         "(a run that does not verify stops the benchmark). mpi_coll's "
          "BYTES is collrun's --bytes: per member, or per block for scatter, "
          "gather, allgather, reduce-scatter and alltoall (collrun(1)); "
-         "reductions are int32 sum on both sides; the barrier moves no data.",
-         ""]
+         "reductions are int32 sum on both sides; the barrier moves no data. "
+         "MPI is measured two ways: **OSU-style**, a barrier before every "
+         "call and the slowest rank's time, median over the calls (the way "
+         "collrun times its iterations: each starts from buffers reset, "
+         "untimed); and **back to back**, the calls in a row with no "
+         "barrier, the slowest rank's loop time / N (a rank may start the "
+         "next call while the other finishes this one). In each round every "
+         "case runs collrun, MPI OSU-style and MPI back to back, the order "
+         "reversed every other round. Times in microseconds: the median "
+         "over rounds of each run's median, min..max over rounds; ratio = "
+         "collrun / MPI of the medians (above 1: collrun is slower), per "
+         "round = the range of the rounds' own ratios. Copy limit (from "
+         f"{human(LIMIT_FROM)}): the bytes the operation must move between "
+         "members (N-1 buffers for bcast, scatter, gather and reduce, "
+         "2(N-1) for allreduce, N(N-1) blocks for allgather, reduce-scatter "
+         "and alltoall) at one thread's memcpy rate for a buffer of that "
+         "size, reused, measured by memcpy_rate at the start of this run ("
+         + ", ".join(f"{human(b)}: {r:.1f} GB/s"
+                     for b, r in sorted(rates.items()))
+         + "); 'of copy limit' = that time / collrun's (above 1: faster "
+         "than one thread's memcpy).", ""]
 
-    if "1" in parts:
-        L += ["## 1. OVERSUBSCRIBED: 16 members, 1 MiB per member", "",
+    if "1" in parts and cpus < 2:
+        L += ["## 1. FAIR: 2 members on 2 CPUs", "",
+              f"Not run: this process may run on {cpus} CPU(s); the fair "
+              "comparison needs 2.", ""]
+        note("part 1 skipped: fewer than 2 CPUs")
+    elif "1" in parts:
+        cases, res_of = compare("2", 2, m2, fair_sizes, rounds,
+                                ["--bind-to", "core"], "2-fair")
+        rows, st = table("2", 2, cases, res_of, 1.0)
+        L += ["## 1. FAIR: 2 members on 2 CPUs, every operation", "",
+              "One thread or rank per CPU on each side. collrun: machine 1 "
+              "node x 2 tasks, `--threads 2` (the calling thread and one "
+              "worker, pinned to CPUs 0 and 1). Open MPI: `mpirun -np 2 "
+              "--bind-to core --mca btl self,vader mpi_coll OP BYTES N` "
+              f"(rank i bound to core i, shared memory). {rounds} rounds; "
+              "N (iterations per run, both sides) = "
+              + ", ".join(f"{iters_of[b]} at {human(b)}" for b in fair_sizes)
+              + f", {iters_of[0]} for the barrier. Target (issue 13): "
+              "collrun no slower than Open MPI both ways at every size, and "
+              "from 1 MiB at least 0.8 of the copy limit.", ""] + rows + [""]
+        v = verdict_lines(st, 1.0, "2 members")
+        L += v + ["", f"Part 1 took {took['2']:.0f} s; load average "
+                  f"(1/5/15 min) {load['2'][0]} before, {load['2'][1]} "
+                  "after.", ""]
+        summary += v
+
+    if "2" in parts:
+        cases, res_of = compare("16", 16, m16, over_sizes, over_rounds,
+                                ["--oversubscribe"], "16-oversubscribed")
+        rows, st = table("16", 16, cases, res_of, 0.5)
+        L += ["## 2. OVERSUBSCRIBED: 16 members, 16 MPI ranks on "
+              f"{cpus} CPUs", "",
               f"**16 MPI ranks on {cpus} CPUs.** The ranks time-share the "
               "CPUs: a rank whose turn it is to send, receive or add often "
               "waits in the run queue behind ranks that are only polling, so "
-              "Open MPI's times below include scheduling waits that collrun's "
-              f"{threads} worker threads (one per CPU, pinned) do not pay. "
-              "This comparison flatters collrun; part 3 is the fair one.", "",
+              "Open MPI's times below include scheduling waits that "
+              f"collrun's {threads} threads (one per CPU, pinned) do not "
+              "pay. This comparison flatters collrun; part 1 is the fair "
+              "one.", "",
               "collrun: machine 1 node x 16 tasks (all shared memory), "
-              f"`--threads {threads}`. Open MPI: `mpirun --oversubscribe -np "
-              "16 --mca btl self,vader mpi_coll OP BYTES N`, buffers reused, "
-              "a warm-up call, a barrier before each call, time = the "
-              f"slowest rank's. {rounds} rounds, each timing {iters} "
-              "iterations per side (median of the iterations). Bytes: 1 MiB "
-              "per member; reduce-scatter and alltoall blocks of 64 KiB (16 "
-              "blocks, 1 MiB of input per member); allgather 1 MiB from each "
-              "member (16 MiB result per member). Columns: median over "
-              "rounds (min..max over rounds); ratio = collrun / Open MPI of "
-              "the medians; issue 3's target (<= 0.5) was set for the first "
-              "four operations.", ""]
-        if use_mpi:
-            L += ["| op | bytes | collrun algorithm | collrun ms | min..max "
-                  "| Open MPI ms | min..max | ratio | ratio per round "
-                  "| <= 0.5 |",
-                  "| --- | ---: | --- | ---: | --- | ---: | --- | ---: | --- "
-                  "| --- |"]
-        else:
-            L += ["| op | bytes | collrun algorithm | collrun ms | min..max |",
-                  "| --- | ---: | --- | ---: | --- |"]
-        for op in OPS:
-            cs = med[op]["collrun"]
-            c = statistics.median(cs)
-            row = (f"| {op} | {human(P1_BYTES[op])} | {algo[('16', op)]} "
-                   f"| {ms(c)} | {spread(cs, ms)} ")
-            if not use_mpi:
-                L.append(row + "|")
-                continue
-            mm = med[op]["mpi"]
-            m = statistics.median(mm)
-            ratio = c / m
-            per = [x / y for x, y in zip(cs, mm)]
-            L.append(row + f"| {ms(m)} | {spread(mm, ms)} | {ratio:.2f} "
-                     f"| {min(per):.2f}..{max(per):.2f} "
-                     f"| {'yes' if ratio <= 0.5 else '**no**'} |")
-        L += ["", f"Part 1 took {took1:.0f} s; load average (1/5/15 min) "
-              f"{load['1'][0]} before, {load['1'][1]} after.", ""]
+              f"`--threads {threads}`. Open MPI: `mpirun --oversubscribe "
+              "-np 16 --mca btl self,vader mpi_coll OP BYTES N`. Sizes: "
+              + ", ".join(human(b) for b in over_sizes)
+              + " of input per member: allgather, reduce-scatter and "
+              "alltoall take blocks of a sixteenth (at least 8 B), so that "
+              "every member's input is the same. "
+              f"{over_rounds} rounds. Target (issue 13): at most 0.5 of "
+              "Open MPI's time both ways.", ""] + rows + [""]
+        v = verdict_lines(st, 0.5, "16 members (oversubscribed MPI)")
+        L += v + ["", f"Part 2 took {took['16']:.0f} s; load average "
+                  f"(1/5/15 min) {load['16'][0]} before, {load['16'][1]} "
+                  "after.", ""]
+        summary += v
 
-    if "2" in parts:
+    big = []
+    members = 65536 * 16
+    if "3" in parts:
+        t3 = time.time()
+        for r in range(big_rounds):
+            res = run_collrun("bcast", mbig, members, 8, big_iters, threads)
+            sec = res["seconds"]
+            big.append(sec["median"])
+            algo["big"] = res.get("algorithm", "?")
+            csv_rows.append(["1Mx8B", "bcast", members, 8, "collrun", "",
+                             r + 1, big_iters, sec["min"], sec["median"],
+                             sec["max"], algo["big"]])
+            note(f"part 3 round {r + 1}/{big_rounds} bcast 8 B x {members} "
+                 f"members median {sec['median']:.4f} s")
         b = statistics.median(big)
         rate = (members - 1) / b
-        L += ["## 2. bcast of 8 bytes over 1,048,576 members", "",
+        L += ["## 3. bcast of 8 bytes over 1,048,576 members", "",
               "Machine: 65,536 nodes x 16 tasks, torus 16x16x16x16, compiled "
-              f"in memory by collrun; algorithm {algo['big']}; {big_rounds} "
-              f"run(s) of {big_iters} iterations, median of the run medians. "
-              "Deliveries: the 1,048,575 members other than the root, each "
-              "receiving once.", "",
-              "| members | seconds | min..max | deliveries/s "
-              "| <= 1 s (issue 3) | <= 0.5 s (issue 4) |",
-              "| ---: | ---: | --- | ---: | --- | --- |",
-              f"| {members:,} | {b:.3f} "
-              f"| {spread(big, lambda x: f'{x:.3f}')} | {rate / 1e6:.2f} M "
-              f"| {'yes' if b <= 1 else '**no**'} "
-              f"| {'yes' if b <= 0.5 else '**no**'} |", "",
-              f"Part 2 took {took2:.0f} s.", ""]
-
-    if fair_skipped:
-        L += ["## 3. FAIR: 2 members on 2 CPUs", "",
-              f"Not run: {fair_skipped}.", ""]
-    elif "3" in parts:
-        L += ["## 3. FAIR: 2 members on 2 CPUs, every operation", "",
-              "One worker or rank per CPU on each side. collrun: machine "
-              "1 node x 2 tasks, `--threads 2` (worker i pinned to CPU i). "
-              "Open MPI: `mpirun -np 2 --bind-to core --mca btl self,vader "
-              "mpi_coll OP BYTES N` (rank i bound to core i, shared memory).",
+              f"in memory by collrun; algorithm {algo['big']}; "
+              f"`--threads {threads}`; {big_rounds} run(s) of {big_iters} "
+              "iterations, median of the run medians. Deliveries: the "
+              "1,048,575 members other than the root, each receiving once.",
               "",
-              "**MPI timing: a barrier before every call (OSU-style), time = "
-              "the slowest rank's, median over the N calls** - the way "
-              "collrun times its iterations: each starts from buffers reset "
-              "(untimed) and idle workers, and ends when the last message is "
-              "done; collrun does not run its iterations back to back. "
-              "For reference, 'MPI back to back' is `mpi_coll --back-to-back`"
-              ": the N calls in a row with no barrier, the slowest rank's "
-              "loop time / N (OSU-style throughput: a rank may start the next "
-              "call while the other finishes this one); at small sizes it is "
-              "usually the lower of the two MPI figures.", "",
-              f"{rounds} rounds; in each, every case runs collrun, MPI and "
-              "MPI back to back, the order reversed every other round. N "
-              "(iterations per run, both sides) = "
-              + ", ".join(f"{fair_iters[s]} at {human(s)}"
-                          for s in fair_sizes)
-              + f", {fair_iters[0]} for the barrier. Times in microseconds: "
-              "median over rounds of each run's median, then min..max over "
-              "rounds. ratio = collrun / MPI of the medians (above 1: collrun "
-              "is slower); per round: the range of the rounds' own ratios.",
-              ""]
-        if use_mpi:
-            L += ["| op | bytes | collrun algorithm | collrun us | min..max "
-                  "| MPI us | min..max | ratio | per round "
-                  "| MPI back to back us | min..max | ratio |",
-                  "| --- | ---: | --- | ---: | --- | ---: | --- | ---: | --- "
-                  "| ---: | --- | ---: |"]
-        else:
-            L += ["| op | bytes | collrun algorithm | collrun us | min..max |",
-                  "| --- | ---: | --- | ---: | --- |"]
-        slower = slower_b2b = 0
-        worst = None
-        for case in fair_cases:
-            op, nbytes = case
-            cs = fmed[case]["collrun"]
-            c = statistics.median(cs)
-            row = (f"| {op} | {human(nbytes)} | {algo[('2', op, nbytes)]} "
-                   f"| {us(c)} | {spread(cs, us)} ")
-            if not use_mpi:
-                L.append(row + "|")
-                continue
-            mm, bb = fmed[case]["mpi"], fmed[case]["b2b"]
-            m, bm = statistics.median(mm), statistics.median(bb)
-            per = [x / y for x, y in zip(cs, mm)]
-            slower += c > m
-            slower_b2b += c > bm
-            if worst is None or c / m > worst[0]:
-                worst = (c / m, op, nbytes)
-            L.append(row + f"| {us(m)} | {spread(mm, us)} | {rfmt(c / m)} "
-                     f"| {spread(per, rfmt)} | {us(bm)} "
-                     f"| {spread(bb, us)} | {rfmt(c / bm)} |")
-        if use_mpi:
-            L += ["", f"collrun is slower than Open MPI in {slower} of "
-                  f"{len(fair_cases)} cases ({slower_b2b} against MPI back "
-                  f"to back); the largest ratio is {worst[0]:.1f}x "
-                  f"({worst[1]}, {human(worst[2])}). Between iterations "
-                  "collrun's idle workers sleep on a condition variable "
-                  "(libtopo/run/pool.c: nothing spins or polls) and every "
-                  "iteration wakes them, while MPI's ranks poll: at small "
-                  "sizes collrun's time is mostly those wake-ups, which cost "
-                  "tens of microseconds on a virtual machine, and depends on "
-                  "the host's load. Open MPI's reduce-scatter of 1 MiB "
-                  "blocks is slow for another reason: a large temporary "
-                  "buffer that glibc maps anew on every call "
-                  "(tests/bench/README.md)."]
-        L += ["", f"Part 3 took {took3:.0f} s; load average (1/5/15 min) "
-              f"{load['3'][0]} before, {load['3'][1]} after.", ""]
+              "| members | seconds | min..max | deliveries/s "
+              "| <= 0.5 s (issue 4) | <= 10 ms (issue 13) |",
+              "| ---: | ---: | --- | ---: | --- | --- |",
+              f"| {members:,} | {b:.4f} "
+              f"| {spread(big, lambda x: f'{x:.4f}')} | {rate / 1e6:.1f} M "
+              f"| {'yes' if b <= 0.5 else '**no**'} "
+              f"| {'yes' if b <= 0.01 else '**no**'} |", "",
+              f"Part 3 took {time.time() - t3:.0f} s.", ""]
+        summary.append(f"bcast 8 B over 1,048,576 members: {b * 1e3:.1f} ms "
+                       f"({rate / 1e6:.1f} M deliveries/s; target <= 10 ms)")
 
+    if summary:
+        L[2:2] = ["## Summary", ""] + [f"- {x}" for x in summary] + [""]
     L += [f"The whole run took {(time.time() - t_start) / 60:.1f} min. "
           "Reproduce: `python3 tests/bench/replay.py build [--quick]`.", ""]
     md = "\n".join(L)

@@ -69,6 +69,11 @@ int topo__gather_up(struct topo_plan *p, const struct topo__layout *l,
 		    int32_t root, int64_t B, int64_t slot0, int64_t *up,
 		    topo_error *err);
 
+/* The receipt slots of scatter "tree" and "direct": one per member
+ * (*slot0 + rank), expecting 1 arrival, the root's 0.  0, or the error of
+ * topo__plan_slots. */
+int topo__scatter_slots(struct topo_plan *p, int64_t *slot0, topo_error *err);
+
 /* scatter "tree"'s phase down the layout (coll/scatter/tree.c), shared
  * with reduce-scatter "tree": root's blocks in its buffer src at rank * B,
  * packed into its WORK at pack0 where needed; keep >= 0 a message root's

@@ -469,6 +469,15 @@ def main():
         return out
 
     summary = []
+
+    def part_tail(number, tag, st, target, what):
+        """A part's verdicts (also kept for the summary) and timing."""
+        v = verdict_lines(st, target, what)
+        summary.extend(v)
+        return v + ["", f"Part {number} took {took[tag]:.0f} s; load "
+                    f"average (1/5/15 min) {load[tag][0]} before, "
+                    f"{load[tag][1]} after.", ""]
+
     now = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     L = [f"# Replay benchmark ({now}"
          + (", --quick smoke run" if a.quick else "") + ")", "",
@@ -521,11 +530,7 @@ def main():
               + f", {iters_of[0]} for the barrier. Target (issue 13): "
               "collrun no slower than Open MPI both ways at every size, and "
               "from 1 MiB at least 0.8 of the copy limit.", ""] + rows + [""]
-        v = verdict_lines(st, 1.0, "2 members")
-        L += v + ["", f"Part 1 took {took['2']:.0f} s; load average "
-                  f"(1/5/15 min) {load['2'][0]} before, {load['2'][1]} "
-                  "after.", ""]
-        summary += v
+        L += part_tail(1, "2", st, 1.0, "2 members")
 
     if "2" in parts:
         cases, res_of = compare("16", 16, m16, over_sizes, over_rounds,
@@ -549,11 +554,7 @@ def main():
               "every member's input is the same. "
               f"{over_rounds} rounds. Target (issue 13): at most 0.5 of "
               "Open MPI's time both ways.", ""] + rows + [""]
-        v = verdict_lines(st, 0.5, "16 members (oversubscribed MPI)")
-        L += v + ["", f"Part 2 took {took['16']:.0f} s; load average "
-                  f"(1/5/15 min) {load['16'][0]} before, {load['16'][1]} "
-                  "after.", ""]
-        summary += v
+        L += part_tail(2, "16", st, 0.5, "16 members (oversubscribed MPI)")
 
     big = []
     members = 65536 * 16

@@ -22,6 +22,7 @@
  * root's expects 0, as scatter "tree".
  */
 #define TOPO_INTERNAL
+#include "coll_pattern.h"
 #include "exec_internal.h"
 
 #include <string.h>
@@ -44,9 +45,7 @@ int topo__plan_scatter_direct(struct topo_plan *p, topo_error *err)
 	if (rc == 0)
 		rc = topo__plan_expect(p, n, 0, n, err);
 	if (rc == 0)
-		rc = topo__plan_slots(p, n, -1, &slot0, err);
-	for (int32_t v = 0; rc == 0 && p->slot_expect != NULL && v < n; v++)
-		p->slot_expect[slot0 + v] = v == root ? 0 : 1;
+		rc = topo__scatter_slots(p, &slot0, err);
 
 	memset(&m, 0, sizeof(m));
 	m.kind = TOPO__COPY;

@@ -128,6 +128,15 @@ int topo__scatter_down(struct topo_plan *p, const struct topo__layout *l,
 	return rc;
 }
 
+int topo__scatter_slots(struct topo_plan *p, int64_t *slot0, topo_error *err)
+{
+	int rc = topo__plan_slots(p, p->n, -1, slot0, err);
+
+	for (int32_t v = 0; rc == 0 && p->slot_expect != NULL && v < p->n; v++)
+		p->slot_expect[*slot0 + v] = v == p->root ? 0 : 1;
+	return rc;
+}
+
 int topo__plan_scatter_tree(struct topo_plan *p, topo_error *err)
 {
 	int32_t n = p->n, root = p->root;
@@ -168,9 +177,7 @@ int topo__plan_scatter_tree(struct topo_plan *p, topo_error *err)
 		rc = topo__plan_expect(p, 3 * (int64_t)n, 3 * (int64_t)n, n,
 				       err);
 	if (rc == 0)
-		rc = topo__plan_slots(p, n, -1, &slot0, err);
-	for (int32_t v = 0; rc == 0 && p->slot_expect != NULL && v < n; v++)
-		p->slot_expect[slot0 + v] = v == root ? 0 : 1;
+		rc = topo__scatter_slots(p, &slot0, err);
 
 	memset(&m, 0, sizeof(m));
 	m.kind = TOPO__COPY;

@@ -96,6 +96,7 @@ struct run {
 	 * calling thread, participant 0, only). */
 	bool filling;
 	struct fill_task *fill;
+	double deadline; /* topo__now() seconds */
 	_Atomic int64_t filled;
 	topo_progress_fn progress;
 	void *progress_ctx;
@@ -116,7 +117,16 @@ static void fill_one(struct run *x, int64_t k, int worker)
 	const struct fill_task *f = &x->fill[k];
 	const struct topo_plan *p = x->p;
 	int64_t done = f->r1 - f->r0;
+	double t;
 
+	/* A task is up to 4 MiB of pattern, tens of milliseconds (more
+	 * under a sanitizer): each looks at the clock, so that the run stops
+	 * within one task of its deadline, whoever runs it. */
+	t = topo__now();
+	if (t >= x->deadline) {
+		topo__pool_abort(x->pool);
+		return;
+	}
 	if (f->len >= 0) {
 		topo__pattern_fill_at(
 		    p, f->r0, (uint64_t)f->off,
@@ -135,14 +145,9 @@ static void fill_one(struct run *x, int64_t k, int worker)
 		}
 	}
 	done += atomic_fetch_add(&x->filled, done);
-	if (worker == 0 && x->progress != NULL) {
-		double t = topo__now();
-
-		if (t >= x->next_progress) {
-			x->next_progress = t + TOPO__PROGRESS_EVERY;
-			x->progress(x->progress_ctx, "filling inputs", done,
-				    p->n);
-		}
+	if (worker == 0 && x->progress != NULL && t >= x->next_progress) {
+		x->next_progress = t + TOPO__PROGRESS_EVERY;
+		x->progress(x->progress_ctx, "filling inputs", done, p->n);
 	}
 }
 
@@ -505,11 +510,11 @@ static bool is_heavy(const struct topo_plan *p, int threads)
 	return bytes >= (int64_t)HEAVY_BYTES * threads;
 }
 
-/* Resets what the previous iteration wrote (not timed). */
 /* Buffers up to this many bytes in all are read once more after the reset,
  * untimed: see reset(). */
 #define WARM_BYTES ((int64_t)64 << 20)
 
+/* Resets what the previous iteration wrote (not timed). */
 static void reset(struct run *x, const int32_t *nwait0)
 {
 	const struct topo_plan *p = x->p;
@@ -691,6 +696,7 @@ int topo__plan_run_transport(const topo_plan *p,
 	x.next_progress = topo__now() + TOPO__PROGRESS_EVERY;
 	x.progress = q.progress;
 	x.progress_ctx = q.progress_ctx;
+	x.deadline = deadline_s;
 	{
 		struct fill_task *fill = NULL;
 		int64_t nfill = 0;

@@ -634,8 +634,7 @@ static int check_msg(const struct topo_plan *p, int64_t i, topo_error *err)
 	if (what != NULL)
 		return topo__err(err, TOPO_EINVAL, NULL, NULL,
 				 "plan: message %lld %s", (long long)i, what);
-	if (m->soff > bufsize(p, m->sbuf, m->src) - m->len ||
-	    m->doff > bufsize(p, m->dbuf, m->dst) - m->len)
+	if (!topo__msg_in_bounds(p, m))
 		return topo__err(
 		    err, TOPO_EINVAL, NULL, NULL,
 		    "plan: message %lld moves %lld bytes from %s+%lld of "

@@ -367,12 +367,24 @@ static void check_flood(const topo_tree *t, int32_t L)
 	topo_plan_free(p);
 }
 
+/* A scatter's receipt counters: every member but the root expects its
+ * block once, the root nothing. */
+static void check_scatter_slots(const topo_plan *p, int32_t L)
+{
+	int32_t bad = -1;
+
+	for (int32_t r = 0; r < p->n; r++)
+		if (expected_at(p, r) != (r != L) && bad < 0)
+			bad = r;
+	CHECK(bad < 0, "%s: member %d expects %lld", label, (int)bad,
+	      bad < 0 ? 0LL : (long long)expected_at(p, bad));
+}
+
 static void check_scatter_tree(const topo_tree *t, int32_t L)
 {
 	topo_error err;
 	topo_plan *p =
 	    plan(t, TOPO_OP_SCATTER, "tree", t->g->members[L], 12, &err);
-	int32_t bad = -1;
 
 	CHECK(p != NULL, "%s: %s", label, err.text);
 	if (p == NULL)
@@ -381,11 +393,7 @@ static void check_scatter_tree(const topo_tree *t, int32_t L)
 	CHECK_INT(p->ntransport, p->n - 1);
 	CHECK_INT(transport_bytes(p), 12 * depth_sum(t, L));
 	CHECK_INT(bsize(p, TOPO__SEND, L), 12 * (int64_t)p->n);
-	for (int32_t r = 0; r < p->n; r++)
-		if (expected_at(p, r) != (r != L) && bad < 0)
-			bad = r;
-	CHECK(bad < 0, "%s: member %d expects %lld", label, (int)bad,
-	      bad < 0 ? 0LL : (long long)expected_at(p, bad));
+	check_scatter_slots(p, L);
 	check_replay(p, 1);
 	topo_plan_free(p);
 }
@@ -446,12 +454,7 @@ static void check_scatter_direct(const topo_tree *t, int32_t L)
 	}
 	CHECK(bad < 0, "%s: the message to member %d is not its block",
 	      label, (int)bad);
-	bad = -1;
-	for (int32_t r = 0; r < p->n; r++)
-		if (expected_at(p, r) != (r != L) && bad < 0)
-			bad = r;
-	CHECK(bad < 0, "%s: member %d expects %lld", label, (int)bad,
-	      bad < 0 ? 0LL : (long long)expected_at(p, bad));
+	check_scatter_slots(p, L);
 	check_replay(p, 1);
 	topo_plan_free(p);
 }

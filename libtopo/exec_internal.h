@@ -288,7 +288,18 @@ struct topo__verify_time {
 	/* [n]: check only the members r with mine[r] != 0 (a process of an
 	 * MPI run checks those it holds); NULL: all */
 	const uint8_t *mine;
+	/* Runs fn(arg, k) for every k in [0, n), on all of a run's threads,
+	 * and returns once all have run: 0, or nonzero when it stopped
+	 * early (the deadline; fn is then not run for the rest).  NULL: the
+	 * verifier runs them itself, one after the other. */
+	int (*par)(void *pctx, int64_t n, void (*fn)(void *arg, int64_t k),
+		   void *arg);
+	void *pctx;
 };
+
+/* Members times CHUNK bytes from which a reduction's check is shared
+ * between threads (verify.c; tests lower it). */
+extern int64_t topo__verify_par_min;
 
 /* Checks member buffers after an iteration; buf(ctx, r, kind) gives
  * member r's buffer.  Calls report(ctx2, e) for each error found (at most

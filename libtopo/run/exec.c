@@ -101,6 +101,12 @@ struct run {
 	topo_progress_fn progress;
 	void *progress_ctx;
 	double next_progress;
+	/* While the verification shares its work (run_par): its tasks,
+	 * run instead of messages */
+	void (*job)(void *arg, int64_t k);
+	void *job_arg;
+	struct timespec deadline_ts; /* deadline, for topo__pool_wait */
+	size_t wake_at;		     /* the run's topo__pool_wake_at */
 	_Atomic int64_t failed; /* first message whose delivery failed */
 	unsigned char warm;	/* reset()'s reads, kept */
 	_Atomic int failed_rc;
@@ -158,6 +164,10 @@ static void run_task(void *ctx, int64_t task, int worker)
 	const struct topo__msg *m;
 	int rc;
 
+	if (x->job != NULL) {
+		x->job(x->job_arg, task);
+		return;
+	}
 	if (x->filling) {
 		fill_one(x, task, worker);
 		return;
@@ -238,6 +248,33 @@ static unsigned char *verify_buffer(void *ctx, int32_t r, int kind)
 	struct run *x = ctx;
 
 	return x->tr->buffer(x->state, r, kind);
+}
+
+/* topo__verify_time's par: the verification's tasks on every thread,
+ * woken for them (they are few and long).  Should the pool lose a task
+ * (no memory for its queue), every task runs again on this thread: they
+ * only write what they compute. */
+static int run_par(void *pctx, int64_t n, void (*fn)(void *arg, int64_t k),
+		   void *arg)
+{
+	struct run *x = pctx;
+	int w;
+
+	x->job = fn;
+	x->job_arg = arg;
+	topo__pool_wake_at(x->pool, 2);
+	topo__pool_wake(x->pool);
+	for (int64_t k = n - 1; k >= 0; k--)
+		topo__pool_push(x->pool, k, 0);
+	w = topo__pool_wait(x->pool, &x->deadline_ts);
+	x->job = NULL;
+	topo__pool_wake_at(x->pool, x->wake_at);
+	if (w < 0) {
+		for (int64_t k = 0; k < n; k++)
+			fn(arg, k);
+		w = 0;
+	}
+	return w;
 }
 
 /* The verifier counts every error itself: only keep what it reports. */
@@ -581,7 +618,8 @@ int topo__plan_run_transport(const topo_plan *p,
 	struct topo_run_params q;
 	struct run x = {0};
 	struct verify_ctx v;
-	struct topo__verify_time vt = {0, NULL, NULL, 0, false, 0, 0, NULL};
+	struct topo__verify_time vt = {0,     NULL, NULL, 0,   false,
+				       0,     0,    NULL, NULL, NULL};
 	double next_progress = 0;
 	bool timed_out = false, heavy;
 	topo_report *r = NULL;
@@ -740,7 +778,8 @@ int topo__plan_run_transport(const topo_plan *p,
 		next_progress = x.next_progress;
 	}
 	heavy = is_heavy(p, threads);
-	topo__pool_wake_at(x.pool, heavy ? 2 : TOPO__POOL_WAKE_AT);
+	x.wake_at = heavy ? 2 : TOPO__POOL_WAKE_AT;
+	topo__pool_wake_at(x.pool, x.wake_at);
 
 	v.r = r;
 	v.members = p->t->g->members;
@@ -749,6 +788,11 @@ int topo__plan_run_transport(const topo_plan *p,
 	vt.ctx = q.progress_ctx;
 	vt.next = next_progress;
 	vt.total = (int64_t)iterations * p->n;
+	if (threads > 1) {
+		vt.par = run_par;
+		vt.pctx = &x;
+	}
+	x.deadline_ts = deadline;
 	if (q.progress != NULL && !timed_out)
 		q.progress(q.progress_ctx, "running", 0, iterations);
 	for (int it = 0; it < iterations && !timed_out; it++) {

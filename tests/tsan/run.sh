@@ -54,5 +54,14 @@ for run in "bcast --bytes 1M" "scatter --algorithm direct --bytes 1M" \
 	check "collrun $run --threads $cpus" "$B/collrun" $run --threads "$cpus" \
 	    --iterations 5 "$m"
 done
+# The reductions' check shared by both threads (tasks of 4096 positions
+# over 8192 members), and a bcast's expected data made once.
+big="$top/examples/bgq-midplane.json"
+for run in "reduce --bytes 8K" "allreduce --bytes 8K --op bxor" \
+	"bcast --bytes 8"; do
+	# shellcheck disable=SC2086
+	check "collrun $run --threads $cpus (8192 members)" "$B/collrun" $run \
+	    --threads "$cpus" --iterations 2 "$big"
+done
 echo "tsan: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -1343,6 +1343,100 @@ static void test_reduce(int threads, int32_t n, enum topo_type type,
 	topo_machine_free(m);
 }
 
+/* The reductions' check shared by the run's threads (run_par, lowered
+ * threshold): a right result verifies; a message that writes into a
+ * member's SEND is caught there, by whichever thread checks that
+ * position, with the byte named. */
+static void test_verify_threads(void)
+{
+	const int32_t n = 40, root = 3, victim = 9;
+	const int64_t bytes = 3 * 4096 + 8;
+	int32_t tasks[1] = {n};
+	topo_machine *m = machine(1, tasks, 1);
+	topo_group *g = group_of(m, "world", NULL, n);
+	topo_tree t = fake_tree(g, root);
+	int64_t was = topo__verify_par_min;
+
+	topo__verify_par_min = 0;
+	for (int scribble = 0; scribble < 2; scribble++) {
+		struct topo_plan *p =
+		    hand_plan(&t, TOPO_OP_ALLREDUCE, (size_t)bytes, TOPO_INT32,
+			      TOPO_BXOR); /* every bit arbitrary */
+		int64_t first, s;
+		topo_report *r;
+
+		for (int32_t k = 0; k < n; k++) {
+			bufsize(p, TOPO__SEND, k, bytes);
+			bufsize(p, TOPO__RECV, k, bytes);
+		}
+		/* reduce into the root's RECV, then copy it to the others */
+		s = slot(p, root, n);
+		first = msg(p, TOPO__COPY, root, TOPO__SEND, 0, root,
+			    TOPO__RECV, 0, bytes, s);
+		{
+			int64_t red[40];
+
+			for (int32_t k = 0; k < n; k++)
+				if (k != root) {
+					red[k] = msg(p, TOPO__REDUCE, k,
+						     TOPO__SEND, 0, root,
+						     TOPO__RECV, 0, bytes, s);
+					dep(p, first, red[k]);
+				}
+			for (int32_t k = 0; k < n; k++) {
+				int64_t c;
+
+				if (k == root)
+					continue;
+				c = msg(p, TOPO__COPY, root, TOPO__RECV, 0, k,
+					TOPO__RECV, 0, bytes, slot(p, k, 1));
+				for (int32_t j = 0; j < n; j++)
+					if (j != root)
+						dep(p, red[j], c);
+				/* after every reduction: the scribble */
+				if (scribble && k == n - 1)
+					dep(p, c,
+					    msg(p, TOPO__COPY, 5, TOPO__SEND,
+						0, victim, TOPO__SEND, 4104,
+						4, slot(p, victim, 1)));
+			}
+		}
+		finish(p);
+		r = run(p, 2, 2, 0);
+		if (!scribble) {
+			expect_verified(r, "allreduce, check by 2 threads");
+		} else {
+			int found = 0;
+
+			for (size_t i = 0; i < topo_report_error_count(r);
+			     i++) {
+				const char *k, *d;
+
+				found += topo_report_error(r, i, &k, &d) ==
+						 victim &&
+					 strcmp(k, "wrong data") == 0 &&
+					 strncmp(d,
+						 "send buffer changed at "
+						 "byte 4104:",
+						 32) == 0;
+			}
+			CHECK(!topo_report_verified(r) && found == 1,
+			      "a changed SEND, checked by 2 threads");
+			if (found != 1) {
+				fprintf(stderr, "verified %d, %zu errors\n",
+					topo_report_verified(r),
+					topo_report_error_count(r));
+				dump(r);
+			}
+		}
+		topo_report_free(r);
+		topo_plan_free(p);
+	}
+	topo__verify_par_min = was;
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
 /* Receipt counters and wrong data name the endpoints concerned. */
 static void test_faults(void)
 {
@@ -2412,6 +2506,7 @@ int main(void)
 	test_fill(1);
 	test_fill(2);
 	test_faults();
+	test_verify_threads();
 	test_timeout();
 	test_deadlines();
 	test_memory();

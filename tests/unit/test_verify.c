@@ -1108,11 +1108,262 @@ static void test_new_ops(void)
 	}
 }
 
+/* A pattern made in pieces is the same as made whole: pieces cut at odd
+ * bytes, inside elements and words, across the generator's blocks and
+ * across the 2^32nd element (or word), where its keys change. */
+static void test_pattern_pieces(void)
+{
+	enum { LEN = 9000 };
+	static const enum topo_op ops[] = {TOPO_OP_BCAST, TOPO_OP_REDUCE};
+	static unsigned char whole[LEN], part[LEN];
+	struct run x;
+
+	for (size_t i = 0; i < 2; i++) {
+		for (enum topo_type t = 0; t < TOPO_TYPE_COUNT; t++) {
+			for (enum topo_redop op = 0; op < TOPO_REDOP_COUNT;
+			     op++) {
+				uint64_t size = ops[i] == TOPO_OP_REDUCE
+						    ? tsize(t)
+						    : 4;
+				uint64_t bases[] = {0, (size << 32) - 4097};
+				long bad = 0;
+
+				if ((is_float(t) && op >= TOPO_BAND) ||
+				    (ops[i] != TOPO_OP_REDUCE &&
+				     (t > 0 || op > 0)))
+					continue;
+				setup(&x, tree, ops[i], t, op, tsize(t), 0);
+				for (size_t b = 0; b < 2; b++) {
+					uint64_t base = bases[b];
+					size_t at = 0, step = 1;
+
+					topo__pattern_fill_at(&x.p, 3, base,
+							      whole, LEN);
+					while (at < LEN) {
+						size_t len = step < LEN - at
+								 ? step
+								 : LEN - at;
+
+						topo__pattern_fill_at(
+						    &x.p, 3, base + at,
+						    part + at, len);
+						at += len;
+						step = step * 3 + 1;
+					}
+					bad += memcmp(whole, part, LEN) != 0;
+					if (b == 0) {
+						topo__pattern_fill(&x.p, 3,
+								   part, LEN);
+						bad += memcmp(whole, part,
+							      LEN) != 0;
+					}
+				}
+				CHECK(bad == 0,
+				      "%s %s %s: pieces differ from the whole",
+				      topo_op_name(ops[i]), topo_type_name(t),
+				      topo_redop_name(op));
+				run_free(&x);
+			}
+		}
+	}
+	/* The keys do change there: the element before 2^32 and the one
+	 * after belong to different blocks but not the same sequence. */
+	setup(&x, tree, TOPO_OP_REDUCE, TOPO_UINT32, TOPO_BXOR, 4, 0);
+	{
+		uint32_t lo[64], hi[64];
+
+		topo__pattern_fill_at(&x.p, 3, 0, lo, sizeof(lo));
+		topo__pattern_fill_at(&x.p, 3, (uint64_t)4 << 32, hi,
+				      sizeof(hi));
+		CHECK(memcmp(lo, hi, sizeof(lo)) != 0,
+		      "element 2^32 repeats element 0");
+	}
+	run_free(&x);
+}
+
+/* The reduce inputs use their whole ranges: every value -3..3 of a sum,
+ * both signs and both magnitudes of a product, min/max inputs over most
+ * of the type's range. */
+static void test_pattern_values(void)
+{
+	enum { NE = 4096 };
+	static int32_t buf[NE];
+	struct run x;
+	long seen[7] = {0}, pm[4] = {0};
+	int32_t lo = INT32_MAX, hi = INT32_MIN;
+
+	setup(&x, tree, TOPO_OP_REDUCE, TOPO_INT32, TOPO_SUM, 4, 0);
+	topo__pattern_fill(&x.p, 2, buf, sizeof(buf));
+	for (int e = 0; e < NE; e++)
+		if (buf[e] >= -3 && buf[e] <= 3)
+			seen[buf[e] + 3]++;
+	for (int k = 0; k < 7; k++)
+		CHECK(seen[k] > NE / 7 / 2, "sum input %d: %ld of %d", k - 3,
+		      seen[k], NE);
+	run_free(&x);
+	setup(&x, tree, TOPO_OP_REDUCE, TOPO_INT32, TOPO_PROD, 4, 0);
+	topo__pattern_fill(&x.p, 2, buf, sizeof(buf));
+	for (int e = 0; e < NE; e++)
+		if (buf[e] == -2 || buf[e] == -1 || buf[e] == 1 || buf[e] == 2)
+			pm[buf[e] < 0 ? -buf[e] - 1 : buf[e] + 1]++;
+	for (int k = 0; k < 4; k++)
+		CHECK(pm[k] > NE / 20, "prod input class %d: %ld", k, pm[k]);
+	run_free(&x);
+	setup(&x, tree, TOPO_OP_REDUCE, TOPO_INT32, TOPO_MAX, 4, 0);
+	topo__pattern_fill(&x.p, 2, buf, sizeof(buf));
+	for (int e = 0; e < NE; e++) {
+		lo = buf[e] < lo ? buf[e] : lo;
+		hi = buf[e] > hi ? buf[e] : hi;
+	}
+	CHECK(lo >= -1000000000 && lo < -900000000 && hi <= 1000000000 &&
+		  hi > 900000000,
+	      "max inputs span [%d, %d]", lo, hi);
+	run_free(&x);
+}
+
+/* topo__verify_time's par, for the test: the tasks in reverse order (the
+ * verdict must not depend on it), counted; after stop_after tasks (>= 0)
+ * it stops as a deadline would. */
+struct par_log {
+	int calls;
+	int64_t tasks, stop_after;
+};
+
+static int par_reverse(void *pctx, int64_t n, void (*fn)(void *, int64_t),
+		       void *arg)
+{
+	struct par_log *l = pctx;
+
+	l->calls++;
+	for (int64_t k = n - 1; k >= 0; k--) {
+		if (l->stop_after >= 0 && l->tasks >= l->stop_after)
+			return 1;
+		fn(arg, k);
+		l->tasks++;
+	}
+	return 0;
+}
+
+static int64_t verify_par(struct run *x, struct par_log *l,
+			  const uint8_t *mine, bool *timed_out)
+{
+	struct topo__verify_time vt = {0,     NULL, NULL, 0,	       false,
+				       0,     0,    mine, par_reverse, l};
+	int64_t got;
+
+	x->nerr = 0;
+	l->calls = 0;
+	l->tasks = 0;
+	got = topo__verify_until(&x->p, getbuf, x, x->count, collect, x,
+				 MAXERR, &vt);
+	*timed_out = vt.timed_out;
+	return got;
+}
+
+/* The reductions' check, shared out in tasks of 4096 positions: the same
+ * verdicts and details as one thread's, a changed SEND caught in the pass
+ * that computes the reduction, the deadline, and an MPI process's share
+ * (mine). */
+static void test_verify_par(void)
+{
+	static const enum topo_op ops[] = {TOPO_OP_REDUCE, TOPO_OP_ALLREDUCE,
+					   TOPO_OP_REDUCE_SCATTER};
+	int64_t was = topo__verify_par_min;
+	struct par_log l;
+	bool late;
+	struct run x;
+
+	topo__verify_par_min = 0;
+	l.stop_after = -1;
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		enum topo_op op = ops[i];
+		/* reduce-scatter: 7 blocks of 1760 = 3 tasks too */
+		size_t nb = op == TOPO_OP_REDUCE_SCATTER ? 1760 : 3 * 4096 + 8;
+		char want[160];
+		int32_t victim = 4;
+		int64_t at = 4096 + 9;
+		uint8_t mine[7];
+		unsigned char *s;
+
+		setup(&x, tree, op, TOPO_INT32, TOPO_SUM, nb, 2);
+		CHECK_INT(x.p.n, 7);
+		CHECK_INT(verify_par(&x, &l, NULL, &late), 0);
+		CHECK(!late, "%s: timed out", topo_op_name(op));
+		CHECK_INT(l.calls, 1);
+		CHECK_INT(l.tasks, 4); /* 12296 or 7 x 1760 bytes */
+
+		/* A changed SEND, found by the task of its position. */
+		s = x.mem[TOPO__SEND][victim];
+		s[at] ^= 0x10;
+		snprintf(want, sizeof(want),
+			 "send buffer changed at byte %lld: got 0x%02x, want "
+			 "0x%02x",
+			 (long long)at, s[at], s[at] ^ 0x10);
+		CHECK(verify_par(&x, &l, NULL, &late) >= 1 && x.nerr >= 1,
+		      "%s: changed SEND not found", topo_op_name(op));
+		{
+			int found = 0;
+
+			for (int e = 0; e < x.nerr; e++)
+				found += x.errs[e].rank == victim &&
+					 strcmp(x.errs[e].detail, want) == 0;
+			CHECK(found == 1, "%s: no \"%s\" for rank %d",
+			      topo_op_name(op), want, victim);
+		}
+		/* The same errors as without sharing. */
+		{
+			struct topo__verify_error one[MAXERR];
+			int n1 = x.nerr;
+
+			memcpy(one, x.errs, sizeof(one));
+			CHECK_INT(verify(&x, MAXERR), n1);
+			for (int e = 0; e < n1 && e < x.nerr; e++)
+				CHECK(one[e].rank == x.errs[e].rank &&
+					  strcmp(one[e].detail,
+						 x.errs[e].detail) == 0,
+				      "%s: error %d differs", topo_op_name(op),
+				      e);
+		}
+		/* An MPI process that does not hold the victim does not
+		 * look at its SEND. */
+		memset(mine, 1, sizeof(mine));
+		mine[victim] = 0;
+		CHECK_INT(verify_par(&x, &l, mine, &late), 0);
+		s[at] ^= 0x10;
+
+		/* A changed SEND where the process does not hold a reduce's
+		 * root: no reduction made (no tasks), the SEND still
+		 * checked. */
+		memset(mine, 0, sizeof(mine));
+		mine[victim] = 1;
+		s[0] ^= 1;
+		CHECK_INT(verify_par(&x, &l, mine, &late), 1);
+		CHECK_INT(l.calls, op == TOPO_OP_REDUCE ? 0 : 1);
+		CHECK(x.nerr == 1 && x.errs[0].rank == victim &&
+			  STARTS(x.errs[0].detail,
+				 "send buffer changed at byte 0:"),
+		      "%s: SEND of the member held", topo_op_name(op));
+		s[0] ^= 1;
+
+		/* The deadline, in the middle of the tasks. */
+		l.stop_after = 1;
+		verify_par(&x, &l, NULL, &late);
+		CHECK(late, "%s: stopped tasks not a timeout",
+		      topo_op_name(op));
+		l.stop_after = -1;
+		run_free(&x);
+	}
+	topo__verify_par_min = was;
+}
+
 int main(void)
 {
 	make_tree();
 	test_new_ops();
 	test_pattern();
+	test_pattern_pieces();
+	test_pattern_values();
+	test_verify_par();
 	test_reduce_inputs();
 	test_reduce_order();
 	test_reduce_all();

@@ -39,13 +39,16 @@ plots drawn by gnuplot, and prints a summary of every target, met or missed.
    allreduce 2(N-1)*B, allgather, reduce-scatter and alltoall N(N-1)*B.
    Ratios (collrun / MPI) are per round, then the median over rounds.
    N > 2 is oversubscribed on a 2-CPU machine, and labelled so.
-4b. colls - all nine operations, the barrier too (replay.py parts 1 and 2):
+4b. colls - all nine operations, the barrier too (replay.py parts 1, 2 and
+   4):
    the fair comparison first, 2 members on 2 threads against 2 ranks bound
    to 2 cores, 8 B .. 16 MiB, then 16 members beside 16 Open MPI ranks,
    oversubscribed and labelled so, 8 B .. 16 MiB of input; MPI timed with a
    barrier between calls and back to back, collrun also beside the
    memory-copy limit from 1 MiB; medians and spreads over interleaved
-   rounds (issue 13's targets).
+   rounds (issue 13's targets).  Then whole processes at scale: bcast of 8
+   B over 8,388,608 members and reduce of 64 KiB over 65,536, wall seconds
+   and peak RSS.
 5. costs - the measured defaults of libtopo/machine/costs.c: reduce_rate.c (ns per
    byte of libtopo's reduction kernel, every type and operator, two warm
    buffers of 1 MiB) and, when mpicc and mpirun exist (and not --no-mpi),
@@ -628,15 +631,18 @@ def bench_colls(a, out, md, summary, bdir):
     """All nine operations beside Open MPI (replay.py parts 1 and 2): the
     fair comparison, 2 members on 2 threads against 2 ranks bound to 2
     cores, then 16 members against 16 ranks, oversubscribed and labelled
-    so, both with a barrier between MPI's calls and back to back.  Its
-    Markdown becomes this stage's section; replay-mpi.csv has every run."""
+    so, both with a barrier between MPI's calls and back to back; and the
+    whole runs at scale (part 4).  Its Markdown becomes this stage's
+    section; replay-mpi.csv has every run."""
     cmd = [sys.executable, os.path.join(HERE, "replay.py"), a.build,
-           "--out", out, "--parts", "1,2"]
+           "--out", out, "--parts", "1,2,4"]
     if a.quick:
         cmd.append("--quick")
     if a.no_mpi:
-        rbench.note("colls: skipped (--no-mpi)")
-        return
+        # parts 1 and 2 are comparisons with Open MPI; part 4 needs none
+        rbench.note("colls: parts 1 and 2 skipped (--no-mpi)")
+        cmd[cmd.index("1,2,4")] = "4"
+        cmd.append("--no-mpi")
     if subprocess.run(cmd).returncode != 0:
         rbench.die("replay.py (stage colls) failed")
     text = open(os.path.join(out, "replay.md")).read().splitlines()

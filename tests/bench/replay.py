@@ -41,6 +41,12 @@ which goes first alternates too, so that noise hits both.
    other than the root, each of which receives the data once), against the
    targets of issue 3 (<= 1 s), issue 4 (<= 0.5 s) and issue 13 (<= 10
    ms).
+4. Whole runs at scale, one process each: bcast of 8 bytes over 8,388,608
+   members (524,288 nodes x 16 tasks, torus 32x32x32x16; issue 13: the
+   collective in <= 0.1 s, the process in <= 2 s and <= 1 GiB) and reduce
+   of 64 KiB over 65,536 members, int32 sum (4,096 nodes x 16 tasks, torus
+   8x8x8x8; issue 13: the process in <= 5 s): wall seconds and peak RSS
+   (wait4), medians over rounds.
 
 Every comparison runs in rounds; in each, every case runs collrun, MPI
 OSU-style and MPI back to back, the order reversed every other round.
@@ -52,7 +58,7 @@ Writes OUT/replay.md (Markdown) and OUT/replay-mpi.csv (every run of every
 round; not replay.csv, which is bench.py's replay-scaling table in the same
 folder), and prints the Markdown.
 
-usage: replay.py BUILD [--quick] [--rounds N] [--out DIR] [--parts 1,2,3]
+usage: replay.py BUILD [--quick] [--rounds N] [--out DIR] [--parts 1,2,3,4]
                  [--no-mpi]
 """
 import argparse, csv, datetime, json, os, platform, shutil, statistics
@@ -259,10 +265,10 @@ def main():
     ap.add_argument("--rounds", type=int,
                     help="rounds of parts 1 and 2 (default 5 and 3; "
                     "quick 2 and 1)")
-    ap.add_argument("--parts", default="1,2,3",
-                    help="parts to run (default 1,2,3): 1 = 2 members, "
+    ap.add_argument("--parts", default="1,2,3,4",
+                    help="parts to run (default 1,2,3,4): 1 = 2 members, "
                     "fair; 2 = 16 members, oversubscribed; 3 = bcast over "
-                    "1,048,576 members")
+                    "1,048,576 members; 4 = whole runs at scale")
     ap.add_argument("--out", default=os.path.join(REPO, "bench-results"),
                     help="results folder (default: bench-results/)")
     ap.add_argument("--no-mpi", action="store_true",
@@ -279,8 +285,8 @@ def main():
     if rounds < 1:
         die("--rounds must be >= 1", 2)
     parts = set(a.parts.split(","))
-    if not parts or parts - {"1", "2", "3"}:
-        die("--parts: a list of 1, 2 and 3", 2)
+    if not parts or parts - {"1", "2", "3", "4"}:
+        die("--parts: a list of 1, 2, 3 and 4", 2)
 
     collrun = os.path.join(a.build, "collrun")
     if not os.access(collrun, os.X_OK):
@@ -589,6 +595,86 @@ def main():
               f"Part 3 took {time.time() - t3:.0f} s.", ""]
         summary.append(f"bcast 8 B over 1,048,576 members: {b * 1e3:.1f} ms "
                        f"({rate / 1e6:.1f} M deliveries/s; target <= 10 ms)")
+
+    if "4" in parts:
+        # Whole processes: planning, filling, the run and verification,
+        # as a user waits for them.  Wall seconds and peak RSS from the
+        # kernel's accounting of the child (wait4), one run at a time.
+        t4 = time.time()
+        m8m = write_machine(os.path.join(bdir, "replay-524288x16.json"),
+                            524288, 16,
+                            {"type": "torus", "dims": [32, 32, 32, 16]})
+        m64k = write_machine(os.path.join(bdir, "replay-4096x16.json"),
+                             4096, 16, {"type": "torus", "dims": [8, 8, 8, 8]})
+        cases = [("bcast 8 B over 8,388,608 members", "bcast", m8m,
+                  524288 * 16, 8, 0.1, 2.0, 1.0),
+                 ("reduce 64 KiB over 65,536 members (int32 sum)", "reduce",
+                  m64k, 4096 * 16, 64 * KIB, None, 5.0, None)]
+        got = {c[0]: ([], [], []) for c in cases}
+        for r in range(big_rounds):
+            for name, op, mpath, members, nbytes, *_ in cases:
+                cmd = collrun_cmd(collrun, op, nbytes, 1, threads, mpath)
+                t0 = time.time()
+                with open(os.path.join(bdir, "whole.json"), "w") as fo:
+                    proc = subprocess.Popen(cmd, stdout=fo,
+                                            stderr=subprocess.PIPE, text=True)
+                    _, status, ru = os.wait4(proc.pid, 0)
+                    proc.returncode = os.waitstatus_to_exitcode(status)
+                wall = time.time() - t0
+                err = proc.stderr.read()
+                proc.stderr.close()
+                if proc.returncode != 0:
+                    sys.stderr.write(err[-4000:])
+                    die(f"collrun {op}: exit {proc.returncode}: "
+                        f"{' '.join(cmd)}")
+                res = json.load(open(os.path.join(bdir, "whole.json")))
+                if res.get("verified") is not True:
+                    die(f"collrun {op}: result not verified: "
+                        f"{' '.join(cmd)}")
+                check_run(res, f"collrun {op}", members=members,
+                          bytes=nbytes, threads=threads, iterations=1)
+                coll = res["seconds"]["median"]
+                rss = ru.ru_maxrss * 1024 / (1 << 30)  # KiB -> GiB
+                got[name][0].append(coll)
+                got[name][1].append(wall)
+                got[name][2].append(rss)
+                csv_rows.append(["whole", op, members, nbytes, "collrun",
+                                 "", r + 1, 1, coll, coll, coll,
+                                 res.get("algorithm", "?")])
+                note(f"part 4 round {r + 1}/{big_rounds} {name}: whole "
+                     f"{wall:.2f} s, {rss:.2f} GiB, collective {coll:.4f} s")
+        L += ["## 4. Whole runs at scale", "",
+              "One `collrun OP --bytes B --iterations 1 --json` process per "
+              "run, machine compiled in memory, one thread per CPU: the "
+              "collective's seconds as collrun reports them, and the whole "
+              "process (planning, filling the inputs, the run, verifying "
+              "every byte) in wall seconds and peak resident memory (the "
+              f"kernel's, wait4). {big_rounds} rounds, the cases "
+              "alternating; medians, min..max.", "",
+              "| case | collective s | target | whole s | target "
+              "| peak GiB | target |",
+              "| --- | ---: | --- | ---: | --- | ---: | --- |"]
+
+        def cell(xs, target, fmt):
+            m = statistics.median(xs)
+            ok = ("" if target is None else
+                  ("yes" if m <= target else "**no**"))
+            return (f"{fmt(m)} ({spread(xs, fmt)})",
+                    "-" if target is None else f"<= {target:g}: {ok}")
+
+        for name, op, mpath, members, nbytes, tc, tw, tm in cases:
+            cs, ws, rs = got[name]
+            c1, c2 = cell(cs, tc, lambda x: f"{x:.3f}")
+            w1, w2 = cell(ws, tw, lambda x: f"{x:.2f}")
+            r1, r2 = cell(rs, tm, lambda x: f"{x:.2f}")
+            L.append(f"| {name} | {c1} | {c2} | {w1} | {w2} | {r1} | {r2} |")
+            summary.append(
+                f"{name}: whole process {statistics.median(ws):.2f} s "
+                f"(target <= {tw:g} s), {statistics.median(rs):.2f} GiB"
+                + (f" (target <= {tm:g} GiB)" if tm else "")
+                + (f", collective {statistics.median(cs) * 1e3:.0f} ms "
+                   f"(target <= {tc * 1e3:.0f} ms)" if tc else ""))
+        L += ["", f"Part 4 took {time.time() - t4:.0f} s.", ""]
 
     if summary:
         L[2:2] = ["## Summary", ""] + [f"- {x}" for x in summary] + [""]

@@ -76,7 +76,7 @@ BLOCK_OPS = ("allgather", "reduce-scatter", "alltoall")
 # the medians are steady)
 FAIR_SIZES = [8, 512, 4 * KIB, 64 * KIB, MIB, 16 * MIB]
 ITERS = {0: 1000, 8: 1000, 512: 1000, 4 * KIB: 500, 64 * KIB: 200,
-         MIB: 50, 16 * MIB: 10}
+         MIB: 200, 16 * MIB: 10}
 ITERS_QUICK = {0: 100, 8: 100, 512: 100, 4 * KIB: 50, 64 * KIB: 20,
                MIB: 5, 16 * MIB: 3}
 # Part 2: input bytes per member

@@ -99,19 +99,8 @@ static uint64_t mix64(uint64_t z)
 	return z ^ (z >> 31);
 }
 
-/* murmur3's 32-bit finaliser: a bijection. */
-static inline uint32_t fmix32(uint32_t h)
-{
-	h ^= h >> 16;
-	h *= 0x85ebca6bu;
-	h ^= h >> 13;
-	h *= 0xc2b2ae35u;
-	h ^= h >> 16;
-	return h;
-}
-
-/* One round of it, cheaper: xorshift, odd multiply, xorshift (still a
- * bijection). */
+/* A cheap bijection of 32-bit values: xorshift, odd multiply, xorshift
+ * (the first round of hash32 below). */
 static inline uint32_t mix1(uint32_t x)
 {
 	x ^= x >> 16;
@@ -144,7 +133,7 @@ static uint64_t plan_seed(const struct topo_plan *p)
 }
 
 /* Copy operations: 4-byte word w of member r is
- *     fmix32(r xor hash32(low 32 bits of w xor s)),
+ *     mix1(r xor mix1(s + (low 32 bits of w) x WEYL)),
  * s a key of the seed and of w's high 32 bits.  For a fixed word,
  * r -> value is a bijection, so no two members ever share a word; for a
  * fixed member, words of the same high half differ from one another. */
@@ -282,8 +271,8 @@ static inline uint64_t mulhi64(uint64_t a, uint64_t b)
 
 /*
  * Reduce inputs.  Element e of member r starts from
- *     h = hash32(low 32 bits of e xor a) xor b
- * (and, where 64 bits are needed, hash32(h xor c) above it), a, b and c
+ *     h = mix1(a + (low 32 bits of e) x WEYL) xor b
+ * (and, where 64 bits are needed, mix1(h xor c) above it), a, b and c
  * keys of the seed, the rank and e's high 32 bits.  Then, per operator:
  *   sum   -3..3 (signed and floating types), 0..3 (unsigned): from h's
  *         high bits, by multiplication (no division per element);
@@ -313,7 +302,7 @@ MULTIVERSION static void reduce_h32(struct rkey k, uint32_t e0, uint32_t *h, siz
 	EACH(n, h[i] = mix1(k.a + (e0 + (uint32_t)i) * WEYL) ^ k.b);
 }
 
-/* 64 bits from h: h below, hash32(h xor c) above. */
+/* 64 bits from h: h below, mix1(h xor c) above. */
 MULTIVERSION static void widen(uint32_t c, const uint32_t *h, uint64_t *out, size_t n)
 {
 	EACH(n, out[i] = (uint64_t)mix1(h[i] ^ c) << 32 | h[i]);
@@ -547,6 +536,15 @@ void topo__pattern_fill_at(const struct topo_plan *p, int32_t r,
  * (and the same as any order of combining); both buffers are aligned
  * scratch arrays of this file. */
 
+/* min and max, the same in every type */
+#define MINMAX_CASES                                                           \
+	case TOPO_MIN:                                                         \
+		EACH(count, acc[i] = src[i] < acc[i] ? src[i] : acc[i]);       \
+		break;                                                         \
+	case TOPO_MAX:                                                         \
+		EACH(count, acc[i] = src[i] > acc[i] ? src[i] : acc[i]);       \
+		break;
+
 #define INT_COMBINE(name, T, U)                                                \
 	static void name(enum topo_redop op, T *restrict acc,                \
 			 const T *restrict src, size_t count)                  \
@@ -558,14 +556,7 @@ void topo__pattern_fill_at(const struct topo_plan *p, int32_t r,
 		case TOPO_PROD:                                                \
 			EACH(count, acc[i] = (T)((U)acc[i] * (U)src[i]));      \
 			break;                                                 \
-		case TOPO_MIN:                                                 \
-			EACH(count,                                            \
-			     acc[i] = src[i] < acc[i] ? src[i] : acc[i]);      \
-			break;                                                 \
-		case TOPO_MAX:                                                 \
-			EACH(count,                                            \
-			     acc[i] = src[i] > acc[i] ? src[i] : acc[i]);      \
-			break;                                                 \
+		MINMAX_CASES                                                   \
 		case TOPO_BAND:                                                \
 			EACH(count, acc[i] = (T)(acc[i] & src[i]));            \
 			break;                                                 \
@@ -591,14 +582,7 @@ void topo__pattern_fill_at(const struct topo_plan *p, int32_t r,
 		case TOPO_PROD:                                                \
 			EACH(count, acc[i] = acc[i] * src[i]);                 \
 			break;                                                 \
-		case TOPO_MIN:                                                 \
-			EACH(count,                                            \
-			     acc[i] = src[i] < acc[i] ? src[i] : acc[i]);      \
-			break;                                                 \
-		case TOPO_MAX:                                                 \
-			EACH(count,                                            \
-			     acc[i] = src[i] > acc[i] ? src[i] : acc[i]);      \
-			break;                                                 \
+		MINMAX_CASES                                                   \
 		default:                                                       \
 			break;                                                 \
 		}                                                              \

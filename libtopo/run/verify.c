@@ -75,19 +75,60 @@
 		}                                                              \
 	} while (0)
 
-/* The loops that make patterns get a second copy for x86-64 processors
- * with SSE4.1, picked when the library loads (an ifunc): its pmulld
- * multiplies four 32-bit lanes in one instruction, which the baseline
- * SSE2 must emulate with shuffles (a third less time per element on the
- * machine of issue 13). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&         \
-    defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define MULTIVERSION __attribute__((target_clones("sse4.1", "default")))
+/*
+ * The loops that make patterns have a second copy for x86-64 processors
+ * with SSE4.1, taken when the processor has it: its pmulld multiplies
+ * four 32-bit lanes in one instruction, which the baseline SSE2 must
+ * emulate with shuffles (a third less time per element on the machine of
+ * issue 13).  Chosen by a test on first use, not by an ifunc: an ifunc's
+ * resolver runs while the program is being relocated, before a
+ * sanitizer's runtime is up, and ThreadSanitizer's instrumentation of it
+ * crashes there.
+ */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define SSE41_CLONES 1
+#else
+#define SSE41_CLONES 0
 #endif
+
+static int have_sse41(void)
+{
+#if SSE41_CLONES
+	static int known; /* __atomic: 0 not yet asked, 1 no, 2 yes */
+	int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
+
+	if (v == 0) {
+		__builtin_cpu_init();
+		v = __builtin_cpu_supports("sse4.1") ? 2 : 1;
+		__atomic_store_n(&known, v, __ATOMIC_RELAXED);
+	}
+	return v == 2;
+#else
+	return 0;
 #endif
-#ifndef MULTIVERSION
-#define MULTIVERSION
+}
+
+/* static void name params { body }, twice where SSE41_CLONES: name calls
+ * the copy the processor can run.  name is not inlined: where it was,
+ * gcc 12 no longer vectorised the caller's own loops ("unsupported
+ * data-type"). */
+#if SSE41_CLONES
+#define TWICE(name, params, args, body)                                        \
+	static void name##_base params { body; }                               \
+	__attribute__((target("sse4.1"))) static void name##_sse41 params      \
+	{                                                                      \
+		body;                                                          \
+	}                                                                      \
+	__attribute__((noinline)) static void name params                      \
+	{                                                                      \
+		if (have_sse41())                                              \
+			name##_sse41 args;                                     \
+		else                                                           \
+			name##_base args;                                      \
+	}
+#else
+#define TWICE(name, params, args, body)                                        \
+	static void name params { body; }
 #endif
 
 /* splitmix64's finaliser: a bijection of 64-bit values (keys only, never
@@ -142,11 +183,10 @@ static uint32_t copy_key(uint64_t seed, uint32_t hi)
 	return (uint32_t)mix64(seed ^ ((uint64_t)hi + 1) * GOLDEN);
 }
 
-MULTIVERSION static void copy_words(uint32_t s, uint32_t rank, uint32_t w0, uint32_t *out,
-		       size_t n)
-{
-	EACH(n, out[i] = mix1(rank ^ mix1(s + (w0 + (uint32_t)i) * WEYL)));
-}
+TWICE(copy_words,
+      (uint32_t s, uint32_t rank, uint32_t w0, uint32_t *out, size_t n),
+      (s, rank, w0, out, n),
+      EACH(n, out[i] = mix1(rank ^ mix1(s + (w0 + (uint32_t)i) * WEYL))))
 
 /* Bytes are taken from each word little-end first, whatever the host, so
  * that a buffer's content does not depend on the machine. */
@@ -297,16 +337,12 @@ static struct rkey reduce_key(uint64_t seed, int32_t r, uint32_t hi)
 }
 
 /* The 32-bit starting points of n elements from e0 (low half). */
-MULTIVERSION static void reduce_h32(struct rkey k, uint32_t e0, uint32_t *h, size_t n)
-{
-	EACH(n, h[i] = mix1(k.a + (e0 + (uint32_t)i) * WEYL) ^ k.b);
-}
+TWICE(reduce_h32, (struct rkey k, uint32_t e0, uint32_t *h, size_t n),
+      (k, e0, h, n), EACH(n, h[i] = mix1(k.a + (e0 + (uint32_t)i) * WEYL) ^ k.b))
 
 /* 64 bits from h: h below, mix1(h xor c) above. */
-MULTIVERSION static void widen(uint32_t c, const uint32_t *h, uint64_t *out, size_t n)
-{
-	EACH(n, out[i] = (uint64_t)mix1(h[i] ^ c) << 32 | h[i]);
-}
+TWICE(widen, (uint32_t c, const uint32_t *h, uint64_t *out, size_t n),
+      (c, h, out, n), EACH(n, out[i] = (uint64_t)mix1(h[i] ^ c) << 32 | h[i]))
 
 /* Per operator, the values of n elements from e0: 32-bit two's complement
  * into v->w (returns 0), or, where 8-byte types need 64 bits (min, max and
@@ -317,7 +353,7 @@ static int reduce_values(enum topo_type t, enum topo_redop op, int32_t r,
 {
 	int sgn = is_signed(t) || is_float(t);
 	int wide = type_bytes(t) == 8;
-	uint32_t *h = tmp->w, *w = v->w;
+	uint32_t *restrict h = tmp->w, *restrict w = v->w;
 
 	reduce_h32(k, (uint32_t)e0, h, n);
 	switch (op) {

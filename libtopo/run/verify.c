@@ -150,16 +150,13 @@ static inline uint32_t mix1(uint32_t x)
 	return x;
 }
 
-/* Another bijection of 32-bit values, with other constants (the
- * "lowbias32" of Chris Wellons's hash-prospector search). */
+/* mix1 and a second round: the "lowbias32" of Chris Wellons's
+ * hash-prospector search, a bijection that mixes every bit into every
+ * other. */
 static inline uint32_t hash32(uint32_t x)
 {
-	x ^= x >> 16;
-	x *= 0x7feb352du;
-	x ^= x >> 15;
-	x *= 0x846ca68bu;
-	x ^= x >> 16;
-	return x;
+	x = mix1(x) * 0x846ca68bu;
+	return x ^ x >> 16;
 }
 
 #define GOLDEN 0x9e3779b97f4a7c15ull
@@ -207,7 +204,7 @@ union block {
 	uint64_t u[BLOCK];
 	uint32_t w[BLOCK];
 	double d[BLOCK];
-	unsigned char b[BLOCK * 8 + 320];
+	unsigned char b[BLOCK * 8];
 };
 
 /* Bytes [off, off + len) of a copy operation's input of member r: blocks
@@ -446,10 +443,13 @@ static inline int64_t s64(uint64_t x)
 	return y;
 }
 
-/* The n values of reduce_values (64-bit when is64) as elements of type t
- * into out, in host byte order (the plan reduces in host order). */
-static void store_values(enum topo_type t, int is64, const union block *v,
-			 union block *out, size_t n)
+/* The n values of reduce_values (64-bit when is64) as elements of type t,
+ * in host byte order (the plan reduces in host order): v's own bytes where
+ * they already are (4-byte integers from 32-bit values, 8-byte ones from
+ * 64-bit values), else converted into out. */
+static const unsigned char *store_values(enum topo_type t, int is64,
+					 const union block *v,
+					 union block *out, size_t n)
 {
 	const uint32_t *w = v->w;
 	const uint64_t *u = v->u;
@@ -468,8 +468,7 @@ static void store_values(enum topo_type t, int is64, const union block *v,
 	}
 	case TOPO_INT32:
 	case TOPO_UINT32:
-		memcpy(out->w, w, n * 4);
-		break;
+		return v->b;
 	case TOPO_FLOAT: {
 		float *o = (float *)(void *)out->b;
 
@@ -484,11 +483,11 @@ static void store_values(enum topo_type t, int is64, const union block *v,
 		break;
 	default: /* 8-byte integers */
 		if (is64)
-			memcpy(out->u, u, n * 8);
-		else
-			EACH(n, out->u[i] = (uint64_t)(int64_t)s32(w[i]));
+			return v->b;
+		EACH(n, out->u[i] = (uint64_t)(int64_t)s32(w[i]));
 		break;
 	}
+	return out->b;
 }
 
 /* Bytes [off, off + len) of a reduction's input of member r: blocks of
@@ -517,13 +516,7 @@ static void reduce_fill(uint64_t seed, enum topo_type t, enum topo_redop op,
 			k = reduce_key(seed, r, hi);
 		}
 		is64 = reduce_values(t, op, r, e, k, &v, &tmp, n);
-		/* 4- and 8-byte integers are already what they will be */
-		if (ts == (is64 ? 8u : 4u) && !is_float(t)) {
-			src = v.b;
-		} else {
-			store_values(t, is64, &v, &tmp, n);
-			src = tmp.b;
-		}
+		src = store_values(t, is64, &v, &tmp, n);
 		take = n * ts - skip;
 		if (take > len)
 			take = len;
@@ -695,8 +688,8 @@ static void combine(enum topo_type t, enum topo_redop op, union scratch *acc,
 
 struct check {
 	const struct topo_plan *p;
-	/* allreduce and reduce-scatter: the reduction of every member's
-	 * input, computed once for all members (NULL: per member) */
+	/* reduce, allreduce and reduce-scatter: the reduction of every
+	 * member's input, computed once for all members (NULL: per member) */
 	unsigned char *reduced;
 	/* [n]: 1 where the member's SEND was found intact while the
 	 * reduction was computed (reduce_all), so check_send need not read

@@ -123,18 +123,24 @@ def run_json(cmd, env=None, what=""):
                            timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
         die(f"{what}: no answer after {TIMEOUT} s: {' '.join(cmd)}")
-    if p.returncode != 0:
-        sys.stderr.write(p.stderr[-4000:])
-        die(f"{what}: exit {p.returncode}: {' '.join(cmd)}")
+    return result_of(cmd, p.returncode, p.stdout, p.stderr, what)
+
+
+def result_of(cmd, returncode, stdout, stderr, what):
+    """run_json's verdict on a finished run: its JSON object, or the
+    benchmark stops (a failed run, no JSON, a result not verified)."""
+    if returncode != 0:
+        sys.stderr.write(stderr[-4000:])
+        die(f"{what}: exit {returncode}: {' '.join(cmd)}")
     try:
-        out = p.stdout.strip()
+        out = stdout.strip()
         if out.startswith("{") and "\n{" not in out:
             obj = json.loads(out)
         else:
             obj = json.loads([l for l in out.splitlines()
                               if l.startswith("{")][-1])
     except (ValueError, IndexError):
-        sys.stderr.write(p.stdout[-2000:] + p.stderr[-2000:])
+        sys.stderr.write(stdout[-2000:] + stderr[-2000:])
         die(f"{what}: no JSON result from: {' '.join(cmd)}")
     if obj.get("verified") is not True:
         sys.stderr.write(json.dumps(obj)[:2000] + "\n")
@@ -614,23 +620,16 @@ def main():
         for r in range(big_rounds):
             for name, op, mpath, members, nbytes, *_ in cases:
                 cmd = collrun_cmd(collrun, op, nbytes, 1, threads, mpath)
+                outp = os.path.join(bdir, "whole.out")
+                errp = os.path.join(bdir, "whole.err")
                 t0 = time.time()
-                with open(os.path.join(bdir, "whole.json"), "w") as fo:
-                    proc = subprocess.Popen(cmd, stdout=fo,
-                                            stderr=subprocess.PIPE, text=True)
+                with open(outp, "w") as fo, open(errp, "w") as fe:
+                    proc = subprocess.Popen(cmd, stdout=fo, stderr=fe)
                     _, status, ru = os.wait4(proc.pid, 0)
-                    proc.returncode = os.waitstatus_to_exitcode(status)
                 wall = time.time() - t0
-                err = proc.stderr.read()
-                proc.stderr.close()
-                if proc.returncode != 0:
-                    sys.stderr.write(err[-4000:])
-                    die(f"collrun {op}: exit {proc.returncode}: "
-                        f"{' '.join(cmd)}")
-                res = json.load(open(os.path.join(bdir, "whole.json")))
-                if res.get("verified") is not True:
-                    die(f"collrun {op}: result not verified: "
-                        f"{' '.join(cmd)}")
+                res = result_of(cmd, os.waitstatus_to_exitcode(status),
+                                open(outp).read(), open(errp).read(),
+                                f"collrun {op}")
                 check_run(res, f"collrun {op}", members=members,
                           bytes=nbytes, threads=threads, iterations=1)
                 coll = res["seconds"]["median"]

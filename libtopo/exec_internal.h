@@ -497,6 +497,12 @@ int topo__pool_wait(struct topo__pool *pool, const struct timespec *deadline);
  * work about to be released (a no-op where idle participants do not
  * spin). */
 void topo__pool_wake(struct topo__pool *pool);
+/* topo__pool_wake, then waits (at most 1 ms) until every worker spins, so
+ * that work pushed next is taken at once, as MPI's ranks are all in the
+ * call when a benchmark's barrier before it returns.  Returns 1 when every
+ * worker spins, 0 when the time ran out first or idle participants do not
+ * spin. */
+int topo__pool_ready(struct topo__pool *pool);
 /* How many tasks a participant holds before it wakes a sleeping one to
  * share them (default TOPO__POOL_WAKE_AT; at least 1); a spinning one
  * takes work from anyone holding 2. */

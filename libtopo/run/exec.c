@@ -821,6 +821,13 @@ int topo__plan_run_transport(const topo_plan *p,
 		if (heavy)
 			topo__pool_wake(x.pool);
 		reset(&x, nwait0);
+		/* A reset longer than the workers' spin (buffers of many
+		 * MiB) lets them fall asleep: have them spinning again
+		 * before the clock starts, or a plan of a few large
+		 * messages runs on the caller while a woken worker is still
+		 * on its way. */
+		if (heavy)
+			topo__pool_ready(x.pool);
 		t0 = topo__now();
 		if (p->nmsg > 0) {
 			topo__pool_push(x.pool, SEED_TASK(0), 0);

@@ -26,7 +26,10 @@
  * so a pool between runs uses no CPU.  It spins only when every
  * participant has a CPU of its own (participants pinned, below); with more
  * participants than CPUs a spinner would take the time slice of the one
- * it waits for, so it blocks at once.
+ * it waits for, so it blocks at once.  topo__pool_wake makes the workers
+ * spin longer (WAKE_SPIN_NS, extending a spin under way) before work the
+ * caller is about to release; topo__pool_ready also waits until they all
+ * spin, so that even a plan of two tasks is shared at once.
  *
  * A wait that ends early (deadline, abort) discards every queued task and
  * waits for the running ones to return, so the pool is idle and reusable.
@@ -85,6 +88,9 @@
  * cover the untimed preparation of an iteration (resetting its buffers)
  * between the wake-up and the first task. */
 #define WAKE_SPIN_NS 2000000
+/* How long topo__pool_ready waits at most for the workers to spin: a few
+ * futex wake-ups on a virtual machine. */
+#define READY_NS 1000000
 /* The caller reads the clock every this many tasks it runs. */
 #define CLOCK_EVERY 64
 
@@ -355,7 +361,18 @@ static void spin(struct topo__pool *pool, int done, int64_t deadline)
 						  memory_order_relaxed)))
 			return;
 		cpu_relax();
-		if (i % 64 == 0 && now_ns() >= end)
+		if (i % 64 != 0)
+			continue;
+		/* topo__pool_wake may extend a spin under way. */
+		if (!done) {
+			until = atomic_load_explicit(&pool->spin_until,
+						     memory_order_relaxed);
+			if (until > end)
+				end = deadline >= 0 && deadline < until
+					  ? deadline
+					  : until;
+		}
+		if (now_ns() >= end)
 			return;
 	}
 }
@@ -465,6 +482,26 @@ void topo__pool_wake(struct topo__pool *pool)
 	if (pool->nsleep > 0)
 		pthread_cond_broadcast(&pool->work);
 	pthread_mutex_unlock(&pool->mu);
+}
+
+int topo__pool_ready(struct topo__pool *pool)
+{
+	int64_t end = now_ns() + READY_NS;
+
+	if (pool->spin_ns == 0)
+		return 0;
+	topo__pool_wake(pool);
+	for (;;) {
+		int ready;
+
+		pthread_mutex_lock(&pool->mu);
+		ready = pool->nspin >= pool->started;
+		pthread_mutex_unlock(&pool->mu);
+		if (ready || now_ns() >= end)
+			return ready;
+		for (int k = 0; k < 16; k++)
+			cpu_relax();
+	}
 }
 
 /* The caller's idle step: takes queued work, or spins, or sleeps until

@@ -10,7 +10,9 @@
  * Then the ways a wait ends early: a deadline while a task is blocked (the
  * pool waits for it, drops what is queued and is reusable), an abort from
  * inside a task and from outside, and pushes that find no memory.  Idle
- * participants must not use the CPU, spinning or not.  Then the CPUs the
+ * participants must not use the CPU, spinning or not; after
+ * topo__pool_ready two tasks pushed by the caller run at once, one each.
+ * Then the CPUs the
  * process may run on (cpus.c): masks of any size counted, and each
  * participant pinned to the i-th allowed CPU when there are enough, the
  * caller's own mask restored afterwards.  Prints tasks per second.
@@ -33,7 +35,17 @@
 #define BIG (1 << 20)
 #endif
 
-enum shape { FLAT, CHAIN, TREE, FANOUT, SLEEPY, BLOCKING, ABORTING, GROWING };
+enum shape {
+	FLAT,
+	CHAIN,
+	TREE,
+	FANOUT,
+	SLEEPY,
+	BLOCKING,
+	ABORTING,
+	GROWING,
+	MEETING
+};
 
 struct ctx {
 	enum shape shape;
@@ -47,6 +59,9 @@ struct ctx {
 	int started, released;
 	/* ABORTING: task abort_at aborts, then pushes its successor. */
 	int64_t abort_at;
+	/* MEETING: each task arrives, then waits (up to 2 s) for all n;
+	 * met counts the tasks that saw every other one arrive. */
+	int arrived, met;
 };
 
 static void run(void *vctx, int64_t task, int worker)
@@ -113,6 +128,20 @@ static void run(void *vctx, int64_t task, int worker)
 			topo__pool_push(c->pool, k, worker);
 		}
 		break;
+	case MEETING: {
+		struct timespec d = {0, 100 * 1000};
+
+		__atomic_fetch_add(&c->arrived, 1, __ATOMIC_ACQ_REL);
+		for (int i = 0; i < 20000; i++) {
+			if (__atomic_load_n(&c->arrived, __ATOMIC_ACQUIRE) ==
+			    c->n) {
+				__atomic_fetch_add(&c->met, 1, __ATOMIC_RELAXED);
+				break;
+			}
+			nanosleep(&d, NULL);
+		}
+		break;
+	}
 	}
 }
 
@@ -350,6 +379,56 @@ static void caller_case(int threads)
 	CHECK_INT(count_ran(c, 0, c->n, 2), 0);
 	topo__pool_free(c->pool);
 	ctx_free(c);
+}
+
+/* topo__pool_ready before a plan of few long tasks (an iteration of a
+ * collective of 2 large messages): with the workers asleep, 2 tasks on the
+ * caller's stack would stay there (the wake threshold is 64), so they would
+ * run one after the other.  Once every worker spins, the second is taken
+ * at once: the two tasks, each waiting for the other to start, meet, one on
+ * each participant. */
+static void ready_case(void)
+{
+	struct timespec d = {0, 20 * 1000 * 1000}, deadline = in(30);
+	int ready = 0;
+
+	if (topo__cpus_allowed(NULL, 0) < 2) {
+		printf("ready: skipped, fewer than 2 CPUs\n");
+		return;
+	}
+	for (int round = 0; round < 5; round++) {
+		struct ctx *c = ctx_new(MEETING, 2);
+
+		pool_new(c, 2);
+		int tries = 0;
+
+		nanosleep(&d, NULL); /* past any spin: the worker asleep */
+		/* Each call waits 1 ms at most: a busy host (the other
+		 * suites running) may take longer to run the worker. */
+		while (tries < 2000 && !topo__pool_ready(c->pool))
+			tries++;
+		if (tries == 2000) {
+			topo__pool_free(c->pool);
+			ctx_free(c);
+			continue;
+		}
+		ready++;
+		topo__pool_push(c->pool, 0, 0);
+		topo__pool_push(c->pool, 1, 0);
+		CHECK_INT(topo__pool_wait(c->pool, &deadline), 0);
+		CHECK_INT(count_ran(c, 0, c->n, 1), c->n);
+		CHECK(c->met == 2 && c->by_worker[0] == 1 &&
+			  c->by_worker[1] == 1,
+		      "round %d: after topo__pool_ready, 2 tasks met %d "
+		      "times (caller ran %lld, worker %lld)",
+		      round, c->met, (long long)c->by_worker[0],
+		      (long long)c->by_worker[1]);
+		topo__pool_free(c->pool);
+		ctx_free(c);
+	}
+	CHECK(ready == 5, "topo__pool_ready saw the worker spin in %d of 5 "
+			  "rounds, within 2 s",
+	      ready);
 }
 
 /* A task aborts: its successor, pushed after the abort, is dropped. */
@@ -648,6 +727,7 @@ int main(void)
 	abort_case(2);
 	abort_case(8);
 	idle_case();
+	ready_case();
 	nomem_case();
 	cpuset_case();
 	affinity_case();

@@ -68,7 +68,18 @@ struct topo_plan {
 	int32_t n;       /* members */
 	int32_t root;    /* rank of the logical root (params.root's rank) */
 	size_t type_size;
-	int64_t *bufsize[TOPO__NBUF]; /* [n] bytes per member, or NULL: 0 */
+	/* Each member's buffer sizes, read through topo__bufsize: an array
+	 * where they differ, else one size for all members but one, which
+	 * at 8 million members spares two arrays of 64 MiB per buffer kind
+	 * (the plan's and the arena's offsets). */
+	struct topo__bufsizes {
+		int64_t *each; /* [n], or NULL: all, and one */
+		int64_t all;   /* every member's size but one's */
+		/* member one's size; one_size == all when no member has a
+		 * size of its own (as in a plan zeroed by calloc) */
+		int32_t one;
+		int64_t one_size;
+	} buf[TOPO__NBUF];
 	int64_t nmsg;
 	int64_t cap;
 	/* The messages: msg, or lmsg in a predict-only plan (msg NULL). */
@@ -174,6 +185,10 @@ int topo__predict_params_read(struct topo_predict_params *q,
  * with err filled. */
 int topo__plan_bufsize(struct topo_plan *p, enum topo__buf b, int32_t member,
 		       int64_t bytes, topo_error *err);
+/* Every member's buffer of kind b holds `bytes` (before any member's own
+ * size is set): no array for them. */
+int topo__plan_bufsize_all(struct topo_plan *p, enum topo__buf b,
+			   int64_t bytes, topo_error *err);
 /* Appends a message; *id receives its index (may be NULL). */
 int topo__plan_msg(struct topo_plan *p, const struct topo__msg *m,
 		   int64_t *id, topo_error *err);
@@ -370,16 +385,33 @@ struct topo__transport_ops {
 			       int64_t m);
 };
 
+/* Bytes of member r's buffer of kind b (0: it has none). */
+static inline int64_t topo__bufsize(const struct topo_plan *p, int b,
+				    int32_t r)
+{
+	const struct topo__bufsizes *s = &p->buf[b];
+
+	return s->each != NULL ? s->each[r] : r == s->one ? s->one_size
+							  : s->all;
+}
+
+/* Whether any member has a buffer of kind b. */
+static inline bool topo__has_buf(const struct topo_plan *p, int b)
+{
+	const struct topo__bufsizes *s = &p->buf[b];
+
+	return s->each != NULL || s->all != 0 ||
+	       s->one_size != 0;
+}
+
 /* Whether message m lies within its source and destination buffers
  * (topo__plan_finish checked it; a plan changed since must still not
  * write outside them). */
 static inline bool topo__msg_in_bounds(const struct topo_plan *p,
 				       const struct topo__msg *m)
 {
-	int64_t ss = p->bufsize[m->sbuf] != NULL ? p->bufsize[m->sbuf][m->src]
-						 : 0;
-	int64_t ds = p->bufsize[m->dbuf] != NULL ? p->bufsize[m->dbuf][m->dst]
-						 : 0;
+	int64_t ss = topo__bufsize(p, m->sbuf, m->src);
+	int64_t ds = topo__bufsize(p, m->dbuf, m->dst);
 
 	return m->len >= 0 && m->soff >= 0 && m->doff >= 0 &&
 	       m->soff <= ss - m->len && m->doff <= ds - m->len;

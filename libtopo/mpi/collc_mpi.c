@@ -1187,9 +1187,9 @@ static int run(struct ccomm *s, struct cplan *c, const unsigned char *send,
 	struct topo__mx *x = &c->x;
 	const struct topo_plan *p = c->p;
 	int32_t me = s->grank[s->rank];
-	int64_t slen = p->bufsize[TOPO__SEND] ? p->bufsize[TOPO__SEND][me] : 0,
-		rlen = p->bufsize[TOPO__RECV] ? p->bufsize[TOPO__RECV][me] : 0,
-		wlen = p->bufsize[TOPO__WORK] ? p->bufsize[TOPO__WORK][me] : 0;
+	int64_t slen = topo__bufsize(p, TOPO__SEND, me),
+		rlen = topo__bufsize(p, TOPO__RECV, me),
+		wlen = topo__bufsize(p, TOPO__WORK, me);
 	unsigned char *work = NULL;
 	int rc;
 

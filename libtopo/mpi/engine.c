@@ -526,11 +526,6 @@ static int before_write(struct topo__mx *x, int32_t r, int b, int64_t lo,
 	return 0;
 }
 
-static int64_t size_of(const struct topo_plan *p, int b, int32_t r)
-{
-	return p->bufsize[b] != NULL ? p->bufsize[b][r] : 0;
-}
-
 /* Checks a message's ranges against its buffers (as the in-process
  * transport does: a plan changed after planning must still not write
  * outside them). */
@@ -539,9 +534,9 @@ static bool in_bounds(const struct topo_plan *p, const struct topo__msg *m,
 {
 	if (m->len < 0 || m->soff < 0 || m->doff < 0)
 		return false;
-	if (src && m->soff > size_of(p, m->sbuf, m->src) - m->len)
+	if (src && m->soff > topo__bufsize(p, m->sbuf, m->src) - m->len)
 		return false;
-	return !dst || m->doff <= size_of(p, m->dbuf, m->dst) - m->len;
+	return !dst || m->doff <= topo__bufsize(p, m->dbuf, m->dst) - m->len;
 }
 
 /* m's bytes are in their destination: its receipt slot counts it. */

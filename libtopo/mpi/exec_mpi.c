@@ -48,11 +48,6 @@ static unsigned char *buffer(struct xm *x, int32_t r, int b)
 	return topo__mx_buffer(&x->e, r, b);
 }
 
-static int64_t size_of(const struct topo_plan *p, int b, int32_t r)
-{
-	return p->bufsize[b] != NULL ? p->bufsize[b][r] : 0;
-}
-
 /* The verifier counts every error itself: only keep what it reports. */
 static void verify_report(void *ctx, const struct topo__verify_error *v)
 {
@@ -134,7 +129,7 @@ static int setup(struct xm *x, const struct topo__sched *s, const int32_t *host,
 		if (host[i] == x->rank) {
 			nlocal++;
 			for (int b = 0; b < TOPO__NBUF; b++)
-				bytes += round_up(size_of(p, b, i));
+				bytes += round_up(topo__bufsize(p, b, i));
 		}
 	/* Sizes first, so that a run too big is refused with nothing
 	 * allocated. */
@@ -169,7 +164,7 @@ static int setup(struct xm *x, const struct topo__sched *s, const int32_t *host,
 
 		for (int32_t k = 0; k < x->e.nlocal; k++)
 			for (int b = 0; b < TOPO__NBUF; b++) {
-				int64_t len = size_of(p, b, x->e.local[k]);
+				int64_t len = topo__bufsize(p, b, x->e.local[k]);
 
 				x->e.bp[(int64_t)k * TOPO__NBUF + b] =
 				    x->arena + pos;
@@ -179,7 +174,7 @@ static int setup(struct xm *x, const struct topo__sched *s, const int32_t *host,
 	/* Inputs: the same pattern every run fills (verify.c). */
 	for (int32_t k = 0; k < x->e.nlocal; k++) {
 		int32_t i = x->e.local[k];
-		int64_t len = size_of(p, TOPO__SEND, i);
+		int64_t len = topo__bufsize(p, TOPO__SEND, i);
 
 		if (len > 0)
 			topo__pattern_fill(p, i, buffer(x, i, TOPO__SEND),
@@ -206,7 +201,7 @@ static void reset(struct xm *x)
 
 	for (int32_t k = 0; k < x->e.nlocal; k++)
 		for (int b = TOPO__RECV; b <= TOPO__WORK; b++) {
-			int64_t len = size_of(p, b, x->e.local[k]);
+			int64_t len = topo__bufsize(p, b, x->e.local[k]);
 
 			if (len > 0)
 				memset(buffer(x, x->e.local[k], b),

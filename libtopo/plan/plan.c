@@ -302,15 +302,16 @@ void topo__plan_need(const struct topo_plan *p, int64_t msgs, int64_t deps,
 	} else {
 		/* the members here (a distributed run) */
 		for (int k = 0; k < TOPO__NBUF; k++)
-			for (int32_t r = 0; p->bufsize[k] != NULL && r < p->n;
-			     r++)
+			for (int32_t r = 0; topo__has_buf(p, k) && r < p->n;
+			     r++) {
+				int64_t size = topo__bufsize(p, k, r);
+
 				if (p->mem_host[r] == p->mem_rank &&
 				    buffers != INT64_MAX)
-					buffers = p->bufsize[k][r] >
-							  INT64_MAX - buffers
+					buffers = size > INT64_MAX - buffers
 						      ? INT64_MAX
-						      : buffers +
-							    p->bufsize[k][r];
+						      : buffers + size;
+			}
 	}
 	need->buffers = buffers == INT64_MAX ? -1 : buffers;
 	need->plan = a < 0 || b < 0 || c < 0 || a > INT64_MAX - b - c
@@ -435,6 +436,8 @@ static int grow(void **arr, int64_t *cap, int64_t len, size_t elem,
 int topo__plan_bufsize(struct topo_plan *p, enum topo__buf b, int32_t member,
 		       int64_t bytes, topo_error *err)
 {
+	struct topo__bufsizes *s;
+
 	if ((unsigned)b >= TOPO__NBUF || member < 0 || member >= p->n ||
 	    bytes < 0)
 		return topo__err(err, TOPO_EARG, NULL, NULL,
@@ -443,14 +446,81 @@ int topo__plan_bufsize(struct topo_plan *p, enum topo__buf b, int32_t member,
 				 (int)b, member, (long long)bytes, p->n - 1);
 	if (p->predict_only)
 		return 0; /* no buffers, so no sizes */
-	if (p->bufsize[b] == NULL) {
-		p->bufsize[b] = topo__calloc((size_t)p->n, sizeof(int64_t));
-		if (p->bufsize[b] == NULL)
+	s = &p->buf[b];
+	if (s->each == NULL) {
+		if (topo__bufsize(p, b, member) == bytes)
+			return 0;
+		if (s->one_size == s->all) {
+			s->one = member;
+			s->one_size = bytes;
+			return 0;
+		}
+		/* A second member of its own: an array after all. */
+		s->each = topo__mallocarray((size_t)p->n, sizeof(int64_t));
+		if (s->each == NULL)
 			return topo__err(err, TOPO_ENOMEM, NULL, NULL,
 					 "out of memory");
+		for (int32_t r = 0; r < p->n; r++)
+			s->each[r] = s->all;
+		s->each[s->one] = s->one_size;
 	}
-	p->bufsize[b][member] = bytes;
+	s->each[member] = bytes;
 	return 0;
+}
+
+int topo__plan_bufsize_all(struct topo_plan *p, enum topo__buf b,
+			   int64_t bytes, topo_error *err)
+{
+	struct topo__bufsizes *s;
+
+	if ((unsigned)b >= TOPO__NBUF || bytes < 0)
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "plan: buffer %d cannot hold %lld bytes",
+				 (int)b, (long long)bytes);
+	if (p->predict_only)
+		return 0;
+	s = &p->buf[b];
+	topo__free(s->each);
+	s->each = NULL;
+	s->all = bytes;
+	s->one = 0;
+	s->one_size = bytes;
+	return 0;
+}
+
+/* Once the plan is built: sizes that are the same for all members but one
+ * at most need no array (8 MiB per million members and kind, and as much
+ * again for the arena's offsets). */
+static void compact_bufsizes(struct topo_plan *p)
+{
+	for (int b = 0; b < TOPO__NBUF; b++) {
+		struct topo__bufsizes *s = &p->buf[b];
+
+		if (s->each == NULL)
+			continue;
+		/* With at most one exception, the common size is that of
+		 * member 0 or, when 0 is the exception, of member 1. */
+		for (int32_t c = 0; c < 2 && c < p->n; c++) {
+			int64_t all = s->each[c];
+			int32_t one = -1, r;
+
+			for (r = 0; r < p->n; r++) {
+				if (s->each[r] == all)
+					continue;
+				if (one >= 0)
+					break;
+				one = r;
+			}
+			if (r < p->n)
+				continue;
+			s->all = all;
+			s->one = one >= 0 ? one : 0;
+			s->one_size = s->each[s->one];
+			topo__free(s->each);
+			s->each = NULL;
+			break;
+		}
+	}
 }
 
 int topo__plan_msg(struct topo_plan *p, const struct topo__msg *m, int64_t *id,
@@ -597,11 +667,6 @@ int topo__plan_slot(struct topo_plan *p, int32_t member, int32_t expect,
 	return 0;
 }
 
-static int64_t bufsize(const struct topo_plan *p, int b, int32_t r)
-{
-	return p->bufsize[b] != NULL ? p->bufsize[b][r] : 0;
-}
-
 static const char *const buf_names[TOPO__NBUF] = {"SEND", "RECV", "WORK"};
 
 /* An algorithm that builds a message outside its members' buffers has a
@@ -642,9 +707,9 @@ static int check_msg(const struct topo_plan *p, int64_t i, topo_error *err)
 		    "(%lld bytes): out of bounds",
 		    (long long)i, (long long)m->len, buf_names[m->sbuf],
 		    (long long)m->soff, m->src,
-		    (long long)bufsize(p, m->sbuf, m->src), buf_names[m->dbuf],
+		    (long long)topo__bufsize(p, m->sbuf, m->src), buf_names[m->dbuf],
 		    (long long)m->doff, m->dst,
-		    (long long)bufsize(p, m->dbuf, m->dst));
+		    (long long)topo__bufsize(p, m->dbuf, m->dst));
 	return 0;
 }
 
@@ -767,6 +832,7 @@ int topo__plan_finish(struct topo_plan *p, topo_error *err)
 		if (rc != 0)
 			return rc;
 	}
+	compact_bufsizes(p);
 	/* The arrays of the message list are complete. */
 	topo__populate_wait(&p->populate);
 	off = topo__calloc((size_t)p->nmsg + 1, sizeof(int64_t));
@@ -855,7 +921,7 @@ void topo_plan_free(topo_plan *p)
 		return;
 	topo__populate_wait(&p->populate);
 	for (int b = 0; b < TOPO__NBUF; b++)
-		topo__free(p->bufsize[b]);
+		topo__free(p->buf[b].each);
 	topo__free(p->msg);
 	topo__free(p->lmsg);
 	topo__free(p->succ_off);
@@ -1082,10 +1148,24 @@ int64_t topo_plan_buffer_bytes(const topo_plan *p)
 	int64_t total = 0;
 
 	for (int b = 0; b < TOPO__NBUF; b++) {
-		for (int32_t r = 0; p->bufsize[b] != NULL && r < p->n; r++) {
-			if (p->bufsize[b][r] > INT64_MAX - total)
+		const struct topo__bufsizes *s = &p->buf[b];
+
+		if (s->each == NULL) {
+			/* n - 1 members of `all` and one of one_size */
+			int64_t k = p->n - 1;
+
+			if (s->all > 0 && k > (INT64_MAX - total) / s->all)
 				return INT64_MAX;
-			total += p->bufsize[b][r];
+			total += k * s->all;
+			if (s->one_size > INT64_MAX - total)
+				return INT64_MAX;
+			total += s->one_size;
+			continue;
+		}
+		for (int32_t r = 0; r < p->n; r++) {
+			if (s->each[r] > INT64_MAX - total)
+				return INT64_MAX;
+			total += s->each[r];
 		}
 	}
 	return total;

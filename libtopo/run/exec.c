@@ -112,11 +112,6 @@ struct run {
 	_Atomic int failed_rc;
 };
 
-static int64_t size_of(const struct topo_plan *p, int b, int32_t r)
-{
-	return p->bufsize[b] != NULL ? p->bufsize[b][r] : 0;
-}
-
 /* Fill task k (see struct fill_task). */
 static void fill_one(struct run *x, int64_t k, int worker)
 {
@@ -139,10 +134,10 @@ static void fill_one(struct run *x, int64_t k, int worker)
 		    x->tr->buffer(x->state, f->r0, TOPO__SEND) + f->off,
 		    (size_t)f->len);
 		/* The member counts as done with its last piece. */
-		done = f->off + f->len == size_of(p, TOPO__SEND, f->r0);
+		done = f->off + f->len == topo__bufsize(p, TOPO__SEND, f->r0);
 	} else {
 		for (int32_t r = f->r0; r < f->r1; r++) {
-			int64_t len = size_of(p, TOPO__SEND, r);
+			int64_t len = topo__bufsize(p, TOPO__SEND, r);
 
 			if (len > 0)
 				topo__pattern_fill(
@@ -490,7 +485,7 @@ static int fill_tasks(const struct topo_plan *p, struct fill_task **out,
 		int32_t r = 0;
 
 		while (r < p->n) {
-			int64_t len = size_of(p, TOPO__SEND, r);
+			int64_t len = topo__bufsize(p, TOPO__SEND, r);
 
 			if (len > FILL_BYTES) {
 				for (int64_t off = 0; off < len;
@@ -509,10 +504,10 @@ static int fill_tasks(const struct topo_plan *p, struct fill_task **out,
 				int64_t bytes = 0;
 
 				while (r1 < p->n && r1 - r < FILL_MEMBERS &&
-				       size_of(p, TOPO__SEND, r1) <= FILL_BYTES &&
-				       bytes + size_of(p, TOPO__SEND, r1) <=
+				       topo__bufsize(p, TOPO__SEND, r1) <= FILL_BYTES &&
+				       bytes + topo__bufsize(p, TOPO__SEND, r1) <=
 					   FILL_BYTES)
-					bytes += size_of(p, TOPO__SEND, r1++);
+					bytes += topo__bufsize(p, TOPO__SEND, r1++);
 				if (pass == 1)
 					(*out)[k] =
 					    (struct fill_task){r, r1, 0, -1};
@@ -566,9 +561,9 @@ static void reset(struct run *x, const int32_t *nwait0)
 	const struct topo_plan *p = x->p;
 
 	for (int b = TOPO__RECV; b <= TOPO__WORK; b++) {
-		for (int32_t r = 0; p->bufsize[b] != NULL && r < p->n; r++)
+		for (int32_t r = 0; topo__has_buf(p, b) && r < p->n; r++)
 			memset(x->tr->buffer(x->state, r, b), TOPO__POISON,
-			       (size_t)p->bufsize[b][r]);
+			       (size_t)topo__bufsize(p, b, r));
 	}
 	/* The previous iteration's verification streamed the expected bytes
 	 * through the caches, which a program calling the collective again
@@ -576,7 +571,7 @@ static void reset(struct run *x, const int32_t *nwait0)
 	 * byte a cache line), so that an iteration starts from the caches a
 	 * repeated call finds, as MPI's benchmarks (and the memcpy that the
 	 * copy limit is measured with) do.  Pointless beyond the caches. */
-	if (p->bufsize[TOPO__SEND] != NULL &&
+	if (topo__has_buf(p, TOPO__SEND) &&
 	    topo_plan_buffer_bytes(p) <= WARM_BYTES) {
 		unsigned char acc = 0;
 
@@ -584,7 +579,7 @@ static void reset(struct run *x, const int32_t *nwait0)
 			const volatile unsigned char *b =
 			    x->tr->buffer(x->state, r, TOPO__SEND);
 
-			for (int64_t i = 0; i < p->bufsize[TOPO__SEND][r];
+			for (int64_t i = 0; i < topo__bufsize(p, TOPO__SEND, r);
 			     i += 64)
 				acc ^= b[i];
 		}

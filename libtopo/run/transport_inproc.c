@@ -62,7 +62,12 @@ union bucket {
 struct inproc {
 	unsigned char *raw[TOPO__NBUF];	  /* as allocated */
 	unsigned char *arena[TOPO__NBUF]; /* aligned */
-	int64_t *off[TOPO__NBUF];	  /* [n], or NULL: all empty */
+	/* Member r's slice of arena b: at off[b][r] where the plan keeps
+	 * each member's size, else at r * stride[b], or at one_off[b] for
+	 * the plan's member of its own size (one[b]). */
+	int64_t *off[TOPO__NBUF];
+	int64_t stride[TOPO__NBUF], one_off[TOPO__NBUF];
+	int32_t one[TOPO__NBUF];
 	enum topo_type type;
 	enum topo_redop op;
 	unsigned char *raw_buckets;
@@ -77,14 +82,40 @@ static int64_t slice_align(int64_t size)
 	return size >= ARENA_ALIGN ? ARENA_ALIGN : 8;
 }
 
+/* Where the slices of kind b lie when the plan gives all members one size
+ * but one at most: member r's at r * *stride, member one's after them all,
+ * at *one_off.  Returns the arena's bytes, or -1 when that overflows. */
+static int64_t compact_layout(const struct topo_plan *p, int b,
+			      int64_t *stride, int64_t *one_off)
+{
+	const struct topo__bufsizes *s = &p->buf[b];
+	int64_t a = slice_align(s->all), oa = slice_align(s->one_size), end;
+
+	if (s->all > INT64_MAX / 2 - a)
+		return -1;
+	*stride = (s->all + a - 1) & -a; /* a: a power of 2 */
+	if (*stride > 0 && p->n > (INT64_MAX / 2) / *stride)
+		return -1;
+	end = (int64_t)p->n * *stride;
+	*one_off = (end + oa - 1) & -oa;
+	if (s->one_size == s->all)
+		return end; /* no member of its own size */
+	if (s->one_size > INT64_MAX - *one_off)
+		return -1;
+	return *one_off + s->one_size;
+}
+
 /* Bytes of the arena for kind b, with every slice aligned; -1 when that
  * overflows. */
 static int64_t arena_bytes(const struct topo_plan *p, int b)
 {
-	int64_t total = 0;
+	const int64_t *each = p->buf[b].each;
+	int64_t total = 0, stride, one_off;
 
-	for (int32_t r = 0; p->bufsize[b] != NULL && r < p->n; r++) {
-		int64_t size = p->bufsize[b][r], a = slice_align(size);
+	if (each == NULL)
+		return compact_layout(p, b, &stride, &one_off);
+	for (int32_t r = 0; r < p->n; r++) {
+		int64_t size = each[r], a = slice_align(size);
 
 		if (size > INT64_MAX - total - 2 * a)
 			return -1;
@@ -152,17 +183,21 @@ static int inproc_open(void **state, const struct topo_plan *p, topo_error *err)
 		s->arena[b] = s->raw[b] + (ARENA_ALIGN -
 					   (uintptr_t)s->raw[b] % ARENA_ALIGN) %
 					      ARENA_ALIGN;
-		if (p->bufsize[b] == NULL)
+		s->one[b] = p->buf[b].one_size != p->buf[b].all ? p->buf[b].one
+								: -1;
+		if (p->buf[b].each == NULL) {
+			compact_layout(p, b, &s->stride[b], &s->one_off[b]);
 			continue;
+		}
 		s->off[b] = topo__mallocarray((size_t)p->n, sizeof(int64_t));
 		if (s->off[b] == NULL)
 			goto fail;
 		for (int32_t r = 0; r < p->n; r++) {
-			int64_t a = slice_align(p->bufsize[b][r]);
+			int64_t a = slice_align(p->buf[b].each[r]);
 
 			pos = (pos + a - 1) & -a; /* a: a power of 2 */
 			s->off[b][r] = pos;
-			pos += p->bufsize[b][r];
+			pos += p->buf[b].each[r];
 		}
 	}
 	s->raw_buckets =
@@ -204,7 +239,10 @@ static unsigned char *inproc_buffer(void *state, int32_t r, int b)
 {
 	struct inproc *s = state;
 
-	return s->arena[b] + (s->off[b] != NULL ? s->off[b][r] : 0);
+	if (s->off[b] != NULL)
+		return s->arena[b] + s->off[b][r];
+	return s->arena[b] + (r == s->one[b] ? s->one_off[b]
+					     : (int64_t)r * s->stride[b]);
 }
 
 /* Whether a reduction into r would interleave with one in the list. */

@@ -726,11 +726,6 @@ static void emit(struct check *c, int32_t r, const char *kind, const char *fmt,
 	c->report(c->ctx2, &e);
 }
 
-static int64_t bufsize(const struct topo_plan *p, enum topo__buf b, int32_t r)
-{
-	return p->bufsize[b] != NULL ? p->bufsize[b][r] : 0;
-}
-
 static int32_t endpoint(const struct topo_plan *p, int32_t r)
 {
 	if (p->t != NULL && p->t->g != NULL && r >= 0 && r < p->t->g->size)
@@ -909,7 +904,7 @@ static void reduce_all(struct check *c, struct topo__verify_time *time)
 	if (c->sendok != NULL)
 		for (int32_t m = 0; m < p->n; m++)
 			c->sendok[m] = (time->mine == NULL || time->mine[m]) &&
-				       bufsize(p, TOPO__SEND, m) == len;
+				       topo__bufsize(p, TOPO__SEND, m) == len;
 	job.c = c;
 	job.len = len;
 	job.deadline = time->deadline;
@@ -955,7 +950,7 @@ static int check_recv(struct check *c, int32_t r)
 	default: /* barrier: no data (its order is checked apart) */
 		return 0;
 	}
-	have = bufsize(p, TOPO__RECV, r);
+	have = topo__bufsize(p, TOPO__RECV, r);
 	if (have < need) {
 		emit(c, r, "wrong data",
 		     "receive buffer holds %" PRId64 " bytes, %" PRId64
@@ -990,7 +985,7 @@ static int check_recv(struct check *c, int32_t r)
 /* Member r's SEND must still hold its input. */
 static void check_send(struct check *c, int32_t r)
 {
-	int64_t len = bufsize(c->p, TOPO__SEND, r);
+	int64_t len = topo__bufsize(c->p, TOPO__SEND, r);
 	const unsigned char *got;
 
 	if (len <= 0 || (c->sendok != NULL && c->sendok[r]))

@@ -628,10 +628,9 @@ static void test_quiesce(const topo_group *g, const int32_t *h)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	for (int32_t k = 0; k < x.nlocal; k++)
 		for (int b = 0; b < TOPO__NBUF; b++)
-			if (p->bufsize[b] != NULL &&
-			    p->bufsize[b][x.local[k]] > 0)
+			if (topo__bufsize(p, b, x.local[k]) > 0)
 				x.bp[k * TOPO__NBUF + b] = calloc(
-				    (size_t)p->bufsize[b][x.local[k]], 1);
+				    (size_t)topo__bufsize(p, b, x.local[k]), 1);
 	topo__mx_reset(&x);
 	rc = rank == 0 ? 1 : topo__mx_run(&x, topo__now() + 0.05);
 	CHECK(rc == 1, "%s: the run did not time out (%d)", label, rc);
@@ -715,9 +714,7 @@ static void test_fused(const topo_machine *m)
 			int32_t mem = x.local[j];
 
 			for (int b = 0; b < TOPO__NBUF; b++) {
-				int64_t len = p->bufsize[b] != NULL
-						  ? p->bufsize[b][mem]
-						  : 0;
+				int64_t len = topo__bufsize(p, b, mem);
 				unsigned char *a;
 
 				if (len <= 0)

@@ -361,7 +361,7 @@ struct run {
 
 static inline int64_t bsize(const struct topo_plan *p, int b, int32_t r)
 {
-	return p->bufsize[b] != NULL ? p->bufsize[b][r] : 0;
+	return topo__bufsize(p, b, r);
 }
 
 static inline void run_free(struct run *x)

@@ -120,7 +120,7 @@ static void check_corrupt(topo_plan *p)
 	p->msg[i].len = 0;
 	run(p, 2, ep);
 	p->msg[i] = save;
-	size = p->bufsize[save.dbuf][save.dst];
+	size = topo__bufsize(p, save.dbuf, save.dst);
 	if (save.doff + save.len + (int64_t)p->params.bytes <= size)
 		p->msg[i].doff += (int64_t)p->params.bytes;
 	else if (save.doff >= (int64_t)p->params.bytes)

@@ -870,6 +870,95 @@ static void *hammer(void *arg)
 	return NULL;
 }
 
+/* Buffer sizes the same for all members but one at most are kept without
+ * an array (struct topo__bufsizes), whether set for all at once or member
+ * by member (compacted by topo__plan_finish), and the arena lays them out
+ * without overlap, aligned as the array's layout is: member r at r times
+ * the aligned size, the member of its own size after them all.  Two
+ * members of their own sizes keep the array. */
+static void test_bufsizes_compact(void)
+{
+	const struct topo__transport_ops *tr = &topo__transport_inproc;
+	topo_machine *m = small_machine();
+	topo_group *g = group_of(m, "world", NULL, 12);
+	topo_tree t = fake_tree(g, 0);
+	struct topo_plan *p =
+	    hand_plan(&t, TOPO_OP_REDUCE, 8, TOPO_INT32, TOPO_SUM);
+	void *state = NULL;
+	unsigned char *buf[12][3];
+	topo_error err;
+	int ok = 1;
+
+	/* SEND: member 3 alone; RECV: 24 bytes each, member 7 100, set
+	 * for all first; WORK: 72 bytes each, member by member. */
+	bufsize(p, TOPO__SEND, 3, 200);
+	topo_error_clear(&err);
+	CHECK_INT(topo__plan_bufsize_all(p, TOPO__RECV, 24, &err), 0);
+	bufsize(p, TOPO__RECV, 7, 100);
+	bufsize(p, TOPO__RECV, 8, 24); /* already so: no array */
+	for (int32_t r = 0; r < 12; r++)
+		bufsize(p, TOPO__WORK, r, 72);
+	CHECK(p->buf[TOPO__SEND].each == NULL &&
+	          p->buf[TOPO__RECV].each == NULL,
+	      "sizes of one member, or of all but one, made an array");
+	CHECK(p->buf[TOPO__WORK].each != NULL,
+	      "WORK set member by member: an array while planning");
+	msg(p, TOPO__COPY, 3, TOPO__SEND, 0, 7, TOPO__RECV, 0, 100, -1);
+	finish(p);
+	CHECK(p->buf[TOPO__WORK].each == NULL,
+	      "topo__plan_finish kept an array of 12 equal sizes");
+	for (int32_t r = 0; r < 12; r++) {
+		CHECK_INT(topo__bufsize(p, TOPO__SEND, r), r == 3 ? 200 : 0);
+		CHECK_INT(topo__bufsize(p, TOPO__RECV, r), r == 7 ? 100 : 24);
+		CHECK_INT(topo__bufsize(p, TOPO__WORK, r), 72);
+	}
+	CHECK_INT(topo_plan_buffer_bytes(p), 200 + 11 * 24 + 100 + 12 * 72);
+	for (int b = 0; b < 3; b++)
+		CHECK(topo__has_buf(p, b), "kind %d has buffers", b);
+
+	CHECK_INT(tr->open(&state, p, &err), 0);
+	for (int32_t r = 0; r < 12; r++) {
+		for (int b = 0; b < 3; b++) {
+			int64_t size = topo__bufsize(p, b, r);
+
+			buf[r][b] = tr->buffer(state, r, b);
+			if (size >= 64)
+				ok &= (uintptr_t)buf[r][b] % 64 == 0;
+			else if (size > 0)
+				ok &= (uintptr_t)buf[r][b] % 8 == 0;
+			memset(buf[r][b], 0x10 * b + r, (size_t)size);
+		}
+	}
+	CHECK(ok, "compact buffers misaligned");
+	for (int32_t r = 0; r < 12; r++)
+		for (int b = 0; b < 3; b++)
+			for (int64_t i = 0; i < topo__bufsize(p, b, r); i++)
+				ok &= buf[r][b][i] == 0x10 * b + r;
+	CHECK(ok, "compact member buffers overlap");
+	for (int i = 0; i < 100; i++)
+		buf[3][TOPO__SEND][i] = (unsigned char)(i + 1);
+	CHECK_INT(tr->deliver(state, p, 0), 0);
+	for (int i = 0; i < 100; i++)
+		ok &= buf[7][TOPO__RECV][i] == i + 1;
+	CHECK(ok, "COPY into the member of its own size landed wrong");
+	tr->close(state);
+	topo_plan_free(p);
+
+	/* Two members of their own sizes: the array stays. */
+	p = hand_plan(&t, TOPO_OP_REDUCE, 8, TOPO_INT32, TOPO_SUM);
+	for (int32_t r = 0; r < 12; r++)
+		bufsize(p, TOPO__RECV, r, r == 2 || r == 9 ? 16 : 8);
+	msg(p, TOPO__COPY, 2, TOPO__RECV, 0, 9, TOPO__RECV, 0, 16, -1);
+	finish(p);
+	CHECK(p->buf[TOPO__RECV].each != NULL,
+	      "sizes of two members of their own lost");
+	CHECK_INT(topo_plan_buffer_bytes(p), 10 * 8 + 2 * 16);
+	CHECK(!topo__has_buf(p, TOPO__SEND), "no SEND was sized");
+	topo_plan_free(p);
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
 static void test_transport(void)
 {
 	const struct topo__transport_ops *tr = &topo__transport_inproc;
@@ -898,7 +987,7 @@ static void test_transport(void)
 	CHECK_STR(tr->name, "inproc");
 	for (int32_t r = 0; r < 12; r++) {
 		for (int b = 0; b < 3; b++) {
-			int64_t size = p->bufsize[b] ? p->bufsize[b][r] : 0;
+			int64_t size = topo__bufsize(p, b, r);
 
 			buf[r][b] = tr->buffer(state, r, b);
 			ok &= buf[r][b] != NULL;
@@ -914,8 +1003,7 @@ static void test_transport(void)
 	/* Members never share bytes: every byte still holds its owner's. */
 	for (int32_t r = 0; r < 12; r++)
 		for (int b = 0; b < 3; b++)
-			for (int64_t i = 0;
-			     p->bufsize[b] && i < p->bufsize[b][r]; i++)
+			for (int64_t i = 0; i < topo__bufsize(p, b, r); i++)
 				ok &= buf[r][b][i] == 0x10 * b + r;
 	CHECK(ok, "member buffers overlap");
 
@@ -2486,6 +2574,7 @@ int main(void)
 	test_reduce3();
 	test_builder();
 	test_transport();
+	test_bufsizes_compact();
 	test_range_locks();
 	for (int threads = 1; threads <= 8; threads *= 8) {
 		test_bcast(threads);

@@ -141,7 +141,7 @@ static void check_corrupt(topo_plan *p)
 	p->msg[i].len = 0;
 	run(p, 2, ep);
 	p->msg[i] = save;
-	size = p->bufsize[save.sbuf][save.src];
+	size = topo__bufsize(p, save.sbuf, save.src);
 	if (save.soff + save.len + B <= size)
 		p->msg[i].soff += B;
 	else if (save.soff >= B)

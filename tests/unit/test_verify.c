@@ -316,7 +316,7 @@ static void setup(struct run *x, const topo_tree *t, enum topo_op op,
 	for (int b = 0; b < TOPO__NBUF; b++) {
 		x->size[b] = calloc((size_t)n, sizeof(int64_t));
 		x->mem[b] = calloc((size_t)n, sizeof(unsigned char *));
-		x->p.bufsize[b] = x->size[b];
+		x->p.buf[b].each = x->size[b];
 	}
 	for (int32_t r = 0; r < n; r++) {
 		switch (op) {

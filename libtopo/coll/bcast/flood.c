@@ -429,11 +429,11 @@ int topo__plan_bcast_flood(struct topo_plan *p, topo_error *err)
 
 	/* Buffers: the root's input, everyone's result. */
 	rc = topo__plan_bufsize(p, TOPO__SEND, p->root, bytes, err);
-	for (int32_t v = 0; rc == 0 && v < p->n; v++) {
-		rc = topo__plan_bufsize(p, TOPO__RECV, v, bytes, err);
-		if (rc == 0 && has_dup[v])
+	if (rc == 0)
+		rc = topo__plan_bufsize_all(p, TOPO__RECV, bytes, err);
+	for (int32_t v = 0; rc == 0 && v < p->n; v++)
+		if (has_dup[v])
 			rc = topo__plan_bufsize(p, TOPO__WORK, v, bytes, err);
-	}
 	/* Per segment: the root's copy and the flood's messages, each
 	 * waiting for at most its arrival, the duplicates' order, and a
 	 * counter per member. */

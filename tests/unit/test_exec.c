@@ -2553,6 +2553,21 @@ static void bench_million(void)
 	t0 = now();
 	r = run(p, 2, 3, 0);
 	expect_verified(r, "million bcast");
+	/* The traffic, counted by the run's pass over the plan in tasks of
+	 * 2^18 messages on both threads: the edges within a node of n/1024
+	 * members, and the rest. */
+	{
+		int64_t shm = 0, net = 0, want_shm = 0;
+
+		for (int32_t k = 1; k < n; k++)
+			want_shm += (k - 1) / 2 / (n / 1024) == k / (n / 1024);
+		topo_report_messages(r, &shm, &net);
+		CHECK_INT(shm, want_shm);
+		CHECK_INT(net, n - 1 - want_shm);
+		topo_report_bytes_moved(r, &shm, &net);
+		CHECK_INT(shm, 8 * want_shm);
+		CHECK_INT(net, 8 * (n - 1 - want_shm));
+	}
 	topo_report_seconds(r, &lo, &med, &hi);
 	/* Speed is make bench's business, not a test's: this only prints. */
 	printf("exec: bcast of 8 bytes to %d members, 2 threads: min %.3f s, "

@@ -870,6 +870,39 @@ static void *hammer(void *arg)
 	return NULL;
 }
 
+/* Opens the arena of p's 12 members: each buffer non-NULL, aligned (64
+ * bytes from 64 up, else 8), and filled with a byte of its own (ASan sees
+ * any overrun), which must still be there once all are filled: members
+ * never share bytes.  Returns 1 when all of that holds. */
+static int open_arena(const struct topo__transport_ops *tr,
+		      const struct topo_plan *p, void **state,
+		      unsigned char *buf[12][3])
+{
+	topo_error err;
+	int ok = 1;
+
+	topo_error_clear(&err);
+	CHECK_INT(tr->open(state, p, &err), 0);
+	for (int32_t r = 0; r < 12; r++) {
+		for (int b = 0; b < 3; b++) {
+			int64_t size = topo__bufsize(p, b, r);
+
+			buf[r][b] = tr->buffer(*state, r, b);
+			ok &= buf[r][b] != NULL;
+			if (size >= 64)
+				ok &= (uintptr_t)buf[r][b] % 64 == 0;
+			else if (size > 0)
+				ok &= (uintptr_t)buf[r][b] % 8 == 0;
+			memset(buf[r][b], 0x10 * b + r, (size_t)size);
+		}
+	}
+	for (int32_t r = 0; r < 12; r++)
+		for (int b = 0; b < 3; b++)
+			for (int64_t i = 0; i < topo__bufsize(p, b, r); i++)
+				ok &= buf[r][b][i] == 0x10 * b + r;
+	return ok;
+}
+
 /* Buffer sizes the same for all members but one at most are kept without
  * an array (struct topo__bufsizes), whether set for all at once or member
  * by member (compacted by topo__plan_finish), and the arena lays them out
@@ -916,25 +949,8 @@ static void test_bufsizes_compact(void)
 	for (int b = 0; b < 3; b++)
 		CHECK(topo__has_buf(p, b), "kind %d has buffers", b);
 
-	CHECK_INT(tr->open(&state, p, &err), 0);
-	for (int32_t r = 0; r < 12; r++) {
-		for (int b = 0; b < 3; b++) {
-			int64_t size = topo__bufsize(p, b, r);
-
-			buf[r][b] = tr->buffer(state, r, b);
-			if (size >= 64)
-				ok &= (uintptr_t)buf[r][b] % 64 == 0;
-			else if (size > 0)
-				ok &= (uintptr_t)buf[r][b] % 8 == 0;
-			memset(buf[r][b], 0x10 * b + r, (size_t)size);
-		}
-	}
-	CHECK(ok, "compact buffers misaligned");
-	for (int32_t r = 0; r < 12; r++)
-		for (int b = 0; b < 3; b++)
-			for (int64_t i = 0; i < topo__bufsize(p, b, r); i++)
-				ok &= buf[r][b][i] == 0x10 * b + r;
-	CHECK(ok, "compact member buffers overlap");
+	CHECK(open_arena(tr, p, &state, buf),
+	      "compact buffers misaligned or overlapping");
 	for (int i = 0; i < 100; i++)
 		buf[3][TOPO__SEND][i] = (unsigned char)(i + 1);
 	CHECK_INT(tr->deliver(state, p, 0), 0);
@@ -983,29 +999,8 @@ static void test_transport(void)
 	msg(p, TOPO__COPY, 5, TOPO__SEND, 0, 5, TOPO__WORK, 0, 4, -1);
 	finish(p);
 	topo_error_clear(&err);
-	CHECK_INT(tr->open(&state, p, &err), 0);
-	CHECK_STR(tr->name, "inproc");
-	for (int32_t r = 0; r < 12; r++) {
-		for (int b = 0; b < 3; b++) {
-			int64_t size = topo__bufsize(p, b, r);
-
-			buf[r][b] = tr->buffer(state, r, b);
-			ok &= buf[r][b] != NULL;
-			if (size >= 64)
-				ok &= (uintptr_t)buf[r][b] % 64 == 0;
-			else if (size > 0)
-				ok &= (uintptr_t)buf[r][b] % 8 == 0;
-			/* Fill every byte: ASan sees any overrun. */
-			memset(buf[r][b], 0x10 * b + r, (size_t)size);
-		}
-	}
-	CHECK(ok, "buffers NULL or misaligned");
-	/* Members never share bytes: every byte still holds its owner's. */
-	for (int32_t r = 0; r < 12; r++)
-		for (int b = 0; b < 3; b++)
-			for (int64_t i = 0; i < topo__bufsize(p, b, r); i++)
-				ok &= buf[r][b][i] == 0x10 * b + r;
-	CHECK(ok, "member buffers overlap");
+	CHECK(open_arena(tr, p, &state, buf),
+	      "buffers NULL, misaligned or overlapping");
 
 	/* COPY: SEND[3..13) of member 1 to RECV[5..15) of member 2. */
 	for (int i = 0; i < 101; i++)

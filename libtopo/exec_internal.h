@@ -187,8 +187,8 @@ int topo__plan_bufsize(struct topo_plan *p, enum topo__buf b, int32_t member,
 		       int64_t bytes, topo_error *err);
 /* Every member's buffer of kind b holds `bytes` (before any member's own
  * size is set): no array for them. */
-int topo__plan_bufsize_all(struct topo_plan *p, enum topo__buf b,
-			   int64_t bytes, topo_error *err);
+int topo__plan_bufsize_all(struct topo_plan *p, enum topo__buf b, int64_t bytes,
+			   topo_error *err);
 /* Appends a message; *id receives its index (may be NULL). */
 int topo__plan_msg(struct topo_plan *p, const struct topo__msg *m,
 		   int64_t *id, topo_error *err);
@@ -386,13 +386,13 @@ struct topo__transport_ops {
 };
 
 /* Bytes of member r's buffer of kind b (0: it has none). */
-static inline int64_t topo__bufsize(const struct topo_plan *p, int b,
-				    int32_t r)
+static inline int64_t topo__bufsize(const struct topo_plan *p, int b, int32_t r)
 {
 	const struct topo__bufsizes *s = &p->buf[b];
 
-	return s->each != NULL ? s->each[r] : r == s->one ? s->one_size
-							  : s->all;
+	return s->each != NULL ? s->each[r]
+	       : r == s->one   ? s->one_size
+			       : s->all;
 }
 
 /* Whether any member has a buffer of kind b. */
@@ -400,8 +400,7 @@ static inline bool topo__has_buf(const struct topo_plan *p, int b)
 {
 	const struct topo__bufsizes *s = &p->buf[b];
 
-	return s->each != NULL || s->all != 0 ||
-	       s->one_size != 0;
+	return s->each != NULL || s->all != 0 || s->one_size != 0;
 }
 
 /* Whether message m lies within its source and destination buffers

@@ -164,7 +164,8 @@ static int setup(struct xm *x, const struct topo__sched *s, const int32_t *host,
 
 		for (int32_t k = 0; k < x->e.nlocal; k++)
 			for (int b = 0; b < TOPO__NBUF; b++) {
-				int64_t len = topo__bufsize(p, b, x->e.local[k]);
+				int64_t len =
+				    topo__bufsize(p, b, x->e.local[k]);
 
 				x->e.bp[(int64_t)k * TOPO__NBUF + b] =
 				    x->arena + pos;

@@ -468,8 +468,8 @@ int topo__plan_bufsize(struct topo_plan *p, enum topo__buf b, int32_t member,
 	return 0;
 }
 
-int topo__plan_bufsize_all(struct topo_plan *p, enum topo__buf b,
-			   int64_t bytes, topo_error *err)
+int topo__plan_bufsize_all(struct topo_plan *p, enum topo__buf b, int64_t bytes,
+			   topo_error *err)
 {
 	struct topo__bufsizes *s;
 
@@ -707,8 +707,8 @@ static int check_msg(const struct topo_plan *p, int64_t i, topo_error *err)
 		    "(%lld bytes): out of bounds",
 		    (long long)i, (long long)m->len, buf_names[m->sbuf],
 		    (long long)m->soff, m->src,
-		    (long long)topo__bufsize(p, m->sbuf, m->src), buf_names[m->dbuf],
-		    (long long)m->doff, m->dst,
+		    (long long)topo__bufsize(p, m->sbuf, m->src),
+		    buf_names[m->dbuf], (long long)m->doff, m->dst,
 		    (long long)topo__bufsize(p, m->dbuf, m->dst));
 	return 0;
 }

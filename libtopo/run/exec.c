@@ -570,11 +570,16 @@ static int fill_tasks(const struct topo_plan *p, struct fill_task **out,
 				int32_t r1 = r;
 				int64_t bytes = 0;
 
-				while (r1 < p->n && r1 - r < FILL_MEMBERS &&
-				       topo__bufsize(p, TOPO__SEND, r1) <= FILL_BYTES &&
-				       bytes + topo__bufsize(p, TOPO__SEND, r1) <=
-					   FILL_BYTES)
-					bytes += topo__bufsize(p, TOPO__SEND, r1++);
+				while (r1 < p->n && r1 - r < FILL_MEMBERS) {
+					int64_t size =
+					    topo__bufsize(p, TOPO__SEND, r1);
+
+					if (size > FILL_BYTES ||
+					    bytes + size > FILL_BYTES)
+						break;
+					bytes += size;
+					r1++;
+				}
 				if (pass == 1)
 					(*out)[k] =
 					    (struct fill_task){r, r1, 0, -1};

@@ -85,8 +85,8 @@ static int64_t slice_align(int64_t size)
 /* Where the slices of kind b lie when the plan gives all members one size
  * but one at most: member r's at r * *stride, member one's after them all,
  * at *one_off.  Returns the arena's bytes, or -1 when that overflows. */
-static int64_t compact_layout(const struct topo_plan *p, int b,
-			      int64_t *stride, int64_t *one_off)
+static int64_t compact_layout(const struct topo_plan *p, int b, int64_t *stride,
+			      int64_t *one_off)
 {
 	const struct topo__bufsizes *s = &p->buf[b];
 	int64_t a = slice_align(s->all), oa = slice_align(s->one_size), end;
@@ -183,8 +183,8 @@ static int inproc_open(void **state, const struct topo_plan *p, topo_error *err)
 		s->arena[b] = s->raw[b] + (ARENA_ALIGN -
 					   (uintptr_t)s->raw[b] % ARENA_ALIGN) %
 					      ARENA_ALIGN;
-		s->one[b] = p->buf[b].one_size != p->buf[b].all ? p->buf[b].one
-								: -1;
+		s->one[b] =
+		    p->buf[b].one_size != p->buf[b].all ? p->buf[b].one : -1;
 		if (p->buf[b].each == NULL) {
 			compact_layout(p, b, &s->stride[b], &s->one_off[b]);
 			continue;
@@ -241,8 +241,8 @@ static unsigned char *inproc_buffer(void *state, int32_t r, int b)
 
 	if (s->off[b] != NULL)
 		return s->arena[b] + s->off[b][r];
-	return s->arena[b] + (r == s->one[b] ? s->one_off[b]
-					     : (int64_t)r * s->stride[b]);
+	return s->arena[b] +
+	       (r == s->one[b] ? s->one_off[b] : (int64_t)r * s->stride[b]);
 }
 
 /* Whether a reduction into r would interleave with one in the list. */

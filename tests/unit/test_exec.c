@@ -932,7 +932,7 @@ static void test_bufsizes_compact(void)
 	for (int32_t r = 0; r < 12; r++)
 		bufsize(p, TOPO__WORK, r, 72);
 	CHECK(p->buf[TOPO__SEND].each == NULL &&
-	          p->buf[TOPO__RECV].each == NULL,
+		  p->buf[TOPO__RECV].each == NULL,
 	      "sizes of one member, or of all but one, made an array");
 	CHECK(p->buf[TOPO__WORK].each != NULL,
 	      "WORK set member by member: an array while planning");

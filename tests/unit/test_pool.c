@@ -135,7 +135,8 @@ static void run(void *vctx, int64_t task, int worker)
 		for (int i = 0; i < 20000; i++) {
 			if (__atomic_load_n(&c->arrived, __ATOMIC_ACQUIRE) ==
 			    c->n) {
-				__atomic_fetch_add(&c->met, 1, __ATOMIC_RELAXED);
+				__atomic_fetch_add(&c->met, 1,
+						   __ATOMIC_RELAXED);
 				break;
 			}
 			nanosleep(&d, NULL);
@@ -426,8 +427,9 @@ static void ready_case(void)
 		topo__pool_free(c->pool);
 		ctx_free(c);
 	}
-	CHECK(ready == 5, "topo__pool_ready saw the worker spin in %d of 5 "
-			  "rounds, within 2 s",
+	CHECK(ready == 5,
+	      "topo__pool_ready saw the worker spin in %d of 5 "
+	      "rounds, within 2 s",
 	      ready);
 }
 

@@ -27,6 +27,17 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Under valgrind (one thread at a time) thread timing is not asserted. */
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define UNDER_VALGRIND RUNNING_ON_VALGRIND
+#endif
+#endif
+#ifndef UNDER_VALGRIND
+#define UNDER_VALGRIND 0
+#endif
+
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define SANITIZED 1
 #define BIG (1 << 17)
@@ -387,7 +398,9 @@ static void caller_case(int threads)
  * caller's stack would stay there (the wake threshold is 64), so they would
  * run one after the other.  Once every worker spins, the second is taken
  * at once: the two tasks, each waiting for the other to start, meet, one on
- * each participant. */
+ * each participant.  Under valgrind, which runs one thread at a time, the
+ * worker's spin may end before the caller looks: there the calls only run
+ * (valgrind checks their memory), and their timing is not asserted. */
 static void ready_case(void)
 {
 	struct timespec d = {0, 20 * 1000 * 1000}, deadline = in(30);
@@ -397,29 +410,23 @@ static void ready_case(void)
 		printf("ready: skipped, fewer than 2 CPUs\n");
 		return;
 	}
-	for (int round = 0; round < 5; round++) {
-		struct ctx *c = ctx_new(MEETING, 2);
-
-		pool_new(c, 2);
+	for (int round = 0; round < (UNDER_VALGRIND ? 1 : 5); round++) {
+		struct ctx *c = ctx_new(UNDER_VALGRIND ? FLAT : MEETING, 2);
 		int tries = 0;
 
+		pool_new(c, 2);
 		nanosleep(&d, NULL); /* past any spin: the worker asleep */
 		/* Each call waits 1 ms at most: a busy host (the other
 		 * suites running) may take longer to run the worker. */
 		while (tries < 2000 && !topo__pool_ready(c->pool))
 			tries++;
-		if (tries == 2000) {
-			topo__pool_free(c->pool);
-			ctx_free(c);
-			continue;
-		}
-		ready++;
+		ready += tries < 2000;
 		topo__pool_push(c->pool, 0, 0);
 		topo__pool_push(c->pool, 1, 0);
 		CHECK_INT(topo__pool_wait(c->pool, &deadline), 0);
 		CHECK_INT(count_ran(c, 0, c->n, 1), c->n);
-		CHECK(c->met == 2 && c->by_worker[0] == 1 &&
-			  c->by_worker[1] == 1,
+		CHECK(UNDER_VALGRIND || (c->met == 2 && c->by_worker[0] == 1 &&
+					 c->by_worker[1] == 1),
 		      "round %d: after topo__pool_ready, 2 tasks met %d "
 		      "times (caller ran %lld, worker %lld)",
 		      round, c->met, (long long)c->by_worker[0],
@@ -427,9 +434,9 @@ static void ready_case(void)
 		topo__pool_free(c->pool);
 		ctx_free(c);
 	}
-	CHECK(ready == 5,
-	      "topo__pool_ready saw the worker spin in %d of 5 "
-	      "rounds, within 2 s",
+	CHECK(UNDER_VALGRIND || ready == 5,
+	      "topo__pool_ready saw the worker spin in %d of 5 rounds, "
+	      "within 2 s",
 	      ready);
 }
 

@@ -314,12 +314,10 @@ static void summarise(topo_report *r, double *seconds, int n)
 	    n % 2 ? seconds[n / 2] : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
 }
 
-/* Transport messages and their bytes, by whether both ends share a node
- * (local steps, src == dst, are not transport messages).  Reads the
- * machine's tables directly: this is a pass over every message of the
- * plan, tens of millions at the largest scales. */
-/* Adds the transport messages of m to messages[] and bytes[] (index 0
- * within a node, 1 over the network). */
+/* Adds message m to messages[] and bytes[] by whether both ends share a
+ * node (index 0) or not (1); a local step (src == dst) is not a transport
+ * message.  Reads the machine's tables directly: it runs for every
+ * message of the plan, tens of millions at the largest scales. */
 static inline void traffic_of(const struct topo_plan *p,
 			      const struct topo__msg *m, int64_t messages[2],
 			      int64_t bytes[2])

@@ -337,6 +337,22 @@ int32_t topo__routes_x_find(const topo_tree *t, int32_t r, int32_t from);
  * row), or -1 when r has no row from `from`.  O(log exceptions of r). */
 int32_t topo__routes_find(const topo_tree *t, int32_t r, int32_t from,
 			  const int32_t **to, int32_t *scratch);
+/*
+ * Asks for what topo__routes_find(t, r, ...) reads of a rule row, ahead
+ * of a walk that visits members in no useful order (the flood's): stage
+ * 1 the member's own entries, stage 2, some steps later once child_off[r]
+ * is in, its list of children.  Only a hint, never a fault.
+ */
+static inline void topo__routes_prefetch(const topo_tree *t, int32_t r,
+					 int stage)
+{
+	if (stage == 1) {
+		__builtin_prefetch(&t->parent[r]);
+		__builtin_prefetch(&t->child_off[r]);
+	} else {
+		__builtin_prefetch(&t->child[t->child_off[r]]);
+	}
+}
 /* The rule's rows of r: how many, the origin of the j-th (origin -1,
  * parent, children ascending), and whether it has one from `from`. */
 int32_t topo__routes_rule_rows(const topo_tree *t, int32_t r);

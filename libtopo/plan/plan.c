@@ -385,10 +385,14 @@ int topo__plan_expect(struct topo_plan *p, int64_t msgs, int64_t deps,
 			     sizeof(*p->dep), err);
 	/* The pages of the message list fault in on the other CPU while
 	 * this one fills it (topo__plan_finish waits). */
-	if (rc == 0 && p->predict_only) {
+	if (rc == 0) {
 		topo__populate_wait(&p->populate);
-		topo__populate_add(&p->populate, p->lmsg,
-				   (size_t)msgs * sizeof(*p->lmsg));
+		if (p->predict_only)
+			topo__populate_add(&p->populate, p->lmsg,
+					   (size_t)msgs * sizeof(*p->lmsg));
+		else
+			topo__populate_add(&p->populate, p->msg,
+					   (size_t)msgs * sizeof(*p->msg));
 		topo__populate_add(&p->populate, p->dep,
 				   (size_t)deps * sizeof(*p->dep));
 		topo__populate_start(&p->populate);

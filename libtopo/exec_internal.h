@@ -316,6 +316,10 @@ struct topo__verify_time {
  * between threads (verify.c; tests lower it). */
 extern int64_t topo__verify_par_min;
 
+/* Members per task when the members' checks are shared between threads
+ * (verify.c: from four tasks on; tests lower it). */
+extern int32_t topo__verify_member_task;
+
 /* Checks member buffers after an iteration; buf(ctx, r, kind) gives
  * member r's buffer.  Calls report(ctx2, e) for each error found (at most
  * `max` reported, all counted); returns the number of errors. */

@@ -1426,10 +1426,11 @@ static void test_reduce(int threads, int32_t n, enum topo_type type,
 	topo_machine_free(m);
 }
 
-/* The reductions' check shared by the run's threads (run_par, lowered
- * threshold): a right result verifies; a message that writes into a
- * member's SEND is caught there, by whichever thread checks that
- * position, with the byte named. */
+/* The reductions' check and the members' checks shared by the run's
+ * threads (run_par, lowered thresholds: 14 tasks of 3 members): a right
+ * result verifies; a message that writes into a member's SEND is caught
+ * there, by whichever thread checks that position, with the byte named,
+ * and reported once. */
 static void test_verify_threads(void)
 {
 	const int32_t n = 40, root = 3, victim = 9;
@@ -1439,8 +1440,10 @@ static void test_verify_threads(void)
 	topo_group *g = group_of(m, "world", NULL, n);
 	topo_tree t = fake_tree(g, root);
 	int64_t was = topo__verify_par_min;
+	int32_t was_task = topo__verify_member_task;
 
 	topo__verify_par_min = 0;
+	topo__verify_member_task = 3;
 	for (int scribble = 0; scribble < 2; scribble++) {
 		struct topo_plan *p =
 		    hand_plan(&t, TOPO_OP_ALLREDUCE, (size_t)bytes, TOPO_INT32,
@@ -1516,6 +1519,7 @@ static void test_verify_threads(void)
 		topo_plan_free(p);
 	}
 	topo__verify_par_min = was;
+	topo__verify_member_task = was_task;
 	topo_group_free(g);
 	topo_machine_free(m);
 }

@@ -1356,6 +1356,121 @@ static void test_verify_par(void)
 	topo__verify_par_min = was;
 }
 
+/* Whether the last verify_par reported the errors that one thread's check
+ * reports, in the same order. */
+static void same_as_serial(struct run *x, const char *what)
+{
+	struct topo__verify_error par[MAXERR];
+	int npar = x->nerr;
+
+	memcpy(par, x->errs, sizeof(par));
+	CHECK_INT(verify(x, MAXERR), npar);
+	for (int e = 0; e < npar && e < x->nerr; e++)
+		CHECK(par[e].rank == x->errs[e].rank &&
+			  strcmp(par[e].kind, x->errs[e].kind) == 0 &&
+			  strcmp(par[e].detail, x->errs[e].detail) == 0,
+		      "%s: error %d differs: rank %d \"%s\" against %d "
+		      "\"%s\"",
+		      what, e, par[e].rank, par[e].detail, x->errs[e].rank,
+		      x->errs[e].detail);
+}
+
+/* The members' checks, shared out in tasks of 2 members (7 members: 4
+ * tasks): nothing found in a correct run, and every error of a wrong one
+ * found again and reported as one thread reports it, in member order;
+ * none shared when a receipt counter is wrong; the deadline; an MPI
+ * process's share (mine). */
+static void test_verify_members(void)
+{
+	static const enum topo_op ops[] = {
+	    TOPO_OP_BCAST,  TOPO_OP_SCATTER,   TOPO_OP_GATHER,
+	    TOPO_OP_REDUCE, TOPO_OP_ALLGATHER, TOPO_OP_ALLTOALL};
+	int32_t was = topo__verify_member_task;
+	struct par_log l;
+	bool late;
+	struct run x;
+
+	topo__verify_member_task = 2;
+	l.stop_after = -1;
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		enum topo_op op = ops[i];
+		const char *name = topo_op_name(op);
+		/* The root of gather and reduce holds every result: the
+		 * errors then fall in one task, and elsewhere in two. */
+		int32_t root = 2, a = 5, b = 1;
+		unsigned char *ra, *sb;
+		uint8_t mine[7];
+
+		setup(&x, tree, op, TOPO_INT32, TOPO_SUM, 40, root);
+		CHECK_INT(x.p.n, 7);
+		CHECK_INT(verify_par(&x, &l, NULL, &late), 0);
+		CHECK(!late, "%s: timed out", name);
+		/* (A reduction of 7 members is made on one thread, below
+		 * topo__verify_par_min: these are the members' tasks.) */
+		CHECK_INT(l.calls, 1);
+		CHECK_INT(l.tasks, 4);
+
+		/* Wrong bytes in one member's RECV (the root's, where only
+		 * it has a result), and a changed SEND at a lower rank (a
+		 * scatter's root, where only it has one). */
+		if (op == TOPO_OP_GATHER || op == TOPO_OP_REDUCE)
+			a = root;
+		if (op == TOPO_OP_SCATTER)
+			b = root;
+		ra = x.mem[TOPO__RECV][a];
+		sb = x.mem[TOPO__SEND][b];
+		ra[12] ^= 0x40;
+		sb[3] ^= 0x01;
+		CHECK(verify_par(&x, &l, NULL, &late) >= 2 && !late,
+		      "%s: errors not found", name);
+		CHECK(x.nerr >= 2 && x.errs[0].rank == b &&
+			  x.errs[x.nerr - 1].rank == a,
+		      "%s: errors of ranks %d..%d, not %d..%d", name,
+		      x.nerr > 0 ? x.errs[0].rank : -1,
+		      x.nerr > 0 ? x.errs[x.nerr - 1].rank : -1, b, a);
+		same_as_serial(&x, name);
+
+		/* Max errors: the first one only, as ever. */
+		l.calls = 0;
+		{
+			struct topo__verify_time vt = {
+			    0, NULL, NULL, 0, false, 0, 0, NULL, par_reverse, &l};
+
+			x.nerr = 0;
+			CHECK(topo__verify_until(&x.p, getbuf, &x, x.count,
+						 collect, &x, 1, &vt) >= 2,
+			      "%s: errors not counted past max", name);
+			CHECK(x.nerr == 1 && x.errs[0].rank == b,
+			      "%s: max 1 reported %d errors", name, x.nerr);
+		}
+
+		/* An MPI process that holds neither member finds nothing. */
+		memset(mine, 1, sizeof(mine));
+		mine[a] = mine[b] = 0;
+		CHECK_INT(verify_par(&x, &l, mine, &late), 0);
+
+		/* A wrong receipt counter: nothing shared, every error
+		 * reported. */
+		x.count[0]++;
+		CHECK(verify_par(&x, &l, NULL, &late) >= 3, "%s: counter",
+		      name);
+		CHECK_INT(l.tasks, 0);
+		same_as_serial(&x, name);
+		x.count[0]--;
+
+		/* The deadline, in the middle of the tasks. */
+		l.stop_after = 1;
+		verify_par(&x, &l, NULL, &late);
+		CHECK(late, "%s: stopped tasks not a timeout", name);
+		l.stop_after = -1;
+		ra[12] ^= 0x40;
+		sb[3] ^= 0x01;
+		CHECK_INT(verify_par(&x, &l, NULL, &late), 0);
+		run_free(&x);
+	}
+	topo__verify_member_task = was;
+}
+
 int main(void)
 {
 	make_tree();
@@ -1364,6 +1479,7 @@ int main(void)
 	test_pattern_pieces();
 	test_pattern_values();
 	test_verify_par();
+	test_verify_members();
 	test_reduce_inputs();
 	test_reduce_order();
 	test_reduce_all();

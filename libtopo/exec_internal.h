@@ -387,6 +387,11 @@ struct topo__transport_ops {
 	 * when the transport has none. */
 	int (*deliver_trusted)(void *state, const struct topo_plan *p,
 			       int64_t m);
+	/* Sets every byte of every member's buffer of kind b to c (the
+	 * run's reset between iterations), at once; NULL when the
+	 * transport has no such shortcut: the run then sets each member's
+	 * through buffer(). */
+	void (*fill)(void *state, int b, int c);
 };
 
 /* Bytes of member r's buffer of kind b (0: it has none). */

@@ -622,6 +622,18 @@ int topo__plan_slots(struct topo_plan *p, int64_t count, int32_t member,
 				 "plan: a block of one counter per member needs "
 				 "%d counters, not %lld",
 				 p->n, (long long)count);
+	/* Room reserved already (topo__plan_expect): the block at once,
+	 * a million counters being a million calls otherwise. */
+	if (count > 0 && member < p->n &&
+	    (p->predict_only || p->slotcap - p->nslots >= count)) {
+		for (int64_t i = 0; !p->predict_only && i < count; i++) {
+			p->slot_member[p->nslots + i] =
+			    member < 0 ? (int32_t)i : member;
+			p->slot_expect[p->nslots + i] = 0;
+		}
+		p->nslots += count;
+		return 0;
+	}
 	/* topo__plan_slot appends, so the block is consecutive. */
 	for (int64_t i = 0; rc == 0 && i < count; i++)
 		rc = topo__plan_slot(p, member < 0 ? (int32_t)i : member, 0,

@@ -67,6 +67,7 @@ struct inproc {
 	 * the plan's member of its own size (one[b]). */
 	int64_t *off[TOPO__NBUF];
 	int64_t stride[TOPO__NBUF], one_off[TOPO__NBUF];
+	int64_t bytes[TOPO__NBUF]; /* of arena b, every slice in it */
 	int32_t one[TOPO__NBUF];
 	enum topo_type type;
 	enum topo_redop op;
@@ -180,6 +181,7 @@ static int inproc_open(void **state, const struct topo_plan *p, topo_error *err)
 		s->raw[b] = topo__malloc((size_t)bytes[b] + ARENA_ALIGN);
 		if (s->raw[b] == NULL)
 			goto fail;
+		s->bytes[b] = bytes[b];
 		s->arena[b] = s->raw[b] + (ARENA_ALIGN -
 					   (uintptr_t)s->raw[b] % ARENA_ALIGN) %
 					      ARENA_ALIGN;
@@ -320,6 +322,15 @@ static int inproc_deliver(void *state, const struct topo_plan *p, int64_t i)
 	return inproc_deliver_trusted(state, p, i);
 }
 
+/* Every member's buffer of kind b set to c at once: one memset over the
+ * arena, slices and the padding between them (which nothing reads). */
+static void inproc_fill(void *state, int b, int c)
+{
+	struct inproc *s = state;
+
+	memset(s->arena[b], c, (size_t)s->bytes[b]);
+}
+
 const struct topo__transport_ops topo__transport_inproc = {
     .name = "inproc",
     .open = inproc_open,
@@ -327,4 +338,5 @@ const struct topo__transport_ops topo__transport_inproc = {
     .buffer = inproc_buffer,
     .deliver = inproc_deliver,
     .deliver_trusted = inproc_deliver_trusted,
+    .fill = inproc_fill,
 };

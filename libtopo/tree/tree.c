@@ -125,6 +125,10 @@ void topo_tree_free(topo_tree *t)
  * or -1 when there is no root at all.  A caller wanting the reason in words
  * runs topo__network_check on its own copy first.
  */
+/* How far ahead the breadth-first walk below asks for a member's lines
+ * (the misses a core keeps in flight; as the flood's simulate). */
+#define TREE_AHEAD 16
+
 int topo__tree_from_parent(topo_tree **out, const topo_group *g,
 			   const char *name, int32_t *parent, int32_t *bad)
 {
@@ -216,6 +220,15 @@ int topo__tree_from_parent(topo_tree **out, const topo_group *g,
 		for (; head < level_end; head++) {
 			int32_t v = queue[head];
 
+			/* The members a few places on lie anywhere: their
+			 * entries first, then their lists of children. */
+			if (head + TREE_AHEAD < tail)
+				__builtin_prefetch(
+				    &t->child_off[queue[head + TREE_AHEAD]]);
+			if (head + TREE_AHEAD / 2 < tail)
+				__builtin_prefetch(
+				    &t->child[t->child_off
+						  [queue[head + TREE_AHEAD / 2]]]);
 			for (int32_t i = t->child_off[v];
 			     i < t->child_off[v + 1]; i++)
 				queue[tail++] = t->child[i];

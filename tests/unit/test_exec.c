@@ -903,6 +903,29 @@ static int open_arena(const struct topo__transport_ops *tr,
 	return ok;
 }
 
+/* The transport's fill (the run's reset): every byte of every member's
+ * buffer of kind b set, no byte of another kind touched.  Returns 1 when
+ * that holds. */
+static int fill_kind(const struct topo__transport_ops *tr,
+		     const struct topo_plan *p, void *state,
+		     unsigned char *buf[12][3], int b)
+{
+	static unsigned char before[12][3][512];
+	int ok = 1;
+
+	for (int32_t r = 0; r < 12; r++)
+		for (int k = 0; k < 3; k++)
+			memcpy(before[r][k], buf[r][k],
+			       (size_t)topo__bufsize(p, k, r));
+	tr->fill(state, b, 0xa5);
+	for (int32_t r = 0; r < 12; r++)
+		for (int k = 0; k < 3; k++)
+			for (int64_t i = 0; i < topo__bufsize(p, k, r); i++)
+				ok &= buf[r][k][i] ==
+				      (k == b ? 0xa5 : before[r][k][i]);
+	return ok;
+}
+
 /* Buffer sizes the same for all members but one at most are kept without
  * an array (struct topo__bufsizes), whether set for all at once or member
  * by member (compacted by topo__plan_finish), and the arena lays them out
@@ -957,6 +980,9 @@ static void test_bufsizes_compact(void)
 	for (int i = 0; i < 100; i++)
 		ok &= buf[7][TOPO__RECV][i] == i + 1;
 	CHECK(ok, "COPY into the member of its own size landed wrong");
+	for (int b = 0; b < 3; b++)
+		CHECK(fill_kind(tr, p, state, buf, b),
+		      "fill of compact kind %d missed or overran a slice", b);
 	tr->close(state);
 	topo_plan_free(p);
 
@@ -1033,6 +1059,10 @@ static void test_transport(void)
 	p->msg[0].doff = -1;
 	p->msg[0].len = 1;
 	CHECK_INT(tr->deliver(state, p, 0), TOPO_EINVAL);
+	/* Sizes that differ (an offset per member), some 0. */
+	for (int b = 0; b < 3; b++)
+		CHECK(fill_kind(tr, p, state, buf, b),
+		      "fill of kind %d missed or overran a slice", b);
 	tr->close(state);
 	tr->close(NULL);
 	topo_plan_free(p);

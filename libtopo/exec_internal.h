@@ -427,6 +427,11 @@ static inline bool topo__msg_in_bounds(const struct topo_plan *p,
 
 extern const struct topo__transport_ops topo__transport_inproc;
 
+/* Whether the in-process transport streams its large copies (see
+ * transport_inproc.c): -1 when its arenas exceed the last-level cache
+ * (the default), 0 never, 1 always (tests). */
+extern int topo__stream_copies;
+
 /* ---------------------------------------------------------------------- */
 /* Two-sided schedules (sched.c): one host's part of a plan, for a
  * transport between processes (MPI), where a process can wait only for

@@ -23,16 +23,43 @@
  * members and its other byte ranges are not held up meanwhile.  Each
  * bucket has a cache line of its own: a million small reductions into
  * thousands of members touch little else.
+ *
+ * Streaming: when the arenas together are at least the size of the
+ * last-level cache, a COPY of at least STREAM_MIN bytes writes its
+ * destination with streaming (non-temporal) stores.  An ordinary store
+ * first reads the destination's line into the cache, which for buffers
+ * that cannot stay cached is a third stream of memory traffic besides the
+ * read and the write; a streaming store writes the line whole.  Measured
+ * on the machine of issue 13 (8 MiB L3; medians of 3-5 interleaved
+ * rounds), streamed against not: 16 members, bcast of 16 MiB 0.47 of the
+ * time, scatter, gather and alltoall of 1 or 16 MiB blocks 0.62-0.67,
+ * allgather of 16 MiB blocks 0.54, allreduce of 16 MiB 0.65; 2 members,
+ * bcast of 16 MiB 0.57, scatter, gather, allgather and alltoall of 16
+ * MiB 0.69, reduce-scatter 0.86, but reduce 1.1 (the copied bytes are
+ * reduced again at once).  Below the cache's size the destination is
+ * usually cached already (the run's reset has just written it) and
+ * streaming would evict it: 2 members' scatter, gather and reduce-scatter
+ * of 1 MiB blocks took 1.1-1.35 times as long streamed, while their
+ * alltoall, whose 8 MiB fill the cache, took 0.64.  Copies below 64 KiB
+ * (the flood's segments are 64 KiB) are left to memcpy.
  */
 #define TOPO_INTERNAL
 #include "exec_internal.h"
 #include "plan_memory.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define NBUCKETS 4096
 #define ARENA_ALIGN 64
+
+/* Copies of at least this many bytes may stream (see the file comment). */
+#define STREAM_MIN ((int64_t)64 << 10)
 
 /* Reductions of at most this many bytes combine under their bucket's
  * mutex: the 1,048,576-member reduce of 8 bytes runs a million of them,
@@ -68,6 +95,7 @@ struct inproc {
 	int64_t *off[TOPO__NBUF];
 	int64_t stride[TOPO__NBUF], one_off[TOPO__NBUF];
 	int64_t bytes[TOPO__NBUF]; /* of arena b, every slice in it */
+	int64_t stream_min;	   /* COPYs of this many bytes stream */
 	int32_t one[TOPO__NBUF];
 	enum topo_type type;
 	enum topo_redop op;
@@ -125,6 +153,74 @@ static int64_t arena_bytes(const struct topo_plan *p, int b)
 	return total;
 }
 
+int topo__stream_copies = -1;
+
+/* The size of the largest cache of CPU 0 (Linux's sysfs), or 0 when it
+ * cannot be read. */
+static int64_t last_level_cache(void)
+{
+	int64_t best = 0;
+	int best_level = 0;
+
+	for (int i = 0; i < 16; i++) {
+		char path[96], unit = 0;
+		long long size = 0;
+		int level = 0;
+		FILE *f;
+
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+		f = fopen(path, "r");
+		if (f == NULL)
+			break;
+		if (fscanf(f, "%d", &level) != 1)
+			level = 0;
+		fclose(f);
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		if (fscanf(f, "%lld%c", &size, &unit) < 1)
+			size = 0;
+		fclose(f);
+		size *= unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1;
+		if (level > best_level || (level == best_level && size > best)) {
+			best_level = level;
+			best = size;
+		}
+	}
+	return best;
+}
+
+/* Streams a COPY's bytes into dst (the destination written whole, not
+ * read first), in 16-byte aligned stores; the fence makes them visible
+ * before the delivery is counted and its successors released. */
+static void stream_copy(unsigned char *dst, const unsigned char *src,
+			size_t len)
+{
+#if defined(__SSE2__)
+	size_t i = (16 - (uintptr_t)dst % 16) % 16;
+
+	memcpy(dst, src, i);
+	for (; i + 64 <= len; i += 64) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(src + i));
+		__m128i b = _mm_loadu_si128((const __m128i *)(src + i + 16));
+		__m128i c = _mm_loadu_si128((const __m128i *)(src + i + 32));
+		__m128i d = _mm_loadu_si128((const __m128i *)(src + i + 48));
+
+		_mm_stream_si128((__m128i *)(void *)(dst + i), a);
+		_mm_stream_si128((__m128i *)(void *)(dst + i + 16), b);
+		_mm_stream_si128((__m128i *)(void *)(dst + i + 32), c);
+		_mm_stream_si128((__m128i *)(void *)(dst + i + 48), d);
+	}
+	memcpy(dst + i, src + i, len - i);
+	_mm_sfence();
+#else
+	memcpy(dst, src, len);
+#endif
+}
+
 static void inproc_close(void *state)
 {
 	struct inproc *s = state;
@@ -175,6 +271,15 @@ static int inproc_open(void **state, const struct topo_plan *p, topo_error *err)
 		goto fail;
 	s->type = p->params.type;
 	s->op = p->params.redop;
+	s->stream_min = INT64_MAX;
+	if (topo__stream_copies > 0)
+		s->stream_min = STREAM_MIN;
+	else if (topo__stream_copies < 0) {
+		int64_t llc = last_level_cache(); /* 0: unknown, no stream */
+
+		if (llc > 0 && need >= llc)
+			s->stream_min = STREAM_MIN;
+	}
 	for (int b = 0; b < TOPO__NBUF; b++) {
 		int64_t pos = 0;
 
@@ -307,6 +412,8 @@ static int inproc_deliver_trusted(void *state, const struct topo_plan *p,
 	if (m->kind == TOPO__COPY) {
 		if (m->src == m->dst && m->sbuf == m->dbuf)
 			memmove(dst, src, (size_t)m->len);
+		else if (m->len >= s->stream_min)
+			stream_copy(dst, src, (size_t)m->len);
 		else
 			memcpy(dst, src, (size_t)m->len);
 		return 0;

@@ -1001,6 +1001,113 @@ static void test_bufsizes_compact(void)
 	topo_machine_free(m);
 }
 
+static topo_plan *plan_with(const topo_tree *t, const void *params,
+			    const char *what);
+
+/* Streamed copies (topo__stream_copies): bytes at any alignment and
+ * length land exactly, those around them untouched, whether streaming is
+ * forced, refused or left to the arena's size; and whole runs of the
+ * operations that copy large blocks verify with it forced. */
+static void test_stream(void)
+{
+	const struct topo__transport_ops *tr = &topo__transport_inproc;
+	int was = topo__stream_copies;
+	topo_machine *m = small_machine();
+	topo_group *g = group_of(m, "world", NULL, 12);
+	topo_tree t = fake_tree(g, 0);
+	const int64_t big = (int64_t)1 << 20;
+	/* {soff, doff, len}: aligned, odd, tails of several lengths mod 64,
+	 * at and below the 64 KiB from which copies stream */
+	static const int64_t cases[][3] = {
+	    {0, 0, 65536},	{5, 3, 300001}, {64, 17, 524288 + 63},
+	    {1, 0, 65536 + 48}, {7, 9, 1000},	{0, 1, 65535},
+	    {3, 2, 100000 + 31}};
+
+	for (int mode = -1; mode <= 1; mode++) {
+		struct topo_plan *p =
+		    hand_plan(&t, TOPO_OP_BCAST, 8, TOPO_INT8, TOPO_SUM);
+		const size_t nc = sizeof(cases) / sizeof(cases[0]);
+		unsigned char *src, *dst;
+		void *state = NULL;
+		topo_error err;
+		int ok = 1;
+
+		topo__stream_copies = mode;
+		bufsize(p, TOPO__SEND, 1, big);
+		bufsize(p, TOPO__RECV, 2, big);
+		for (size_t c = 0; c < nc; c++)
+			msg(p, TOPO__COPY, 1, TOPO__SEND, cases[c][0], 2,
+			    TOPO__RECV, cases[c][1], cases[c][2], -1);
+		finish(p);
+		topo_error_clear(&err);
+		CHECK_INT(tr->open(&state, p, &err), 0);
+		src = tr->buffer(state, 1, TOPO__SEND);
+		dst = tr->buffer(state, 2, TOPO__RECV);
+		for (int64_t i = 0; i < big; i++)
+			src[i] = (unsigned char)(i * 7 + i / 251);
+		for (size_t c = 0; c < nc; c++) {
+			int64_t so = cases[c][0], d = cases[c][1],
+				len = cases[c][2];
+
+			memset(dst, 0xa5, (size_t)big);
+			CHECK_INT(tr->deliver(state, p, (int64_t)c), 0);
+			for (int64_t i = 0; i < big; i++)
+				ok &= dst[i] == (i >= d && i < d + len
+						     ? src[so + i - d]
+						     : 0xa5);
+			CHECK(ok, "mode %d: copy %zu (%lld bytes from %lld to "
+				  "%lld) landed wrong",
+			      mode, c, (long long)len, (long long)so,
+			      (long long)d);
+		}
+		tr->close(state);
+		topo_plan_free(p);
+	}
+
+	/* Whole runs, streaming forced: 6 members, blocks of 300 KiB
+	 * (bcast and reduce-scatter in 64 KiB segments). */
+	topo__stream_copies = 1;
+	{
+		static const enum topo_op ops[] = {
+		    TOPO_OP_SCATTER, TOPO_OP_GATHER, TOPO_OP_ALLGATHER,
+		    TOPO_OP_ALLTOALL, TOPO_OP_BCAST, TOPO_OP_REDUCE_SCATTER};
+		static const int32_t tasks[] = {6};
+		topo_machine *m6 = machine(1, tasks, 1);
+		topo_group *g6 = group_of(m6, "world", NULL, 6);
+		topo_tree *t6 = NULL;
+		topo_error err;
+
+		topo_error_clear(&err);
+		CHECK_INT(topo_tree_new(&t6, g6, "physical", &err), 0);
+		for (size_t i = 0; t6 != NULL && i < sizeof(ops) / sizeof(ops[0]);
+		     i++) {
+			struct topo_plan_params pp;
+			topo_plan *p = NULL;
+			topo_report *r;
+			char what[64];
+
+			topo_plan_params_init(&pp, sizeof(pp), ops[i]);
+			pp.bytes = 300 * 1024 + 4;
+			pp.type = TOPO_INT32;
+			p = plan_with(t6, &pp, topo_op_name(ops[i]));
+			if (p == NULL)
+				continue;
+			snprintf(what, sizeof(what), "%s of 300 KiB, streamed",
+				 topo_op_name(ops[i]));
+			r = run(p, 2, 2, 0);
+			expect_verified(r, what);
+			topo_report_free(r);
+			topo_plan_free(p);
+		}
+		topo_tree_free(t6);
+		topo_group_free(g6);
+		topo_machine_free(m6);
+	}
+	topo__stream_copies = was;
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
 static void test_transport(void)
 {
 	const struct topo__transport_ops *tr = &topo__transport_inproc;
@@ -2619,6 +2726,7 @@ int main(void)
 	test_builder();
 	test_transport();
 	test_bufsizes_compact();
+	test_stream();
 	test_range_locks();
 	for (int threads = 1; threads <= 8; threads *= 8) {
 		test_bcast(threads);

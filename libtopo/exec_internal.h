@@ -431,6 +431,10 @@ extern const struct topo__transport_ops topo__transport_inproc;
  * transport_inproc.c): -1 when its arenas exceed the last-level cache
  * (the default), 0 never, 1 always (tests). */
 extern int topo__stream_copies;
+/* Whether message i of p, opened as state by the in-process transport,
+ * is delivered with streaming stores (tests). */
+int topo__inproc_streams(const void *state, const struct topo_plan *p,
+			 int64_t i);
 
 /* ---------------------------------------------------------------------- */
 /* Two-sided schedules (sched.c): one host's part of a plan, for a

@@ -118,6 +118,10 @@ void topo_tree_free(topo_tree *t)
 	topo__free(t);
 }
 
+/* How far ahead the breadth-first walk below asks for a member's lines
+ * (the misses a core keeps in flight; as the flood's simulate). */
+#define TREE_AHEAD 16
+
 /*
  * The check is topo__network_check's (a node tree and a member tree obey
  * the same rules), so *bad means the same thing there and here: the second
@@ -125,10 +129,6 @@ void topo_tree_free(topo_tree *t)
  * or -1 when there is no root at all.  A caller wanting the reason in words
  * runs topo__network_check on its own copy first.
  */
-/* How far ahead the breadth-first walk below asks for a member's lines
- * (the misses a core keeps in flight; as the flood's simulate). */
-#define TREE_AHEAD 16
-
 int topo__tree_from_parent(topo_tree **out, const topo_group *g,
 			   const char *name, int32_t *parent, int32_t *bad)
 {

@@ -1064,6 +1064,43 @@ static void test_stream(void)
 		topo_plan_free(p);
 	}
 
+	/* Which copies stream: 64 KiB and more between two buffers, not a
+	 * local step within one, nor a REDUCE; none when refused, none in
+	 * an arena smaller than the cache (auto). */
+	for (int mode = -1; mode <= 1; mode++) {
+		struct topo_plan *p =
+		    hand_plan(&t, TOPO_OP_REDUCE, 8, TOPO_INT32, TOPO_SUM);
+		void *state = NULL;
+		topo_error err;
+		int64_t c[5];
+
+		topo__stream_copies = mode;
+		for (int32_t r = 1; r <= 3; r++) {
+			bufsize(p, TOPO__SEND, r, big);
+			bufsize(p, TOPO__RECV, r, big);
+		}
+		c[0] = msg(p, TOPO__COPY, 1, TOPO__SEND, 0, 2, TOPO__RECV, 0,
+			   65536, -1);
+		c[1] = msg(p, TOPO__COPY, 1, TOPO__SEND, 0, 2, TOPO__RECV, 0,
+			   65535, -1);
+		c[2] = msg(p, TOPO__COPY, 3, TOPO__SEND, 0, 3, TOPO__RECV, 0,
+			   big, -1);
+		c[3] = msg(p, TOPO__COPY, 1, TOPO__RECV, 0, 1, TOPO__RECV,
+			   70000, 65536, -1);
+		c[4] = msg(p, TOPO__REDUCE, 1, TOPO__SEND, 0, 3, TOPO__RECV,
+			   0, 65536, -1);
+		finish(p);
+		topo_error_clear(&err);
+		CHECK_INT(tr->open(&state, p, &err), 0);
+		CHECK_INT(topo__inproc_streams(state, p, c[0]), mode == 1);
+		CHECK_INT(topo__inproc_streams(state, p, c[1]), 0);
+		CHECK_INT(topo__inproc_streams(state, p, c[2]), mode == 1);
+		CHECK_INT(topo__inproc_streams(state, p, c[3]), 0);
+		CHECK_INT(topo__inproc_streams(state, p, c[4]), 0);
+		tr->close(state);
+		topo_plan_free(p);
+	}
+
 	/* Whole runs, streaming forced: 6 members, blocks of 300 KiB
 	 * (bcast and reduce-scatter in 64 KiB segments). */
 	topo__stream_copies = 1;

@@ -58,6 +58,11 @@ static void stream_copy(unsigned char *dst, const unsigned char *src,
 #endif
 }
 
+static void plain_copy(unsigned char *dst, const unsigned char *src, size_t len)
+{
+	memcpy(dst, src, len);
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -91,6 +96,27 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* GB/s of copy over the same warm buffers, the median of reps (times in
+ * t[reps]). */
+static double reused_rate(void (*copy)(unsigned char *, const unsigned char *,
+				       size_t),
+			  unsigned char *dst, const unsigned char *src,
+			  size_t len, double *t, long reps)
+{
+	volatile unsigned char sink = 0;
+
+	copy(dst, src, len); /* warm-up */
+	for (long i = 0; i < reps; i++) {
+		double t0 = now();
+
+		copy(dst, src, len);
+		t[i] = now() - t0;
+		sink ^= dst[(size_t)i % len];
+	}
+	(void)sink;
+	return (double)len / median(t, (int)reps) / 1e9;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -120,22 +146,9 @@ int main(int argc, char **argv)
 		dst = map(len);
 		memset(src, 0x5a, len);
 		memset(dst, 0, len);
-		memcpy(dst, src, len); /* warm-up */
-		for (long i = 0; i < reps; i++) {
-			t0 = now();
-			memcpy(dst, src, len);
-			t[i] = now() - t0;
-			sink ^= dst[i % len];
-		}
-		double reused = (double)len / median(t, (int)reps) / 1e9;
-		stream_copy(dst, src, len); /* warm-up */
-		for (long i = 0; i < reps; i++) {
-			t0 = now();
-			stream_copy(dst, src, len);
-			t[i] = now() - t0;
-			sink ^= dst[i % len];
-		}
-		double stream = (double)len / median(t, (int)reps) / 1e9;
+		double reused = reused_rate(plain_copy, dst, src, len, t, reps);
+		double stream =
+		    reused_rate(stream_copy, dst, src, len, t, reps);
 		if (memcmp(dst, src, len) != 0) {
 			fprintf(stderr, "memcpy_rate: streamed copy differs\n");
 			return 1;

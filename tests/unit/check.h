@@ -16,6 +16,18 @@
 
 static long check_passed, check_failed;
 
+/* Nonzero under valgrind, which runs one thread at a time and 20-50 times
+ * slower: tests that time threads stretch or skip those assertions. */
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define UNDER_VALGRIND RUNNING_ON_VALGRIND
+#endif
+#endif
+#ifndef UNDER_VALGRIND
+#define UNDER_VALGRIND 0
+#endif
+
 #define CHECK(cond, ...)                                                       \
 	do {                                                                   \
 		if (cond) {                                                    \

@@ -44,17 +44,8 @@
 #define RUNTIME_THREADS 0
 #endif
 
-/* Under valgrind (one thread at a time, 20-50 times slower) the time
- * bounds stretch. */
-#if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#define SLOW (RUNNING_ON_VALGRIND ? 10.0 : 1.0)
-#endif
-#endif
-#ifndef SLOW
-#define SLOW 1.0
-#endif
+/* Under valgrind (check.h) the time bounds stretch. */
+#define SLOW (UNDER_VALGRIND ? 10.0 : 1.0)
 
 /* Threads of the process between runs: 1, and the sanitizer's. */
 static int base;

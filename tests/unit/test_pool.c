@@ -27,17 +27,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Under valgrind (one thread at a time) thread timing is not asserted. */
-#if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#define UNDER_VALGRIND RUNNING_ON_VALGRIND
-#endif
-#endif
-#ifndef UNDER_VALGRIND
-#define UNDER_VALGRIND 0
-#endif
-
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define SANITIZED 1
 #define BIG (1 << 17)

@@ -365,6 +365,26 @@ void topo__report_finish(topo_report *r, double *seconds, int n,
 /* ---------------------------------------------------------------------- */
 /* Transports: how a message's bytes get from one member to another. */
 
+/* Where an in-process transport keeps its members' buffers: member r's of
+ * kind b lies in arena[b], at off[b][r] when off[b] is not NULL (members
+ * of many sizes), else at r * stride[b], or at one_off[b] for member
+ * one[b] (the plan's one member of a size of its own). */
+struct topo__slices {
+	unsigned char *arena[TOPO__NBUF];
+	int64_t *off[TOPO__NBUF];
+	int64_t stride[TOPO__NBUF], one_off[TOPO__NBUF];
+	int32_t one[TOPO__NBUF];
+};
+
+static inline unsigned char *topo__slice(const struct topo__slices *s,
+					 int32_t r, int b)
+{
+	if (s->off[b] != NULL)
+		return s->arena[b] + s->off[b][r];
+	return s->arena[b] +
+	       (r == s->one[b] ? s->one_off[b] : (int64_t)r * s->stride[b]);
+}
+
 struct topo__transport_ops {
 	const char *name;
 	/* Allocates every member's buffers for p.  Returns 0, TOPO_ENOMEM,
@@ -392,6 +412,14 @@ struct topo__transport_ops {
 	 * transport has no such shortcut: the run then sets each member's
 	 * through buffer(). */
 	void (*fill)(void *state, int b, int c);
+	/* Where every member's buffers lie, for a transport whose
+	 * deliver_trusted moves a COPY with memcpy/memmove between them and
+	 * does nothing else: the run then moves the smallest copies itself
+	 * (exec.c), without a call per message.  NULL otherwise.  A
+	 * transport made from another's ops with a deliver of its own (a
+	 * test's) clears deliver_trusted and slices, or its deliver is
+	 * bypassed. */
+	const struct topo__slices *(*slices)(void *state);
 };
 
 /* Bytes of member r's buffer of kind b (0: it has none). */

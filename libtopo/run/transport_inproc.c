@@ -90,15 +90,13 @@ union bucket {
 
 struct inproc {
 	unsigned char *raw[TOPO__NBUF];	  /* as allocated */
-	unsigned char *arena[TOPO__NBUF]; /* aligned */
-	/* Member r's slice of arena b: at off[b][r] where the plan keeps
-	 * each member's size, else at r * stride[b], or at one_off[b] for
-	 * the plan's member of its own size (one[b]). */
-	int64_t *off[TOPO__NBUF];
-	int64_t stride[TOPO__NBUF], one_off[TOPO__NBUF];
+	/* The aligned arenas, and member r's slice of arena b in them: at
+	 * off[b][r] where the plan keeps each member's size, else at r *
+	 * stride[b], or at one_off[b] for the plan's member of its own size
+	 * (one[b]). */
+	struct topo__slices sl;
 	int64_t bytes[TOPO__NBUF]; /* of arena b, every slice in it */
 	int64_t stream_min;	   /* COPYs of this many bytes stream */
-	int32_t one[TOPO__NBUF];
 	enum topo_type type;
 	enum topo_redop op;
 	unsigned char *raw_buckets;
@@ -239,7 +237,7 @@ static void inproc_close(void *state)
 	topo__free(s->raw_buckets);
 	for (int b = 0; b < TOPO__NBUF; b++) {
 		topo__free(s->raw[b]);
-		topo__free(s->off[b]);
+		topo__free(s->sl.off[b]);
 	}
 	topo__free(s);
 }
@@ -292,23 +290,25 @@ static int inproc_open(void **state, const struct topo_plan *p, topo_error *err)
 		if (s->raw[b] == NULL)
 			goto fail;
 		s->bytes[b] = bytes[b];
-		s->arena[b] = s->raw[b] + (ARENA_ALIGN -
-					   (uintptr_t)s->raw[b] % ARENA_ALIGN) %
-					      ARENA_ALIGN;
-		s->one[b] =
+		s->sl.arena[b] =
+		    s->raw[b] +
+		    (ARENA_ALIGN - (uintptr_t)s->raw[b] % ARENA_ALIGN) %
+			ARENA_ALIGN;
+		s->sl.one[b] =
 		    p->buf[b].one_size != p->buf[b].all ? p->buf[b].one : -1;
 		if (p->buf[b].each == NULL) {
-			compact_layout(p, b, &s->stride[b], &s->one_off[b]);
+			compact_layout(p, b, &s->sl.stride[b],
+				       &s->sl.one_off[b]);
 			continue;
 		}
-		s->off[b] = topo__mallocarray((size_t)p->n, sizeof(int64_t));
-		if (s->off[b] == NULL)
+		s->sl.off[b] = topo__mallocarray((size_t)p->n, sizeof(int64_t));
+		if (s->sl.off[b] == NULL)
 			goto fail;
 		for (int32_t r = 0; r < p->n; r++) {
 			int64_t a = slice_align(p->buf[b].each[r]);
 
 			pos = (pos + a - 1) & -a; /* a: a power of 2 */
-			s->off[b][r] = pos;
+			s->sl.off[b][r] = pos;
 			pos += p->buf[b].each[r];
 		}
 	}
@@ -351,10 +351,7 @@ static unsigned char *inproc_buffer(void *state, int32_t r, int b)
 {
 	struct inproc *s = state;
 
-	if (s->off[b] != NULL)
-		return s->arena[b] + s->off[b][r];
-	return s->arena[b] +
-	       (r == s->one[b] ? s->one_off[b] : (int64_t)r * s->stride[b]);
+	return topo__slice(&s->sl, r, b);
 }
 
 /* Whether a reduction into r would interleave with one in the list. */
@@ -455,7 +452,12 @@ static void inproc_fill(void *state, int b, int c)
 {
 	struct inproc *s = state;
 
-	memset(s->arena[b], c, (size_t)s->bytes[b]);
+	memset(s->sl.arena[b], c, (size_t)s->bytes[b]);
+}
+
+static const struct topo__slices *inproc_slices(void *state)
+{
+	return &((struct inproc *)state)->sl;
 }
 
 const struct topo__transport_ops topo__transport_inproc = {
@@ -466,4 +468,5 @@ const struct topo__transport_ops topo__transport_inproc = {
     .deliver = inproc_deliver,
     .deliver_trusted = inproc_deliver_trusted,
     .fill = inproc_fill,
+    .slices = inproc_slices,
 };

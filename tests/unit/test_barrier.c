@@ -33,6 +33,7 @@
 #include "algocheck.h"
 #include "check.h"
 
+#include <stdatomic.h>
 #include <time.h>
 
 static char label[300]; /* what is being checked, for messages */
@@ -114,8 +115,9 @@ static int only(const topo_report *r, const char *kind, const int32_t *eps,
 }
 
 /* The in-process transport, holding the ENTER of member `slow` back for
- * 20 ms. */
+ * 20 ms; held counts the ENTERs held back. */
 static int32_t slow = -1;
+static atomic_int held;
 
 static int slow_deliver(void *state, const struct topo_plan *p, int64_t m)
 {
@@ -124,6 +126,7 @@ static int slow_deliver(void *state, const struct topo_plan *p, int64_t m)
 	if (x->mark == TOPO__MARK_ENTER && x->src == slow) {
 		struct timespec ts = {0, 20 * 1000 * 1000};
 
+		atomic_fetch_add(&held, 1);
 		nanosleep(&ts, NULL);
 	}
 	return topo__transport_inproc.deliver(state, p, m);
@@ -138,8 +141,13 @@ static topo_report *run_over(const topo_plan *p, int threads, int iterations,
 	topo_error err;
 	int rc;
 
+	/* Every delivery through slow_deliver: neither the unchecked one
+	 * nor the run's own small copies (the slices) may bypass it. */
 	tr.deliver = slow_deliver;
+	tr.deliver_trusted = NULL;
+	tr.slices = NULL;
 	slow = slow_member;
+	atomic_store(&held, 0);
 	topo_run_params_init(&rp, sizeof(rp));
 	rp.threads = threads;
 	rp.iterations = iterations;
@@ -148,6 +156,12 @@ static topo_report *run_over(const topo_plan *p, int threads, int iterations,
 		 ? topo_plan_run(p, &rp, &rep, &err)
 		 : topo__plan_run_transport(p, &rp, &tr, &rep, &err);
 	CHECK(rc == 0 && rep != NULL, "%s: run: %d: %s", label, rc, err.text);
+	/* once an iteration (a run stops at its first failed one) */
+	CHECK(rep == NULL || slow_member < 0 ||
+		  atomic_load(&held) == topo_report_iterations(rep),
+	      "%s: member %d's ENTER held back %d times in %d iterations",
+	      label, (int)slow_member, atomic_load(&held),
+	      rep != NULL ? topo_report_iterations(rep) : -1);
 	return rep;
 }
 

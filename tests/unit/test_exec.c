@@ -1499,6 +1499,106 @@ static void test_chain(int threads)
 	topo_machine_free(m);
 }
 
+/*
+ * Copies of at most 16 bytes, which the run moves itself, and a leaf among
+ * them at once in the loop of the message that releases it (exec.c,
+ * SMALL_COPY): a bcast of len bytes over 7 members, in two pieces of len /
+ * 2 and the rest (every length 0..17 at an odd offset once len > 2).
+ *  - The root: SEND[1..len) to RECV[0..len-1), then a local step within
+ *    RECV that moves those bytes up by one (overlapping: memmove's
+ *    semantics), then SEND[0] to RECV[0].
+ *  - Member 1 gets both pieces from the root's RECV; members 2..5 from
+ *    member 1's, each piece waiting for member 1's (leaves: run at once);
+ *    member 6 from member 5, so member 5's pieces release something.
+ * The verifier checks every byte of every RECV and that every receipt
+ * counter counted once; the same plan with member 3's first piece sent
+ * twice reports member 3 duplicated.
+ */
+static struct topo_plan *small_bcast(const topo_tree *t, int64_t len, int dup)
+{
+	struct topo_plan *p =
+	    hand_plan(t, TOPO_OP_BCAST, (size_t)len, TOPO_INT8, TOPO_SUM);
+	int64_t half = len / 2, piece[7][2], a, b;
+
+	bufsize(p, TOPO__SEND, 0, len);
+	for (int32_t r = 0; r < 7; r++)
+		bufsize(p, TOPO__RECV, r, len);
+	if (len > 0) {
+		a = msg(p, TOPO__COPY, 0, TOPO__SEND, 1, 0, TOPO__RECV, 0,
+			len - 1, -1);
+		b = msg(p, TOPO__COPY, 0, TOPO__RECV, 0, 0, TOPO__RECV, 1,
+			len - 1, -1);
+		dep(p, a, b);
+		a = msg(p, TOPO__COPY, 0, TOPO__SEND, 0, 0, TOPO__RECV, 0, 1,
+			slot(p, 0, 1));
+		dep(p, b, a);
+	} else {
+		a = msg(p, TOPO__COPY, 0, TOPO__SEND, 0, 0, TOPO__RECV, 0, 0,
+			slot(p, 0, 1));
+	}
+	piece[0][0] = piece[0][1] = a;
+	for (int32_t r = 1; r < 7; r++) {
+		int32_t from = r == 1 ? 0 : r == 6 ? 5 : 1;
+		int64_t s = slot(p, r, 2);
+
+		for (int h = 0; h < 2; h++) {
+			int64_t off = h == 0 ? 0 : half;
+			int64_t n = h == 0 ? half : len - half;
+
+			piece[r][h] = msg(p, TOPO__COPY, from, TOPO__RECV, off,
+					  r, TOPO__RECV, off, n, s);
+			dep(p, piece[from][h], piece[r][h]);
+			if (dup && r == 3 && h == 0)
+				dep(p, piece[from][h],
+				    msg(p, TOPO__COPY, from, TOPO__RECV, off, r,
+					TOPO__RECV, off, n, s));
+		}
+	}
+	finish(p);
+	return p;
+}
+
+static void test_small_copies(int threads)
+{
+	static const int32_t tasks[] = {7};
+	topo_machine *m = machine(1, tasks, 1);
+	topo_group *g = group_of(m, "world", NULL, 7);
+	topo_tree t = fake_tree(g, 0);
+	char what[80];
+
+	for (int64_t len = 0; len <= 34; len++) {
+		struct topo_plan *p = small_bcast(&t, len, 0);
+		topo_report *r = run(p, threads, 2, 0);
+
+		snprintf(what, sizeof(what),
+			 "small bcast of %lld bytes, %d "
+			 "thread(s)",
+			 (long long)len, threads);
+		expect_verified(r, what);
+		CHECK_INT(topo_report_iterations(r), 2);
+		topo_report_free(r);
+		topo_plan_free(p);
+	}
+	for (int64_t len = 2; len <= 32; len += 15) {
+		struct topo_plan *p = small_bcast(&t, len, 1);
+		topo_report *r = run(p, threads, 1, 0);
+
+		snprintf(what, sizeof(what),
+			 "small bcast of %lld bytes, a "
+			 "piece twice",
+			 (long long)len);
+		CHECK(!topo_report_verified(r), "%s: verified", what);
+		CHECK(has_error(r, 3, "duplicated") && only_endpoint(r, 3),
+		      "%s: member 3 not (alone) duplicated", what);
+		if (!has_error(r, 3, "duplicated"))
+			dump(r);
+		topo_report_free(r);
+		topo_plan_free(p);
+	}
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
 /* Gather straight to the root: every member copies its SEND into its
  * block of the root's RECV (many writers, distinct bytes, no lock). */
 static void test_gather(int threads)
@@ -1956,8 +2056,10 @@ static void test_deadlines(void)
 }
 
 /* A delivery the transport refuses ends the run with "failed", naming the
- * destination endpoint; the messages waiting for it never run. */
-static void test_failed(int threads)
+ * destination endpoint; the messages waiting for it never run.  Also for a
+ * copy small enough for the run to move itself (16 bytes one byte past
+ * the destination): a run with a message out of its buffers moves none. */
+static void failed_case(int threads, int small)
 {
 	topo_machine *m = small_machine();
 	static const int32_t odd[] = {1, 4, 7, 10};
@@ -1968,7 +2070,11 @@ static void test_failed(int threads)
 	const char *kind, *detail;
 
 	finish(p);
-	p->msg[2].len = 17; /* past both buffers, after the checks */
+	/* past both buffers, or past the destination, after the checks */
+	if (small)
+		p->msg[2].doff = 1;
+	else
+		p->msg[2].len = 17;
 	r = run(p, threads, 2, 0);
 	CHECK(!topo_report_verified(r), "failed run verified");
 	CHECK_INT(topo_report_error_count(r), 1);
@@ -1981,6 +2087,12 @@ static void test_failed(int threads)
 	topo_plan_free(p);
 	topo_group_free(g);
 	topo_machine_free(m);
+}
+
+static void test_failed(int threads)
+{
+	for (int small = 0; small <= 1; small++)
+		failed_case(threads, small);
 }
 
 /* Buffers larger than memory are refused before anything is allocated. */
@@ -2770,6 +2882,7 @@ int main(void)
 		test_chain(threads);
 		test_gather(threads);
 		test_failed(threads);
+		test_small_copies(threads);
 	}
 	test_reduce(8, 2000, TOPO_INT32, TOPO_SUM, 4096);
 	test_reduce(2, 1000, TOPO_DOUBLE, TOPO_SUM, 1024);

@@ -320,6 +320,10 @@ extern int64_t topo__verify_par_min;
  * (verify.c: from four tasks on; tests lower it). */
 extern int32_t topo__verify_member_task;
 
+/* Successors one task of a run releases: a message with more shares the
+ * rest as tasks of this many (exec.c; tests lower it). */
+extern int64_t topo__release_chunk;
+
 /* Checks member buffers after an iteration; buf(ctx, r, kind) gives
  * member r's buffer.  Calls report(ctx2, e) for each error found (at most
  * `max` reported, all counted); returns the number of errors. */

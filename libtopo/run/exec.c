@@ -43,6 +43,10 @@
  * millions, which would otherwise all sit on one stack). */
 #define SEED_TASK(i) (-1 - (int64_t)(i))
 #define SEED_BATCH 4096
+/* Release tasks: task -1 - nroots - k releases the successors
+ * p->succ[k ..], at most topo__release_chunk of them and not past the end
+ * of the list k is in (release()). */
+#define RELEASE_TASK(x, k) (-1 - (x)->nroots - (int64_t)(k))
 
 /* Filling the inputs in parallel: tasks of at most FILL_BYTES bytes or
  * FILL_MEMBERS members (a larger member is cut into pieces). */
@@ -217,14 +221,42 @@ static inline bool runs_inline(const struct run *x, const struct topo_plan *p,
 	       p->succ_off[s] == p->succ_off[s + 1];
 }
 
-/* Releases the messages that wait for message task: each whose last wait
- * this was runs at once (runs_inline) or goes onto the worker's stack.
- * (Gathering the ones that run at once, to count them all before copying,
- * was slower over a million members: 18.7 ms against 16.3.) */
-static void release(struct run *x, const struct topo_plan *p, int64_t task,
-		    int worker)
+int64_t topo__release_chunk = 4096;
+
+/* The message whose successor list holds p->succ[k]. */
+static int64_t owner_of(const struct topo_plan *p, int64_t k)
 {
-	int64_t k0 = p->succ_off[task], k1 = p->succ_off[task + 1];
+	int64_t lo = 0, hi = p->nmsg - 1;
+
+	/* the last m with succ_off[m] <= k, whose list is not empty */
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo + 1) / 2;
+
+		if (p->succ_off[mid] <= k)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/* Releases p->succ[k0 .. k1 - 1], successors of one message: each whose
+ * last wait this was runs at once (runs_inline) or goes onto the worker's
+ * stack.  A list longer than topo__release_chunk (a flat tree's root, with
+ * a successor per member) keeps its first chunk and pushes the others as
+ * release tasks, so that an idle thread takes its share of the leaves
+ * that would otherwise all run here.  (Gathering the ones that run at
+ * once, to count them all before copying, was slower over a million
+ * members: 18.7 ms against 16.3.) */
+static void release(struct run *x, const struct topo_plan *p, int64_t k0,
+		    int64_t k1, int worker)
+{
+	if (k1 - k0 > topo__release_chunk) {
+		for (int64_t k = k0 + topo__release_chunk; k < k1;
+		     k += topo__release_chunk)
+			topo__pool_push(x->pool, RELEASE_TASK(x, k), worker);
+		k1 = k0 + topo__release_chunk;
+	}
 
 	/* Over a million members each successor's record is a cache miss:
 	 * ask for all of them before the first is read, so that the misses
@@ -268,6 +300,16 @@ static void run_task(void *ctx, int64_t task, int worker)
 		fill_one(x, task, worker);
 		return;
 	}
+	if (task < 0 && -1 - task >= x->nroots) {
+		int64_t k = -1 - task - x->nroots;
+		int64_t end = p->succ_off[owner_of(p, k) + 1];
+
+		release(x, p, k,
+			end - k > topo__release_chunk ? k + topo__release_chunk
+						      : end,
+			worker);
+		return;
+	}
 	if (task < 0) {
 		int64_t i = -1 - task, end = i + SEED_BATCH;
 
@@ -302,7 +344,7 @@ static void run_task(void *ctx, int64_t task, int worker)
 	 * one is always stamped later. */
 	if (m->mark != TOPO__MARK_NONE)
 		x->stamp[task] = atomic_fetch_add(&x->seq, 1);
-	release(x, p, task, worker);
+	release(x, p, p->succ_off[task], p->succ_off[task + 1], worker);
 }
 
 /* ---------------------------------------------------------------------- */

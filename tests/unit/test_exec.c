@@ -1599,6 +1599,70 @@ static void test_small_copies(int threads)
 	topo_machine_free(m);
 }
 
+/*
+ * A message with many successors shares them as release tasks of
+ * topo__release_chunk (exec.c): a bcast of len bytes over 1500 members in
+ * which the root's own copy releases member 1's and members 2..999's, and
+ * member 1's releases members 1000..1499's, two long lists side by side.
+ * At chunks of 1, 2, 7 and 4096 successors, on 1 and 4 threads, with
+ * leaves that run at once (8 bytes) and ones that are tasks (24 bytes),
+ * every member gets its data once.
+ */
+static void test_release_chunks(void)
+{
+	static const int32_t tasks[] = {1500};
+	static const int64_t chunks[] = {1, 2, 7, 4096};
+	topo_machine *m = machine(1, tasks, 1);
+	topo_group *g = group_of(m, "world", NULL, 1500);
+	topo_tree t = fake_tree(g, 0);
+	int64_t saved = topo__release_chunk;
+	char what[96];
+
+	for (int64_t len = 8; len <= 24; len += 16) {
+		struct topo_plan *p = hand_plan(&t, TOPO_OP_BCAST, (size_t)len,
+						TOPO_INT8, TOPO_SUM);
+		int64_t a, b;
+
+		bufsize(p, TOPO__SEND, 0, len);
+		for (int32_t r = 0; r < 1500; r++)
+			bufsize(p, TOPO__RECV, r, len);
+		a = msg(p, TOPO__COPY, 0, TOPO__SEND, 0, 0, TOPO__RECV, 0, len,
+			slot(p, 0, 1));
+		b = msg(p, TOPO__COPY, 0, TOPO__RECV, 0, 1, TOPO__RECV, 0, len,
+			slot(p, 1, 1));
+		dep(p, a, b);
+		for (int32_t r = 2; r < 1500; r++) {
+			int32_t from = r < 1000 ? 0 : 1;
+
+			dep(p, from == 0 ? a : b,
+			    msg(p, TOPO__COPY, from, TOPO__RECV, 0, r,
+				TOPO__RECV, 0, len, slot(p, r, 1)));
+		}
+		finish(p);
+		for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]);
+		     c++) {
+			for (int threads = 1; threads <= 4; threads *= 4) {
+				topo_report *r;
+
+				topo__release_chunk = chunks[c];
+				r = run(p, threads, 3, 0);
+				snprintf(what, sizeof(what),
+					 "%lld-byte bcast, release chunks of "
+					 "%lld, %d thread(s)",
+					 (long long)len, (long long)chunks[c],
+					 threads);
+				expect_verified(r, what);
+				CHECK_INT(topo_report_iterations(r), 3);
+				topo_report_free(r);
+			}
+		}
+		topo_plan_free(p);
+	}
+	topo__release_chunk = saved;
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
 /* Gather straight to the root: every member copies its SEND into its
  * block of the root's RECV (many writers, distinct bytes, no lock). */
 static void test_gather(int threads)
@@ -2894,6 +2958,7 @@ int main(void)
 	test_reduce(8, 300, TOPO_UINT32, TOPO_BOR, 64);
 	test_reduce(8, 301, TOPO_INT16, TOPO_BXOR, 64);
 	test_reduce(1, 5, TOPO_DOUBLE, TOPO_MAX, 8);
+	test_release_chunks();
 	test_fill(1);
 	test_fill(2);
 	test_faults();

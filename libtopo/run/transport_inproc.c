@@ -38,12 +38,13 @@
  * MiB 0.69, reduce-scatter 0.86, but reduce 1.1 (the copied bytes are
  * reduced again at once; leaving the copies into bytes that a REDUCE
  * writes to memcpy took reduce and allreduce of 16 MiB to 0.95, but
- * reduce-scatter to 1.16, so every large copy streams).  Below the cache's size the destination is
- * usually cached already (the run's reset has just written it) and
- * streaming would evict it: 2 members' scatter, gather and reduce-scatter
- * of 1 MiB blocks took 1.1-1.35 times as long streamed, while their
- * alltoall, whose 8 MiB fill the cache, took 0.64.  Copies below 64 KiB
- * (the flood's segments are 64 KiB) are left to memcpy.
+ * reduce-scatter to 1.16, so every large copy streams).  Below the
+ * cache's size the destination is usually cached already (the run's
+ * reset has just written it) and streaming would evict it: 2 members'
+ * scatter, gather and reduce-scatter of 1 MiB blocks took 1.1-1.35 times
+ * as long streamed, while their alltoall, whose 8 MiB fill the cache,
+ * took 0.64.  Copies below 64 KiB (the flood's segments are 64 KiB) are
+ * left to memcpy.
  */
 #define TOPO_INTERNAL
 #include "exec_internal.h"

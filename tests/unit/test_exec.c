@@ -1571,8 +1571,7 @@ static void test_small_copies(int threads)
 		topo_report *r = run(p, threads, 2, 0);
 
 		snprintf(what, sizeof(what),
-			 "small bcast of %lld bytes, %d "
-			 "thread(s)",
+			 "small bcast of %lld bytes, %d thread(s)",
 			 (long long)len, threads);
 		expect_verified(r, what);
 		CHECK_INT(topo_report_iterations(r), 2);
@@ -1584,8 +1583,7 @@ static void test_small_copies(int threads)
 		topo_report *r = run(p, threads, 1, 0);
 
 		snprintf(what, sizeof(what),
-			 "small bcast of %lld bytes, a "
-			 "piece twice",
+			 "small bcast of %lld bytes, a piece twice",
 			 (long long)len);
 		CHECK(!topo_report_verified(r), "%s: verified", what);
 		CHECK(has_error(r, 3, "duplicated") && only_endpoint(r, 3),

@@ -98,11 +98,44 @@ static int injected_failure(void)
 	return 0;
 }
 
+/*
+ * Huge pages for large arrays.  A plan over 8,388,608 members is about
+ * 0.9 GiB of arrays, each written once in turn: in 4 KiB pages that is
+ * 230,000 page faults, and on a virtual machine whose page faults are
+ * costly (a PVM guest: each one exits to the hypervisor) the faults and
+ * the TLB misses of the planning that walks those arrays took more than
+ * half of the whole run (4.0 s, against 1.4-2.0 s with huge pages).  So a
+ * block of at least topo__hugepage_min bytes asks the kernel for
+ * transparent huge pages (MADV_HUGEPAGE) over the 2 MiB-aligned part of
+ * it, before any of its pages is touched: the kernel then maps 2 MiB at a
+ * fault where it has them, and 4 KiB pages where it has not.  Only advice:
+ * a kernel without transparent huge pages, or with them turned off
+ * ("never"), ignores it, and the block is the same memory either way.
+ * Blocks from the heap may share their first and last huge page with
+ * other blocks: those two are left out.
+ */
+#define HUGE_PAGE ((uintptr_t)2 << 20)
+
+size_t topo__hugepage_min = (size_t)8 << 20;
+
+static void *advise_huge(void *p, size_t size)
+{
+	uintptr_t a, b;
+
+	if (p == NULL || size < topo__hugepage_min)
+		return p;
+	a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	b = ((uintptr_t)p + size) & ~(HUGE_PAGE - 1);
+	if (b > a)
+		(void)madvise((void *)a, b - a, MADV_HUGEPAGE);
+	return p;
+}
+
 void *topo__malloc(size_t size)
 {
 	if (injected_failure())
 		return NULL;
-	return malloc(size == 0 ? 1 : size);
+	return advise_huge(malloc(size == 0 ? 1 : size), size);
 }
 
 void *topo__calloc(size_t count, size_t size)
@@ -111,14 +144,17 @@ void *topo__calloc(size_t count, size_t size)
 		return NULL;
 	if (count == 0 || size == 0)
 		count = size = 1;
-	return calloc(count, size);
+	if (count > SIZE_MAX / size)
+		return NULL; /* as calloc: count * size would wrap */
+	return advise_huge(calloc(count, size), count * size);
 }
 
 void *topo__realloc(void *p, size_t size)
 {
 	if (injected_failure())
 		return NULL;
-	return realloc(p, size == 0 ? 1 : size);
+	/* Grown in place or moved, the block's new pages are untouched. */
+	return advise_huge(realloc(p, size == 0 ? 1 : size), size);
 }
 
 void *topo__mallocarray(size_t count, size_t size)
@@ -162,6 +198,11 @@ void topo__free(void *p)
  * have every array populated). */
 size_t topo__populate_min = (size_t)16 << 20;
 
+/* Populated at a time, between looks at the stop flag: a few huge pages,
+ * some milliseconds where the host backs the guest's memory at its first
+ * touch (about 1 GB/s on a fresh virtual machine). */
+#define POPULATE_STEP ((uintptr_t)8 << 20)
+
 static void *populate_main(void *arg)
 {
 	struct topo__populate *pp = arg;
@@ -171,8 +212,16 @@ static void *populate_main(void *arg)
 		uintptr_t a = ((uintptr_t)pp->p[i] + page - 1) & ~(page - 1);
 		uintptr_t b = ((uintptr_t)pp->p[i] + pp->len[i]) & ~(page - 1);
 
-		if (b > a)
-			(void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+		while (a < b) {
+			uintptr_t e =
+			    b - a > POPULATE_STEP ? a + POPULATE_STEP : b;
+
+			if (atomic_load_explicit(&pp->stop,
+						 memory_order_relaxed))
+				return NULL;
+			(void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+			a = e;
+		}
 	}
 	return NULL;
 }
@@ -204,6 +253,7 @@ void topo__populate_start(struct topo__populate *pp)
 	}
 	if (topo__cpus_allowed(NULL, 0) < 2)
 		return; /* no CPU to spare: it would only take turns */
+	atomic_store(&pp->stop, false);
 	pp->started = pthread_create(&pp->th, NULL, populate_main, pp) == 0;
 }
 
@@ -213,4 +263,11 @@ void topo__populate_wait(struct topo__populate *pp)
 		pthread_join(pp->th, NULL);
 	pp->started = false;
 	pp->n = 0;
+}
+
+void topo__populate_stop(struct topo__populate *pp)
+{
+	if (pp->started)
+		atomic_store(&pp->stop, true);
+	topo__populate_wait(pp);
 }

@@ -32,19 +32,27 @@ void *topo__calloc(size_t count, size_t size);
 /* Populates up to four large fresh arrays in a background thread while the
  * caller works (alloc.c): add them, start, and wait before freeing them
  * or returning.  Only an optimisation (nothing happens without a CPU to
- * spare); the arrays' contents are never changed. */
+ * spare); the arrays' contents are never changed.  topo__populate_wait
+ * lets the thread finish; topo__populate_stop makes it stop within a few
+ * megabytes, for arrays the caller no longer needs populated (complete,
+ * about to move, or to be freed on an error or a deadline). */
 struct topo__populate {
 	void *p[4];
 	size_t len[4];
 	size_t n;
 	pthread_t th;
 	bool started;
+	_Atomic bool stop;
 };
 extern size_t topo__populate_min; /* bytes; tests lower it */
 void topo__populate_add(struct topo__populate *pp, void *p, size_t len);
 void topo__populate_start(struct topo__populate *pp);
 void topo__populate_wait(struct topo__populate *pp);
+void topo__populate_stop(struct topo__populate *pp);
 void *topo__realloc(void *p, size_t size);
+/* Blocks of at least this many bytes are advised to use transparent huge
+ * pages (alloc.c; tests lower it to have every block advised). */
+extern size_t topo__hugepage_min;
 /* count * size with overflow checking; NULL on overflow or failure. */
 void *topo__mallocarray(size_t count, size_t size);
 char *topo__strdup(const char *s);

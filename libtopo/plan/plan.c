@@ -384,9 +384,9 @@ int topo__plan_expect(struct topo_plan *p, int64_t msgs, int64_t deps,
 		rc = reserve((void **)&p->dep, &p->depcap, deps,
 			     sizeof(*p->dep), err);
 	/* The pages of the message list fault in on the other CPU while
-	 * this one fills it (topo__plan_finish waits). */
+	 * this one fills it (topo__plan_finish stops it). */
 	if (rc == 0) {
-		topo__populate_wait(&p->populate);
+		topo__populate_stop(&p->populate);
 		if (p->predict_only)
 			topo__populate_add(&p->populate, p->lmsg,
 					   (size_t)msgs * sizeof(*p->lmsg));
@@ -546,7 +546,7 @@ int topo__plan_msg(struct topo_plan *p, const struct topo__msg *m, int64_t *id,
 	if (rc == 0 && (p->nmsg & 4095) == 0 && p->nmsg > 0)
 		rc = topo__plan_tick(p, err);
 	if (rc == 0 && p->nmsg == p->cap)
-		topo__populate_wait(&p->populate); /* it may move */
+		topo__populate_stop(&p->populate); /* it may move */
 	if (rc == 0 && p->predict_only)
 		rc = grow((void **)&p->lmsg, &p->cap, p->nmsg,
 			  sizeof(*p->lmsg), "messages", err);
@@ -600,7 +600,7 @@ int topo__plan_dep(struct topo_plan *p, int64_t before, int64_t after,
 				 (long long)after, (long long)before,
 				 (long long)p->nmsg - 1);
 	if (p->ndep == p->depcap)
-		topo__populate_wait(&p->populate); /* it may move */
+		topo__populate_stop(&p->populate); /* it may move */
 	rc = grow((void **)&p->dep, &p->depcap, p->ndep, sizeof(*p->dep),
 		  "dependencies", err);
 	if (rc != 0)
@@ -850,7 +850,7 @@ int topo__plan_finish(struct topo_plan *p, topo_error *err)
 	}
 	compact_bufsizes(p);
 	/* The arrays of the message list are complete. */
-	topo__populate_wait(&p->populate);
+	topo__populate_stop(&p->populate);
 	off = topo__calloc((size_t)p->nmsg + 1, sizeof(int64_t));
 	p->succ = topo__mallocarray((size_t)p->ndep + 1, sizeof(int32_t));
 	if (off == NULL || p->succ == NULL) {
@@ -935,7 +935,7 @@ void topo_plan_free(topo_plan *p)
 {
 	if (p == NULL)
 		return;
-	topo__populate_wait(&p->populate);
+	topo__populate_stop(&p->populate);
 	for (int b = 0; b < TOPO__NBUF; b++)
 		topo__free(p->buf[b].each);
 	topo__free(p->msg);

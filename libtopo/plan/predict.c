@@ -1332,7 +1332,7 @@ void topo__hops_up_free(int32_t **up, int uplevels)
 
 static void sim_free(struct sim *s)
 {
-	topo__populate_wait(&s->populate);
+	topo__populate_stop(&s->populate);
 	topo__free(s->mem);
 	topo__free(s->wsend);
 	topo__free(s->wrecv);

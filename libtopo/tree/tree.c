@@ -239,7 +239,7 @@ int topo__tree_from_parent(topo_tree **out, const topo_group *g,
 	*out = t;
 	return 0;
 fail:
-	topo__populate_wait(&populate);
+	topo__populate_stop(&populate);
 	topo__free(queue);
 	topo_tree_free(t);
 	return rc;

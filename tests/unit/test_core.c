@@ -1,12 +1,19 @@
 /*
  * test_core.c - unit tests of the library's base: error records and their
- * formatting (error.c), the allocation hook (alloc.c), network arithmetic
+ * formatting (error.c), the allocation hook and the huge-page advice
+ * (alloc.c), network arithmetic
  * (network.c), machine assembly (machine_build.c) and group lookups
  * (group.c).
  */
 #define TOPO_INTERNAL
 #include "check.h"
-#include "topo_internal.h"
+#include "exec_internal.h"
+#include "plan_memory.h"
+
+#include <malloc.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* The runtime version is the header's, and compares as a version. */
 static void test_version(void)
@@ -119,6 +126,170 @@ static void test_alloc_hook(void)
 	topo__alloc_fail_after(-1);
 	CHECK(topo__mallocarray(SIZE_MAX / 2, 4) == NULL,
 	      "mallocarray refuses overflow");
+}
+
+/* Whether the mapping that holds addr was advised to use transparent huge
+ * pages ("hg" among its VmFlags in /proc/self/smaps): 1, 0, or -1 when
+ * the mapping or its flags were not found. */
+static int advised_huge(const void *addr)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	int in = 0, got = -1;
+	uintptr_t a = (uintptr_t)addr;
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = a >= lo && a < hi;
+		} else if (in && strncmp(line, "VmFlags:", 8) == 0) {
+			got = strstr(line, " hg") != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return got;
+}
+
+#define MIB ((size_t)1 << 20)
+#define HUGE ((uintptr_t)2 << 20)
+
+/* The first 2 MiB boundary within p (the part of a block the advice
+ * covers starts there). */
+static const void *first_huge(const void *p)
+{
+	return (const void *)(((uintptr_t)p + HUGE - 1) & ~(HUGE - 1));
+}
+
+/* Blocks of topo__hugepage_min bytes and more are advised to use huge
+ * pages (alloc.c), from malloc, calloc and realloc alike; smaller ones are
+ * not; and the blocks hold what was written, calloc's zeroed. */
+static void test_huge_pages(void)
+{
+	unsigned char *small, *big, *zeroed, *grown;
+	size_t min = topo__hugepage_min;
+
+	if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) != 0) {
+		printf("test_core: no transparent huge pages here: advice "
+		       "not checked\n");
+		return;
+	}
+	/* Every block of a megabyte and more a mapping of its own, whatever
+	 * glibc's threshold has grown to (valgrind's allocator ignores
+	 * this: its blocks share mappings, which the advice splits). */
+	(void)mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	CHECK(min >= 2 * HUGE, "default threshold %zu covers a huge page", min);
+
+	small = topo__malloc(min / 2);
+	big = topo__malloc(min + 2 * MIB);
+	zeroed = topo__calloc(2, min / 2 + MIB);
+	grown = topo__malloc(MIB);
+	if (grown != NULL)
+		memset(grown, 0x5a, MIB);
+	grown = topo__realloc(grown, min + 4 * MIB);
+	CHECK(small != NULL && big != NULL && zeroed != NULL && grown != NULL,
+	      "blocks allocated");
+	if (small == NULL || big == NULL || zeroed == NULL || grown == NULL)
+		goto out;
+	CHECK_INT(advised_huge(first_huge(small)), 0);
+	CHECK_INT(advised_huge(first_huge(big)), 1);
+	CHECK_INT(advised_huge(first_huge(zeroed)), 1);
+	CHECK_INT(advised_huge(first_huge(grown)), 1);
+	{
+		size_t nz = 0, bad = 0;
+
+		for (size_t i = 0; i < min + 2 * MIB; i++)
+			nz += zeroed[i] != 0;
+		for (size_t i = 0; i < MIB; i++)
+			bad += grown[i] != 0x5a;
+		CHECK(nz == 0, "calloc'd block zero (%zu bytes not)", nz);
+		CHECK(bad == 0, "realloc kept the block (%zu bytes lost)", bad);
+		memset(big, 0x33, min + 2 * MIB);
+		CHECK(big[0] == 0x33 && big[min + 2 * MIB - 1] == 0x33,
+		      "advised block written end to end");
+	}
+	/* A lower threshold advises the smaller block too. */
+	topo__hugepage_min = min / 4;
+	topo__free(small);
+	small = topo__malloc(min / 2);
+	CHECK(small != NULL, "small block allocated again");
+	if (small != NULL)
+		CHECK_INT(advised_huge(first_huge(small)), 1);
+	topo__hugepage_min = min;
+	/* a size that wraps is refused before calloc or the advice */
+	CHECK(topo__calloc(SIZE_MAX / 2, 4) == NULL, "calloc refuses overflow");
+out:
+	topo__free(small);
+	topo__free(big);
+	topo__free(zeroed);
+	topo__free(grown);
+}
+
+/* Pages of the len bytes from p (page-aligned) that are resident; -1 when
+ * mincore fails. */
+static long resident_pages(const unsigned char *p, size_t len)
+{
+	size_t pages = len / 4096;
+	unsigned char *vec = malloc(pages);
+	long n = 0;
+
+	if (vec == NULL || mincore((void *)p, len, vec) != 0) {
+		free(vec);
+		return -1;
+	}
+	for (size_t i = 0; i < pages; i++)
+		n += vec[i] & 1;
+	free(vec);
+	return n;
+}
+
+/* A population stopped at once leaves most of a large block untouched
+ * (it stops within a step of a few megabytes), and never changes what the
+ * block holds; one waited for populates all of it. */
+static void test_populate_stop(void)
+{
+	size_t len = (size_t)1 << 30, nz = 0;
+	long pages = (long)(len / 4096) - 1, got;
+	struct topo__populate pp = {0};
+	unsigned char *block, *at;
+
+	if (UNDER_VALGRIND ||
+	    topo__memory_available(NULL) < ((int64_t)8 << 30) ||
+	    topo__cpus_allowed(NULL, 0) < 2) {
+		printf("test_core: population's stop not checked (valgrind, "
+		       "one CPU, or under 8 GiB available)\n");
+		return;
+	}
+	block = topo__calloc(1, len);
+	CHECK(block != NULL, "block of 1 GiB");
+	if (block == NULL)
+		return;
+	/* mincore takes a page-aligned start */
+	at = (unsigned char *)(((uintptr_t)block + 4095) & ~(uintptr_t)4095);
+	topo__populate_add(&pp, block, len);
+	CHECK_INT(pp.n, 1);
+	topo__populate_start(&pp);
+	CHECK(pp.started, "population started");
+	topo__populate_stop(&pp);
+	CHECK(!pp.started && pp.n == 0, "stopped and joined");
+	got = resident_pages(at, (size_t)pages * 4096);
+	CHECK(got >= 0 && got < pages / 2,
+	      "stopped population left %ld of %ld pages resident", got, pages);
+	for (size_t i = 0; i < len; i += 4096 * 64)
+		nz += block[i] != 0;
+	CHECK(nz == 0, "population changed the block (%zu pages)", nz);
+	/* Waiting lets it finish: every page resident. */
+	topo__populate_add(&pp, block, len);
+	topo__populate_start(&pp);
+	topo__populate_wait(&pp);
+	got = resident_pages(at, (size_t)pages * 4096);
+	CHECK(got == pages, "population left %ld of %ld pages out", pages - got,
+	      pages);
+	topo__free(block);
 }
 
 static void test_kary(void)
@@ -327,6 +498,8 @@ int main(void)
 	test_version();
 	test_errors();
 	test_alloc_hook();
+	test_huge_pages();
+	test_populate_stop();
 	test_kary();
 	test_torus();
 	test_check_and_order();

@@ -574,10 +574,18 @@ void topo__pool_push(struct topo__pool *pool, int64_t task, int worker);
  * pool is idle on return), or TOPO_ENOMEM when a push found no memory and
  * a task was lost. */
 int topo__pool_wait(struct topo__pool *pool, const struct timespec *deadline);
-/* Wakes the sleeping workers so that they spin for up to 2 ms, ready for
- * work about to be released (a no-op where idle participants do not
- * spin). */
+/* Wakes the sleeping workers so that they spin for up to 2 ms
+ * (topo__pool_wake_spin_ns; tests raise it), ready for work about to be
+ * released (a no-op where idle participants do not spin). */
 void topo__pool_wake(struct topo__pool *pool);
+extern int64_t topo__pool_wake_spin_ns;
+/* Ends the longer spin of topo__pool_wake, also for workers spinning now:
+ * they go back to the short spin after their last task, then sleep.  For
+ * a run whose plan is too small to share, once the work it woke them for
+ * (filling the inputs, a verification) is done: a worker still spinning
+ * when an iteration starts would be handed half of its few tasks, a
+ * cache-line hand-off that costs more than running them. */
+void topo__pool_calm(struct topo__pool *pool);
 /* topo__pool_wake, then waits (at most 1 ms) until every worker spins, so
  * that work pushed next is taken at once, as MPI's ranks are all in the
  * call when a benchmark's barrier before it returns.  Returns 1 when every

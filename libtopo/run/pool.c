@@ -27,9 +27,10 @@
  * participant has a CPU of its own (participants pinned, below); with more
  * participants than CPUs a spinner would take the time slice of the one
  * it waits for, so it blocks at once.  topo__pool_wake makes the workers
- * spin longer (WAKE_SPIN_NS, extending a spin under way) before work the
- * caller is about to release; topo__pool_ready also waits until they all
- * spin, so that even a plan of two tasks is shared at once.
+ * spin longer (topo__pool_wake_spin_ns, extending a spin under way) before
+ * work the caller is about to release, and topo__pool_calm ends that
+ * longer spin; topo__pool_ready also waits until they all spin, so that
+ * even a plan of two tasks is shared at once.
  *
  * A wait that ends early (deadline, abort) discards every queued task and
  * waits for the running ones to return, so the pool is idle and reusable.
@@ -87,7 +88,7 @@
 /* How long workers woken by topo__pool_wake spin at least: long enough to
  * cover the untimed preparation of an iteration (resetting its buffers)
  * between the wake-up and the first task. */
-#define WAKE_SPIN_NS 2000000
+int64_t topo__pool_wake_spin_ns = 2000000;
 /* How long topo__pool_ready waits at most for the workers to spin: a few
  * futex wake-ups on a virtual machine. */
 #define READY_NS 1000000
@@ -344,7 +345,7 @@ static int64_t ns_of(const struct timespec *t)
  * passed.  Called without mu, as a participant counted in nspin. */
 static void spin(struct topo__pool *pool, int done, int64_t deadline)
 {
-	int64_t end = now_ns() + pool->spin_ns,
+	int64_t base = now_ns() + pool->spin_ns, end = base,
 		until = atomic_load_explicit(&pool->spin_until,
 					     memory_order_relaxed);
 
@@ -363,14 +364,14 @@ static void spin(struct topo__pool *pool, int done, int64_t deadline)
 		cpu_relax();
 		if (i % 64 != 0)
 			continue;
-		/* topo__pool_wake may extend a spin under way. */
+		/* topo__pool_wake may extend a spin under way, and
+		 * topo__pool_calm end the extension. */
 		if (!done) {
 			until = atomic_load_explicit(&pool->spin_until,
 						     memory_order_relaxed);
-			if (until > end)
-				end = deadline >= 0 && deadline < until
-					  ? deadline
-					  : until;
+			end = until > base ? until : base;
+			if (deadline >= 0 && deadline < end)
+				end = deadline;
 		}
 		if (now_ns() >= end)
 			return;
@@ -476,12 +477,18 @@ void topo__pool_wake(struct topo__pool *pool)
 {
 	if (pool->spin_ns == 0)
 		return;
-	atomic_store_explicit(&pool->spin_until, now_ns() + WAKE_SPIN_NS,
+	atomic_store_explicit(&pool->spin_until,
+			      now_ns() + topo__pool_wake_spin_ns,
 			      memory_order_relaxed);
 	pthread_mutex_lock(&pool->mu);
 	if (pool->nsleep > 0)
 		pthread_cond_broadcast(&pool->work);
 	pthread_mutex_unlock(&pool->mu);
+}
+
+void topo__pool_calm(struct topo__pool *pool)
+{
+	atomic_store_explicit(&pool->spin_until, 0, memory_order_relaxed);
 }
 
 int topo__pool_ready(struct topo__pool *pool)

@@ -491,6 +491,50 @@ static void idle_case(void)
 	ctx_free(c);
 }
 
+/* topo__pool_calm ends topo__pool_wake's longer spin, for workers already
+ * spinning too: with that spin made a minute long, woken workers still
+ * use the CPU a second later, and calmed ones stop within their short
+ * spin.  (Where idle participants do not spin, valgrind's one thread at a
+ * time, neither uses the CPU.) */
+static void calm_case(void)
+{
+	struct ctx *c = ctx_new(FLAT, 1);
+	struct timespec d = {0, 200 * 1000 * 1000};
+	int64_t was = topo__pool_wake_spin_ns;
+	int threads = (int)topo__cpus_allowed(NULL, 0);
+	double c0, c1;
+
+	if (threads < 2 || UNDER_VALGRIND) {
+		printf("test_pool: calm not checked (one CPU, or valgrind)\n");
+		ctx_free(c);
+		return;
+	}
+	topo__pool_wake_spin_ns = (int64_t)60 * 1000 * 1000 * 1000;
+	pool_new(c, threads);
+	topo__pool_wake(c->pool);
+	nanosleep(&d, NULL);
+	c0 = cpu_now();
+	nanosleep(&d, NULL);
+	c1 = cpu_now();
+	CHECK(c1 - c0 > 0.1, "woken workers used only %.3f s of CPU in 0.2 s",
+	      c1 - c0);
+	/* calmed while they spin */
+	topo__pool_calm(c->pool);
+	nanosleep(&d, NULL);
+	c0 = cpu_now();
+	nanosleep(&d, NULL);
+	c1 = cpu_now();
+	CHECK(c1 - c0 < 0.02, "calmed workers used %.3f s of CPU in 0.2 s",
+	      c1 - c0);
+	/* and the pool still runs work */
+	topo__pool_push(c->pool, 0, -1);
+	CHECK_INT(topo__pool_wait(c->pool, NULL), 0);
+	CHECK_INT(count_ran(c, 0, c->n, 1), c->n);
+	topo__pool_free(c->pool);
+	topo__pool_wake_spin_ns = was;
+	ctx_free(c);
+}
+
 /* Allocation failures: every one in topo__pool_new is reported and cleaned
  * up; a push whose stack cannot grow goes through the queue (nothing lost);
  * a push that finds no memory at all makes the wait fail with
@@ -725,6 +769,7 @@ int main(void)
 	abort_case(2);
 	abort_case(8);
 	idle_case();
+	calm_case();
 	ready_case();
 	nomem_case();
 	cpuset_case();

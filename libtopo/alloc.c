@@ -104,7 +104,7 @@ static int injected_failure(void)
  * 230,000 page faults, and on a virtual machine whose page faults are
  * costly (a PVM guest: each one exits to the hypervisor) the faults and
  * the TLB misses of the planning that walks those arrays took more than
- * half of the whole run (4.0 s, against 1.4-2.0 s with huge pages).  So a
+ * half of the whole run (3.5-4.1 s, against 1.4-1.7 s with huge pages).  So a
  * block of at least topo__hugepage_min bytes asks the kernel for
  * transparent huge pages (MADV_HUGEPAGE) over the 2 MiB-aligned part of
  * it, before any of its pages is touched: the kernel then maps 2 MiB at a

@@ -23,6 +23,11 @@ DESTDIR    ?=
 # drift from what topo_version_string() says.
 VERSION := $(shell sed -n 's/^\#define TOPO_VERSION_STRING "\(.*\)"/\1/p' libtopo/topo.h)
 SOVERSION := 0
+# The builds that the test targets make before they test (check, the
+# sanitized and fault builds, valgrind's) use every CPU: on a 2-CPU machine
+# a serial build of the library, the programs and the tests takes half as
+# long again, several times over in CI.
+NPROC := $(shell nproc 2>/dev/null || echo 1)
 
 CC      ?= cc
 OPT     ?= -O2
@@ -184,7 +189,7 @@ FORCE:
 # CHECK_SUITES names some suites only (tests/check.sh; default: all).
 check:
 	@$(MAKE) -s deps
-	@$(MAKE) all mpi-all $(UNIT_BIN) $(SIM_TOOL)
+	@$(MAKE) -j$(NPROC) all mpi-all $(UNIT_BIN) $(SIM_TOOL)
 	@$(if $(CHECK_SUITES),$(if $(filter tsan,$(CHECK_SUITES)),$(MAKE) tsan-build,:),$(MAKE) tsan-build)
 	@sh tests/check.sh $(B) $(CHECK_SUITES)
 
@@ -192,7 +197,7 @@ check:
 # build-thread/ for the tsan suite of check (tests/tsan/run.sh).
 TSAN_B := build-thread
 tsan-build:
-	@$(MAKE) SANITIZE=thread B=$(TSAN_B) $(TSAN_B)/collrun \
+	@$(MAKE) -j$(NPROC) SANITIZE=thread B=$(TSAN_B) $(TSAN_B)/collrun \
 	    $(TSAN_B)/tests/test_pool $(TSAN_B)/tests/test_exec
 
 check-unit: $(UNIT_BIN)

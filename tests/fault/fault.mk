@@ -17,13 +17,15 @@ FAULT_B := build-address-undefined
 
 .PHONY: check-fault check-valgrind fault-build
 
-fault-build: all
-	@$(MAKE) SANITIZE=address,undefined B=$(FAULT_B) $(FAULT_B)/collc \
-	    $(FAULT_B)/collrun $(FAULT_B)/tests/test_fault
-	@$(MAKE) SANITIZE=thread B=$(TSAN_B) $(TSAN_B)/tests/test_fault
+fault-build:
+	@$(MAKE) -j$(NPROC) all
+	@$(MAKE) -j$(NPROC) SANITIZE=address,undefined B=$(FAULT_B) \
+	    $(FAULT_B)/collc $(FAULT_B)/collrun $(FAULT_B)/tests/test_fault
+	@$(MAKE) -j$(NPROC) SANITIZE=thread B=$(TSAN_B) $(TSAN_B)/tests/test_fault
 
 check-fault: fault-build
 	@sh tests/fault/run.sh $(FAULT_B) $(TSAN_B) $(B)
 
-check-valgrind: all $(UNIT_BIN)
+check-valgrind:
+	@$(MAKE) -j$(NPROC) all $(UNIT_BIN)
 	@sh tests/valgrind/run.sh $(B)

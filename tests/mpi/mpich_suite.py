@@ -53,6 +53,10 @@ KNOWN = {
 }
 
 
+# The tests' build uses every CPU this process may run on.
+JOBS = max(1, len(os.sched_getaffinity(0)))
+
+
 def sh(cmd, cwd, log, env=None):
     with open(log, "a") as f:
         p = subprocess.run(cmd, cwd=cwd, stdout=f, stderr=subprocess.STDOUT,
@@ -124,7 +128,7 @@ def main():
                   (mpicc, log))
             print("mpich-suite (%s): 0 passed, 1 failed" % a.flavour)
             return 1
-        sh(["make", "-C", "util"], tree, log, env)
+        sh(["make", "-j%d" % JOBS, "-C", "util"], tree, log, env)
     entries = []
     with open(os.path.join(tree, "coll", "testlist")) as f:
         for line in f:
@@ -145,7 +149,7 @@ def main():
                     continue
             entries.append((w[0], int(w[1]), args))
     progs = sorted({e[0] for e in entries})
-    rc = sh(["make", "-C", "coll"] + progs, tree, log, env)
+    rc = sh(["make", "-j%d" % JOBS, "-C", "coll"] + progs, tree, log, env)
     passed = failed = 0
     xfail = []
     for name, np, args in entries:

@@ -114,6 +114,7 @@ struct run {
 	void *job_arg;
 	struct timespec deadline_ts; /* deadline, for topo__pool_wait */
 	size_t wake_at;		     /* the run's topo__pool_wake_at */
+	bool heavy;		     /* is_heavy(): workers woken every time */
 	_Atomic int64_t failed; /* first message whose delivery failed */
 	unsigned char warm;	/* reset()'s reads, kept */
 	_Atomic int failed_rc;
@@ -402,7 +403,7 @@ static int run_par(void *pctx, int64_t n, void (*fn)(void *arg, int64_t k),
 	w = topo__pool_wait(x->pool, &x->deadline_ts);
 	x->job = NULL;
 	topo__pool_wake_at(x->pool, x->wake_at);
-	if (x->wake_at > 2) /* not heavy: see topo__pool_calm */
+	if (!x->heavy) /* see topo__pool_calm */
 		topo__pool_calm(x->pool);
 	if (w < 0) {
 		for (int64_t k = 0; k < n; k++)
@@ -997,7 +998,7 @@ int topo__plan_run_transport(const topo_plan *p,
 		}
 		next_progress = x.next_progress;
 	}
-	heavy = is_heavy(p, threads);
+	heavy = x.heavy = is_heavy(p, threads);
 	x.wake_at = heavy ? 2 : TOPO__POOL_WAKE_AT;
 	topo__pool_wake_at(x.pool, x.wake_at);
 	/* The workers woken to fill the inputs would spin through the first

@@ -162,6 +162,23 @@ static double cpu_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The process's CPU seconds over a sleep of 0.2 s, after settling for
+ * settle s (the threads' state from before it has played out). */
+static double cpu_over_sleep(double settle)
+{
+	struct timespec d = {0, 200 * 1000 * 1000};
+	struct timespec s = {(time_t)settle,
+			     (long)((settle - (double)(time_t)settle) * 1e9)};
+	double c0, c1;
+
+	if (settle > 0)
+		nanosleep(&s, NULL);
+	c0 = cpu_now();
+	nanosleep(&d, NULL);
+	c1 = cpu_now();
+	return c1 - c0;
+}
+
 static struct timespec in(double seconds)
 {
 	struct timespec ts;
@@ -464,28 +481,21 @@ static void abort_case(int threads)
 static void idle_case(void)
 {
 	struct ctx *c = ctx_new(FLAT, 1);
-	struct timespec d = {0, 200 * 1000 * 1000};
-	double c0, c1;
+	double used;
 
 	pool_new(c, 8);
 	CHECK_INT(topo__pool_wait(c->pool, NULL), 0);
-	c0 = cpu_now();
-	nanosleep(&d, NULL);
-	c1 = cpu_now();
-	CHECK(c1 - c0 < 0.02, "8 idle threads used %.3f s of CPU in 0.2 s",
-	      c1 - c0);
+	used = cpu_over_sleep(0);
+	CHECK(used < 0.02, "8 idle threads used %.3f s of CPU in 0.2 s", used);
 	topo__pool_free(c->pool);
 	/* One participant per CPU: idle ones spin, for a bounded time, even
 	 * after topo__pool_wake (2 ms). */
 	pool_new(c, (int)topo__cpus_allowed(NULL, 0));
 	topo__pool_wake(c->pool);
 	CHECK_INT(topo__pool_wait(c->pool, NULL), 0);
-	nanosleep(&d, NULL);
-	c0 = cpu_now();
-	nanosleep(&d, NULL);
-	c1 = cpu_now();
-	CHECK(c1 - c0 < 0.02, "idle participants used %.3f s of CPU in 0.2 s",
-	      c1 - c0);
+	used = cpu_over_sleep(0.2);
+	CHECK(used < 0.02, "idle participants used %.3f s of CPU in 0.2 s",
+	      used);
 	topo__pool_free(c->pool);
 	topo__pool_free(NULL);
 	ctx_free(c);
@@ -499,10 +509,9 @@ static void idle_case(void)
 static void calm_case(void)
 {
 	struct ctx *c = ctx_new(FLAT, 1);
-	struct timespec d = {0, 200 * 1000 * 1000};
 	int64_t was = topo__pool_wake_spin_ns;
 	int threads = (int)topo__cpus_allowed(NULL, 0);
-	double c0, c1;
+	double used;
 
 	if (threads < 2 || UNDER_VALGRIND) {
 		printf("test_pool: calm not checked (one CPU, or valgrind)\n");
@@ -512,20 +521,13 @@ static void calm_case(void)
 	topo__pool_wake_spin_ns = (int64_t)60 * 1000 * 1000 * 1000;
 	pool_new(c, threads);
 	topo__pool_wake(c->pool);
-	nanosleep(&d, NULL);
-	c0 = cpu_now();
-	nanosleep(&d, NULL);
-	c1 = cpu_now();
-	CHECK(c1 - c0 > 0.1, "woken workers used only %.3f s of CPU in 0.2 s",
-	      c1 - c0);
+	used = cpu_over_sleep(0.2);
+	CHECK(used > 0.1, "woken workers used only %.3f s of CPU in 0.2 s",
+	      used);
 	/* calmed while they spin */
 	topo__pool_calm(c->pool);
-	nanosleep(&d, NULL);
-	c0 = cpu_now();
-	nanosleep(&d, NULL);
-	c1 = cpu_now();
-	CHECK(c1 - c0 < 0.02, "calmed workers used %.3f s of CPU in 0.2 s",
-	      c1 - c0);
+	used = cpu_over_sleep(0.2);
+	CHECK(used < 0.02, "calmed workers used %.3f s of CPU in 0.2 s", used);
 	/* and the pool still runs work */
 	topo__pool_push(c->pool, 0, -1);
 	CHECK_INT(topo__pool_wait(c->pool, NULL), 0);

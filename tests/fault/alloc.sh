@@ -69,7 +69,7 @@ normalise() {
 # fresh DIR: DIR made anew with the two inputs the commands read.  A sweep
 # keeps its directory from one failing run to the next while nothing is
 # left in it (checked after every run) and makes it anew after any other
-# run; an input changed by a run would show in the runs after it.
+# run.
 fresh() {
 	rm -rf "$1"
 	mkdir "$1"
@@ -152,10 +152,11 @@ sweep_one() {
 		failed=$((failed + 1))
 		why=
 		# Shell builtins only (a process costs 10 ms or more on some CI
-		# machines, and a sweep runs thousands): the lines of stderr,
-		# the first one's text, the directory's entries.
+		# machines, and a sweep runs thousands): the lines of stderr
+		# (as wc -l counts them: a last line without its newline is
+		# not one), the first one's text, the directory's entries.
 		lines=0 first=
-		while IFS= read -r line || [ -n "$line" ]; do
+		while IFS= read -r line; do
 			[ $lines = 0 ] && first=$line
 			lines=$((lines + 1))
 		done <"$d/.stderr"

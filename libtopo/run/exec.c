@@ -113,8 +113,7 @@ struct run {
 	void (*job)(void *arg, int64_t k);
 	void *job_arg;
 	struct timespec deadline_ts; /* deadline, for topo__pool_wait */
-	size_t wake_at;		     /* the run's topo__pool_wake_at */
-	bool heavy;		     /* is_heavy(): workers woken every time */
+	bool heavy; /* is_heavy(): workers woken every time (wake_at()) */
 	_Atomic int64_t failed; /* first message whose delivery failed */
 	unsigned char warm;	/* reset()'s reads, kept */
 	_Atomic int failed_rc;
@@ -384,6 +383,13 @@ static unsigned char *verify_buffer(void *ctx, int32_t r, int kind)
 	return x->tr->buffer(x->state, r, kind);
 }
 
+/* The run's topo__pool_wake_at: a heavy plan's workers share from 2 tasks
+ * held, a small plan's only from the pool's default. */
+static size_t wake_at(const struct run *x)
+{
+	return x->heavy ? 2 : TOPO__POOL_WAKE_AT;
+}
+
 /* topo__verify_time's par: the verification's tasks on every thread,
  * woken for them (they are few and long).  Should the pool lose a task
  * (no memory for its queue), every task runs again on this thread: they
@@ -402,7 +408,7 @@ static int run_par(void *pctx, int64_t n, void (*fn)(void *arg, int64_t k),
 		topo__pool_push(x->pool, k, 0);
 	w = topo__pool_wait(x->pool, &x->deadline_ts);
 	x->job = NULL;
-	topo__pool_wake_at(x->pool, x->wake_at);
+	topo__pool_wake_at(x->pool, wake_at(x));
 	if (!x->heavy) /* see topo__pool_calm */
 		topo__pool_calm(x->pool);
 	if (w < 0) {
@@ -835,7 +841,7 @@ int topo__plan_run_transport(const topo_plan *p,
 	struct topo__verify_time vt = {0,     NULL, NULL, 0,   false,
 				       0,     0,    NULL, NULL, NULL};
 	double next_progress = 0;
-	bool timed_out = false, heavy;
+	bool timed_out = false;
 	topo_report *r = NULL;
 	int32_t *nwait0 = NULL;
 	double *seconds = NULL, timeout, deadline_s;
@@ -920,7 +926,6 @@ int topo__plan_run_transport(const topo_plan *p,
 		goto out;
 	rc = TOPO_ENOMEM;
 	x.deadline_ts = deadline;
-	x.wake_at = TOPO__POOL_WAKE_AT;
 	{
 		int64_t ntasks = (p->nmsg + SCAN_MSGS - 1) / SCAN_MSGS;
 		struct scan_part *parts = topo__mallocarray(
@@ -998,15 +1003,14 @@ int topo__plan_run_transport(const topo_plan *p,
 		}
 		next_progress = x.next_progress;
 	}
-	heavy = x.heavy = is_heavy(p, threads);
-	x.wake_at = heavy ? 2 : TOPO__POOL_WAKE_AT;
-	topo__pool_wake_at(x.pool, x.wake_at);
+	x.heavy = is_heavy(p, threads);
+	topo__pool_wake_at(x.pool, wake_at(&x));
 	/* The workers woken to fill the inputs would spin through the first
 	 * 2 ms of iterations and take half of a small plan's tasks: a 2-member
 	 * scatter of 8 bytes then took 0.37 us an iteration instead of
 	 * 0.08, in any run of 1000 iterations short enough to fit in those
 	 * 2 ms. */
-	if (!heavy)
+	if (!x.heavy)
 		topo__pool_calm(x.pool);
 
 	v.r = r;
@@ -1036,7 +1040,7 @@ int topo__plan_run_transport(const topo_plan *p,
 		/* Workers spin through the reset, so that they take work as
 		 * soon as the clock starts, as MPI's ranks poll in the
 		 * barrier before a call. */
-		if (heavy)
+		if (x.heavy)
 			topo__pool_wake(x.pool);
 		reset(&x, nwait0);
 		/* A reset longer than the workers' spin (buffers of many
@@ -1044,7 +1048,7 @@ int topo__plan_run_transport(const topo_plan *p,
 		 * before the clock starts, or a plan of a few large
 		 * messages runs on the caller while a woken worker is still
 		 * on its way. */
-		if (heavy)
+		if (x.heavy)
 			topo__pool_ready(x.pool);
 		t0 = topo__now();
 		if (p->nmsg > 0) {

@@ -54,6 +54,20 @@ EOT
 took() {  # took WHAT T0: prints how long WHAT took, for CI's time budget
 	echo "mpi: $1 took $(($(date +%s) - $2)) s"
 }
+# part NAME TIMEOUT CMD...: one script of the suite under $flavour, its
+# output shown and its counts added; a script that fails without counting
+# a failure (it crashed, or timed out) counts one.
+part() {
+	name=$1 limit=$2
+	shift 2
+	t0=$(date +%s) f0=$fail st=0
+	timeout "$limit" "$@" >"$log" 2>&1 || st=$?
+	[ $st = 0 ] || echo "FAIL: $flavour $name (exit $st)"
+	cat "$log"
+	count "$log"
+	[ $st = 0 ] || [ $fail -gt "$f0" ] || fail=$((fail + 1))
+	took "$flavour $name" "$t0"
+}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 for flavour in openmpi mpich; do
@@ -84,31 +98,11 @@ for flavour in openmpi mpich; do
 	done
 	[ -n "$sanitized" ] && continue
 	# libcollc-mpi.so: the launcher without -np
-	t0=$(date +%s)
-	if timeout 1500 python3 "$here/pmpi.py" "$B" $flavour ${launch% -np} >"$log" 2>&1; then :; else
-		echo "FAIL: $flavour pmpi.py"
-		[ -s "$log" ] || fail=$((fail + 1))
-	fi
-	cat "$log"
-	count "$log"
-	took "$flavour pmpi.py" $t0
+	part pmpi.py 1500 python3 "$here/pmpi.py" "$B" $flavour ${launch% -np}
 	# MPICH's own collective tests through the library
-	t0=$(date +%s)
-	if timeout 1800 python3 "$here/mpich_suite.py" "$B" $flavour $MPICH_SUITE_ARGS >"$log" 2>&1; then :; else
-		echo "FAIL: $flavour mpich_suite.py"
-		[ -s "$log" ] || fail=$((fail + 1))
-	fi
-	cat "$log"
-	count "$log"
-	took "$flavour mpich_suite.py" $t0
-	t0=$(date +%s)
-	if timeout 1200 python3 "$here/cli.py" "$B" $flavour $launch >"$log" 2>&1; then :; else
-		echo "FAIL: $flavour cli.py"
-		[ -s "$log" ] || fail=$((fail + 1))
-	fi
-	cat "$log"
-	count "$log"
-	took "$flavour cli.py" $t0
+	part mpich_suite.py 1800 python3 "$here/mpich_suite.py" "$B" $flavour \
+		$MPICH_SUITE_ARGS
+	part cli.py 1200 python3 "$here/cli.py" "$B" $flavour $launch
 done
 if [ $ran = 0 ]; then
 	echo "mpi: skipped: no collrun-mpi built (no MPI compiler; make deps installs Open MPI and MPICH)"

@@ -198,7 +198,8 @@ check:
 TSAN_B := build-thread
 tsan-build:
 	@$(MAKE) -j$(NPROC) SANITIZE=thread B=$(TSAN_B) $(TSAN_B)/collrun \
-	    $(TSAN_B)/tests/test_pool $(TSAN_B)/tests/test_exec
+	    $(TSAN_B)/tests/test_pool $(TSAN_B)/tests/test_exec \
+	    $(TSAN_B)/tests/test_homes
 
 check-unit: $(UNIT_BIN)
 	@sh tests/check.sh $(B) unit

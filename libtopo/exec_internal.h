@@ -375,6 +375,7 @@ void topo__report_finish(topo_report *r, double *seconds, int n,
  * one[b] (the plan's one member of a size of its own). */
 struct topo__slices {
 	unsigned char *arena[TOPO__NBUF];
+	int64_t bytes[TOPO__NBUF]; /* of arena b, every slice in it */
 	int64_t *off[TOPO__NBUF];
 	int64_t stride[TOPO__NBUF], one_off[TOPO__NBUF];
 	int32_t one[TOPO__NBUF];
@@ -463,6 +464,10 @@ extern const struct topo__transport_ops topo__transport_inproc;
  * transport_inproc.c): -1 when its arenas exceed the last-level cache
  * (the default), 0 never, 1 always (tests). */
 extern int topo__stream_copies;
+/* Whether runs split their reset and first messages between the
+ * participants by address (exec.c, homes): -1 where it helps (the
+ * default), 0 never, 1 whenever the transport gives its slices (tests). */
+extern int topo__exec_homes;
 /* Whether message i of p, opened as state by the in-process transport,
  * is delivered with streaming stores (tests). */
 int topo__inproc_streams(const void *state, const struct topo_plan *p,
@@ -568,6 +573,15 @@ int topo__pool_new(struct topo__pool **out, int threads,
  * or 0 from the caller before topo__pool_wait), or -1 for the shared
  * queue. */
 void topo__pool_push(struct topo__pool *pool, int64_t task, int worker);
+/* Queues a task for participant `target` alone, which takes it when idle
+ * (a spinning one at once; a sleeping one is woken); where its inbox is
+ * full, or target is out of range, the task goes to the shared queue, and
+ * target 0 is the caller's own stack (so only the caller may call this,
+ * before topo__pool_wait).  The task may still be shared once the target
+ * holds it with others. */
+void topo__pool_push_to(struct topo__pool *pool, int64_t task, int target);
+/* Whether idle participants spin: each has a CPU of its own. */
+bool topo__pool_spins(const struct topo__pool *pool);
 /* Runs tasks on the calling thread until every pushed task (and those they
  * pushed) has run, or until the absolute CLOCK_MONOTONIC deadline.
  * Returns 0, 1 on timeout or abort (queued tasks are then dropped and the

@@ -98,6 +98,15 @@ struct run {
 	_Atomic int64_t seq;
 	int64_t *roots;	     /* [nroots] messages waiting for nothing */
 	int64_t nroots;
+	/* Homes (plan_homes): 0, or the participants among which each
+	 * iteration's reset and its first messages are split by address.
+	 * Participant t resets its part of the receive and work buffers
+	 * (split by offset or by arena) and starts with roots[home_roots[t]
+	 * .. home_roots[t + 1] - 1], the messages waiting for nothing whose
+	 * destination lies there. */
+	int nhome;
+	bool home_by_offset;
+	int64_t *home_roots;
 	/* While the inputs are filled: the tasks are fill[] (not messages),
 	 * members done so far, and the progress callback (called by the
 	 * calling thread, participant 0, only). */
@@ -285,6 +294,26 @@ static void release(struct run *x, const struct topo_plan *p, int64_t k0,
 	}
 }
 
+/* The end of the roots that the seed task of roots[i] pushes: the end of
+ * its home's (see struct run), or of them all. */
+static int64_t seed_last(const struct run *x, int64_t i)
+{
+	int lo = 0, hi = x->nhome - 1;
+
+	if (x->nhome == 0)
+		return x->nroots;
+	/* the last home that starts at i or before */
+	while (lo < hi) {
+		int mid = lo + (hi - lo + 1) / 2;
+
+		if (x->home_roots[mid] <= i)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return x->home_roots[lo + 1];
+}
+
 static void run_task(void *ctx, int64_t task, int worker)
 {
 	struct run *x = ctx;
@@ -311,14 +340,15 @@ static void run_task(void *ctx, int64_t task, int worker)
 		return;
 	}
 	if (task < 0) {
-		int64_t i = -1 - task, end = i + SEED_BATCH;
+		int64_t i = -1 - task, end = i + SEED_BATCH,
+			last = seed_last(x, i);
 
 		/* The rest first: the stack is LIFO, so this batch runs
 		 * before the next is released. */
-		if (end < x->nroots)
+		if (end < last)
 			topo__pool_push(x->pool, SEED_TASK(end), worker);
 		else
-			end = x->nroots;
+			end = last;
 		for (; i < end; i++)
 			topo__pool_push(x->pool, x->roots[i], worker);
 		return;
@@ -763,11 +793,251 @@ static bool is_heavy(const struct topo_plan *p, int threads)
  * untimed: see reset(). */
 #define WARM_BYTES ((int64_t)64 << 20)
 
-/* Resets what the previous iteration wrote (not timed). */
-static void reset(struct run *x, const int32_t *nwait0)
+/*
+ * Homes.  The reset between iterations writes every receive and work
+ * buffer, and leaves the lines it wrote in the cache of the CPU that ran
+ * it; a copy into them from another CPU must first take each line from
+ * there.  On a 2-vCPU EPYC guest, 16 MiB reset by one CPU and copied by
+ * two, a half each, moved at 37 GB/s; reset by two, each copying the half
+ * it reset, at 45 GB/s; each copying the other's half, at 32 GB/s.  An MPI
+ * rank finds its buffers where it last used them.
+ *
+ * So a heavy run on a pool whose participants have CPUs of their own
+ * (topo__pool_spins) gives each participant a home: a part of the
+ * receive and work buffers, which it resets, and the messages waiting for
+ * nothing whose destination's middle byte lies there, which it starts
+ * with (topo__pool_push_to) and whose sources it reads in the reset, as a
+ * repeated call finds them.  They are shared as usual once a participant
+ * runs out of work, and the messages they release run where they are
+ * released, as before.  The parts, on cache lines:
+ *  - by offset: the same fraction of every member's buffer (participant
+ *    t of T: bytes [t B/T, (t+1) B/T) of each).  Segment k of a bcast,
+ *    its copy at the root and its forwards, then has one home, which
+ *    reads its source once; so do the blocks an allgather or alltoall
+ *    sends from one member.  Used when it spreads the first messages'
+ *    bytes evenly (no home above 5/4 of its share);
+ *  - else by arena: the receive and work arenas end to end, cut into T
+ *    parts (a scatter's blocks, one message each).
+ */
+
+/* Runs with homes: -1 where they help (above), 0 never, 1 whenever the
+ * transport gives its slices and there are 2 threads or more (tests). */
+int topo__exec_homes = -1;
+/* At most this many roots are sorted by home, and members split by
+ * offset; a plan with more roots (a gather in a million chunks) starts
+ * from one participant, as without homes. */
+#define HOME_ROOTS_MAX 65536
+#define HOME_MEMBERS_MAX 65536
+
+/* Where part t of n of `size` bytes starts: parts of size / n bytes
+ * rounded down to a cache line, the last one taking the rest. */
+static int64_t part_lo(int64_t size, int64_t t, int n)
+{
+	return t >= n ? size : t * (size / n / 64 * 64);
+}
+
+/* The part of n that byte o of `size` bytes lies in (part_lo). */
+static int part_of(int64_t size, int64_t o, int n)
+{
+	int64_t step = size / n / 64 * 64;
+
+	if (step == 0 || o / step >= n - 1)
+		return n - 1;
+	return (int)(o / step);
+}
+
+/* The home of message m, split by offset or by arena (see above). */
+static int home_of(const struct run *x, const struct topo__msg *m,
+		   bool by_offset)
+{
+	const struct topo__slices *sl = x->sl;
+	int64_t o, mid = m->doff + m->len / 2;
+
+	/* (No message writes a send buffer.) */
+	if (m->dbuf != TOPO__RECV && m->dbuf != TOPO__WORK)
+		return 0;
+	if (by_offset)
+		return part_of(topo__bufsize(x->p, m->dbuf, m->dst), mid,
+			       x->nhome);
+	o = topo__slice(sl, m->dst, m->dbuf) - sl->arena[m->dbuf] + mid;
+	if (m->dbuf == TOPO__WORK)
+		o += sl->bytes[TOPO__RECV];
+	return part_of(sl->bytes[TOPO__RECV] + sl->bytes[TOPO__WORK], o,
+		       x->nhome);
+}
+
+/* The largest number of root bytes that one home gets, split by offset or
+ * by arena. */
+static int64_t home_max(struct run *x, bool by_offset, int64_t *load)
+{
+	int64_t max = 0;
+
+	memset(load, 0, (size_t)x->nhome * sizeof(int64_t));
+	for (int64_t i = 0; i < x->nroots; i++) {
+		const struct topo__msg *m = &x->p->msg[x->roots[i]];
+
+		load[home_of(x, m, by_offset)] += m->len;
+	}
+	for (int t = 0; t < x->nhome; t++)
+		if (load[t] > max)
+			max = load[t];
+	return max;
+}
+
+/* Decides whether the run has homes, and how they split the buffers,
+ * and sorts x->roots by home (a counting sort, stable).  Returns 0 or -1
+ * (no memory). */
+static int plan_homes(struct run *x, int threads)
+{
+	const struct topo_plan *p = x->p;
+	int64_t *sorted, *at, bytes = 0;
+	int n = threads;
+
+	x->nhome = 0;
+	if (x->sl == NULL || threads < 2 || topo__exec_homes == 0 ||
+	    x->nroots > HOME_ROOTS_MAX)
+		return 0;
+	if (topo__exec_homes < 0 && (!x->heavy || !topo__pool_spins(x->pool)))
+		return 0;
+	x->home_roots = topo__calloc((size_t)n + 1, sizeof(int64_t));
+	sorted = topo__mallocarray((size_t)(x->nroots > 0 ? x->nroots : 1),
+				   sizeof(int64_t));
+	at = topo__mallocarray((size_t)n + 1, sizeof(int64_t));
+	if (x->home_roots == NULL || sorted == NULL || at == NULL) {
+		topo__free(sorted);
+		topo__free(at);
+		return -1;
+	}
+	x->nhome = n;
+	for (int64_t i = 0; i < x->nroots; i++)
+		bytes += p->msg[x->roots[i]].len;
+	x->home_by_offset = p->n <= HOME_MEMBERS_MAX &&
+			    home_max(x, true, at) * 4 * n <= bytes * 5;
+	for (int64_t i = 0; i < x->nroots; i++)
+		x->home_roots[home_of(x, &p->msg[x->roots[i]],
+				      x->home_by_offset) +
+			      1]++;
+	for (int t = 0; t < n; t++)
+		x->home_roots[t + 1] += x->home_roots[t];
+	memcpy(at, x->home_roots, (size_t)n * sizeof(int64_t));
+	for (int64_t i = 0; i < x->nroots; i++) {
+		const struct topo__msg *m = &p->msg[x->roots[i]];
+
+		sorted[at[home_of(x, m, x->home_by_offset)]++] = x->roots[i];
+	}
+	memcpy(x->roots, sorted, (size_t)x->nroots * sizeof(int64_t));
+	topo__free(sorted);
+	topo__free(at);
+	return 0;
+}
+
+/* run_homes' task t: participant t's part of the receive and work
+ * buffers set to the poison byte, and the sources of its first messages
+ * read (see reset()). */
+static void reset_part(void *arg, int64_t t)
+{
+	struct run *x = arg;
+	const struct topo_plan *p = x->p;
+	const struct topo__slices *sl = x->sl;
+	int n = x->nhome;
+
+	if (x->home_by_offset) {
+		for (int b = TOPO__RECV; b <= TOPO__WORK; b++)
+			for (int32_t r = 0; r < p->n; r++) {
+				int64_t size = topo__bufsize(p, b, r),
+					lo = part_lo(size, t, n),
+					hi = part_lo(size, t + 1, n);
+
+				if (lo < hi)
+					memset(topo__slice(sl, r, b) + lo,
+					       TOPO__POISON, (size_t)(hi - lo));
+			}
+	} else {
+		int64_t total = sl->bytes[TOPO__RECV] + sl->bytes[TOPO__WORK],
+			lo = part_lo(total, t, n),
+			hi = part_lo(total, t + 1, n), base = 0;
+
+		for (int b = TOPO__RECV; b <= TOPO__WORK; b++) {
+			int64_t a = lo > base ? lo : base,
+				e = hi < base + sl->bytes[b]
+					? hi
+					: base + sl->bytes[b];
+
+			if (a < e)
+				memset(sl->arena[b] + (a - base), TOPO__POISON,
+				       (size_t)(e - a));
+			base += sl->bytes[b];
+		}
+	}
+	if (topo_plan_buffer_bytes(p) <= WARM_BYTES) {
+		unsigned char acc = 0;
+
+		/* (Only send buffers: the others are being reset.) */
+		for (int64_t i = x->home_roots[t]; i < x->home_roots[t + 1];
+		     i++) {
+			const struct topo__msg *m = &p->msg[x->roots[i]];
+			const volatile unsigned char *c =
+			    topo__slice(sl, m->src, m->sbuf) + m->soff;
+
+			if (m->sbuf != TOPO__SEND)
+				continue;
+			for (int64_t k = 0; k < m->len; k += 64)
+				acc ^= c[k];
+		}
+		/* and its part of the send buffers, which later messages
+		 * read, as without homes */
+		if (x->home_by_offset) {
+			for (int32_t r = 0; r < p->n; r++) {
+				const volatile unsigned char *c =
+				    topo__slice(sl, r, TOPO__SEND);
+				int64_t size = topo__bufsize(p, TOPO__SEND, r),
+					hi = part_lo(size, t + 1, n);
+
+				for (int64_t k = part_lo(size, t, n); k < hi;
+				     k += 64)
+					acc ^= c[k];
+			}
+		} else {
+			const volatile unsigned char *c = sl->arena[TOPO__SEND];
+			int64_t size = sl->bytes[TOPO__SEND],
+				hi = part_lo(size, t + 1, n);
+
+			for (int64_t k = part_lo(size, t, n); k < hi; k += 64)
+				acc ^= c[k];
+		}
+		__atomic_fetch_xor(&x->warm, acc, __ATOMIC_RELAXED);
+	}
+}
+
+/* fn(x, t) on participant t, for every home t, at once (the pool's
+ * workers spin: topo__pool_wake).  Returns topo__pool_wait's result. */
+static int run_homes(struct run *x, void (*fn)(void *arg, int64_t t))
+{
+	int w;
+
+	x->job = fn;
+	x->job_arg = x;
+	for (int t = x->nhome - 1; t >= 1; t--)
+		topo__pool_push_to(x->pool, t, t);
+	topo__pool_push(x->pool, 0, 0);
+	w = topo__pool_wait(x->pool, &x->deadline_ts);
+	x->job = NULL;
+	return w;
+}
+
+/* Resets what the previous iteration wrote (not timed).  Returns 0, or
+ * topo__pool_wait's result for a reset shared by homes. */
+static int reset(struct run *x, const int32_t *nwait0)
 {
 	const struct topo_plan *p = x->p;
 
+	if (x->nhome > 0) {
+		int w = run_homes(x, reset_part);
+
+		if (w != 0)
+			return w;
+		goto counters;
+	}
 	for (int b = TOPO__RECV; b <= TOPO__WORK; b++) {
 		if (!topo__has_buf(p, b))
 			continue;
@@ -801,6 +1071,7 @@ static void reset(struct run *x, const int32_t *nwait0)
 		}
 		x->warm = acc;
 	}
+counters:
 	memset(x->slot_count, 0, (size_t)p->nslots * sizeof(int64_t));
 	memcpy(x->nwait, nwait0, (size_t)p->nmsg * sizeof(int32_t));
 	if (x->stamp != NULL) {
@@ -808,6 +1079,23 @@ static void reset(struct run *x, const int32_t *nwait0)
 			x->stamp[m] = -1;
 		atomic_store(&x->seq, 0);
 	}
+	return 0;
+}
+
+/* Starts an iteration: the seed tasks, from each home's participant
+ * (struct run), or all from this one. */
+static void push_seeds(struct run *x)
+{
+	if (x->nhome == 0) {
+		topo__pool_push(x->pool, SEED_TASK(0), 0);
+		return;
+	}
+	for (int t = x->nhome - 1; t >= 1; t--)
+		if (x->home_roots[t] < x->home_roots[t + 1])
+			topo__pool_push_to(x->pool, SEED_TASK(x->home_roots[t]),
+					   t);
+	if (x->home_roots[1] > 0)
+		topo__pool_push(x->pool, SEED_TASK(0), 0);
 }
 
 /* The default number of workers: one per CPU the process may run on (its
@@ -1004,6 +1292,10 @@ int topo__plan_run_transport(const topo_plan *p,
 		next_progress = x.next_progress;
 	}
 	x.heavy = is_heavy(p, threads);
+	if (plan_homes(&x, threads) != 0) {
+		rc = TOPO_ENOMEM;
+		goto out;
+	}
 	topo__pool_wake_at(x.pool, wake_at(&x));
 	/* The workers woken to fill the inputs would spin through the first
 	 * 2 ms of iterations and take half of a small plan's tasks: a 2-member
@@ -1042,7 +1334,20 @@ int topo__plan_run_transport(const topo_plan *p,
 		 * barrier before a call. */
 		if (x.heavy)
 			topo__pool_wake(x.pool);
-		reset(&x, nwait0);
+		w = reset(&x, nwait0);
+		if (w < 0) {
+			rc = topo__err(err, w, NULL, NULL,
+				       "out of memory while resetting the "
+				       "buffers");
+			goto out;
+		}
+		if (w != 0) {
+			add_error(r, -1, "timeout",
+				  "the run did not finish within %g s "
+				  "(before iteration %d of %d)",
+				  timeout, it + 1, iterations);
+			break;
+		}
 		/* A reset longer than the workers' spin (buffers of many
 		 * MiB) lets them fall asleep: have them spinning again
 		 * before the clock starts, or a plan of a few large
@@ -1052,7 +1357,7 @@ int topo__plan_run_transport(const topo_plan *p,
 			topo__pool_ready(x.pool);
 		t0 = topo__now();
 		if (p->nmsg > 0) {
-			topo__pool_push(x.pool, SEED_TASK(0), 0);
+			push_seeds(&x);
 			w = topo__pool_wait(x.pool, &deadline);
 		}
 		t1 = topo__now();
@@ -1129,6 +1434,7 @@ out:
 	topo__pool_free(x.pool);
 	x.tr->close(x.state);
 	topo__free(x.roots);
+	topo__free(x.home_roots);
 	topo__free(x.slot_count);
 	topo__free(x.stamp);
 	topo__free(x.nwait);

@@ -21,6 +21,12 @@
  * wake threshold: waking a thread costs more than running a few small
  * tasks).
  *
+ * A task may also be meant for one participant: topo__pool_push_to puts
+ * it in that participant's inbox, which only it empties (onto its stack,
+ * when it is idle); once there, its tasks are shared like any others.
+ * The run uses it to start each participant on the messages into the
+ * bytes it reset itself (exec.c, homes).
+ *
  * Waiting: an idle participant first spins for a bounded time
  * (SPIN_NS, polling one atomic) and then blocks on a condition variable,
  * so a pool between runs uses no CPU.  It spins only when every
@@ -50,20 +56,22 @@
  * gone idle: then the caller is woken (or sees it while spinning).
  *
  * Locking assumptions:
- *  - pool->mu protects queue/head/tail/qcap, the writes of pending and
- *    queued, nsleep, nspin, caller_asleep, aborted, nomem and shutdown.
+ *  - pool->mu protects queue/head/tail/qcap, each inbox and inlen, the
+ *    writes of pending and queued, nsleep, nspin, caller_asleep,
+ *    aborted, nomem and shutdown.
  *  - A participant's stack, len, cap and delta are touched only by its own
  *    thread (topo__pool_push with worker >= 0 must be called from inside a
  *    task running on that participant, or for 0 by the caller outside a
  *    wait).
- *  - pending, queued, hungry and drop are atomics also read without the
- *    lock, as hints: queued and pending end a spin; hungry says that a
- *    participant is spinning (1) or that only sleeping ones are idle (2),
- *    with the queue empty, so a busy one sees cheaply that someone wants
- *    work (once it has shared, the queue is not empty and nobody else
- *    shares until the idle ones have taken it: on an oversubscribed
- *    machine a woken worker may take a while to run); drop tells
- *    participants to discard tasks instead of running them.
+ *  - pending, queued, hungry, drop and each participant's mail are
+ *    atomics also read without the lock, as hints: queued, mail and
+ *    pending end a spin; hungry says that a participant is spinning (1)
+ *    or that only sleeping ones are idle (2), with the queue empty, so a
+ *    busy one sees cheaply that someone wants work (once it has shared,
+ *    the queue is not empty and nobody else shares until the idle ones
+ *    have taken it: on an oversubscribed machine a woken worker may take
+ *    a while to run); drop tells participants to discard tasks instead
+ *    of running them.
  *  - A spinner decrements nspin under mu before it checks the queue and
  *    sleeps, and a push decides under mu whether to wake a sleeper (only
  *    when nobody spins), so no push is left with every participant asleep.
@@ -94,6 +102,9 @@ int64_t topo__pool_wake_spin_ns = 2000000;
 #define READY_NS 1000000
 /* The caller reads the clock every this many tasks it runs. */
 #define CLOCK_EVERY 64
+/* Tasks a participant's inbox holds (topo__pool_push_to); more go to the
+ * queue. */
+#define INBOX_CAP 8
 
 struct worker {
 	struct topo__pool *pool;
@@ -103,6 +114,12 @@ struct worker {
 	int64_t *stack;
 	size_t len, cap;
 	int64_t delta;
+	/* Tasks for this participant alone (topo__pool_push_to), under
+	 * the pool's mu, and whether there are any (a hint read while
+	 * spinning). */
+	int64_t inbox[INBOX_CAP];
+	int inlen;
+	_Atomic int mail;
 	/* Keep neighbouring participants' hot fields off this cache line. */
 	char pad[64];
 };
@@ -318,6 +335,17 @@ static void take(struct topo__pool *pool, struct worker *w)
 	update_hint(pool);
 }
 
+/* Moves w's inbox onto its (empty) stack, the first pushed on top: those
+ * tasks are accounted in pending already, as the queue's are.  Called
+ * with mu held. */
+static void take_mail(struct worker *w)
+{
+	for (int i = 0; i < w->inlen; i++)
+		w->stack[w->len++] = w->inbox[w->inlen - 1 - i];
+	w->inlen = 0;
+	atomic_store_explicit(&w->mail, 0, memory_order_relaxed);
+}
+
 static void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -340,10 +368,12 @@ static int64_t ns_of(const struct timespec *t)
 	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
 }
 
-/* Spins until the queue has work, or (for the caller, done != 0) pending
- * is 0 or tasks are being dropped, or spin_ns or the deadline (ns, or -1)
- * passed.  Called without mu, as a participant counted in nspin. */
-static void spin(struct topo__pool *pool, int done, int64_t deadline)
+/* Spins until the queue or w's inbox has work, or (for the caller, done
+ * != 0) pending is 0 or tasks are being dropped, or spin_ns or the
+ * deadline (ns, or -1) passed.  Called without mu, as a participant
+ * counted in nspin. */
+static void spin(struct topo__pool *pool, struct worker *w, int done,
+		 int64_t deadline)
 {
 	int64_t base = now_ns() + pool->spin_ns, end = base,
 		until = atomic_load_explicit(&pool->spin_until,
@@ -354,8 +384,9 @@ static void spin(struct topo__pool *pool, int done, int64_t deadline)
 	if (deadline >= 0 && deadline < end)
 		end = deadline;
 	for (unsigned i = 1;; i++) {
-		if (atomic_load_explicit(&pool->queued,
-					 memory_order_relaxed) > 0)
+		if (atomic_load_explicit(&pool->queued, memory_order_relaxed) >
+			0 ||
+		    atomic_load_explicit(&w->mail, memory_order_relaxed))
 			return;
 		if (done && (pending_of(pool) == 0 ||
 			     atomic_load_explicit(&pool->drop,
@@ -403,12 +434,13 @@ static void *worker_main(void *arg)
 			run_one(pool, w);
 		pthread_mutex_lock(&pool->mu);
 		flush(pool, w);
-		while (pool->head == pool->tail && !pool->shutdown) {
+		while (pool->head == pool->tail && w->inlen == 0 &&
+		       !pool->shutdown) {
 			if (pool->spin_ns > 0 && !spun) {
 				pool->nspin++;
 				update_hint(pool);
 				pthread_mutex_unlock(&pool->mu);
-				spin(pool, 0, -1);
+				spin(pool, w, 0, -1);
 				pthread_mutex_lock(&pool->mu);
 				pool->nspin--;
 				update_hint(pool);
@@ -422,11 +454,13 @@ static void *worker_main(void *arg)
 			update_hint(pool);
 			spun = 0;
 		}
-		if (pool->head == pool->tail) { /* and shutdown */
+		if (w->inlen > 0)
+			take_mail(w);
+		else if (pool->head == pool->tail) { /* and shutdown */
 			pthread_mutex_unlock(&pool->mu);
 			break;
-		}
-		take(pool, w);
+		} else
+			take(pool, w);
 		pthread_mutex_unlock(&pool->mu);
 	}
 	return NULL;
@@ -465,6 +499,32 @@ void topo__pool_push(struct topo__pool *pool, int64_t task, int worker)
 	}
 	w->stack[w->len++] = task;
 	w->delta++;
+}
+
+void topo__pool_push_to(struct topo__pool *pool, int64_t task, int target)
+{
+	struct worker *w;
+
+	if (target <= 0 || target >= pool->nthreads) {
+		topo__pool_push(pool, task, target == 0 ? 0 : -1);
+		return;
+	}
+	if (atomic_load_explicit(&pool->drop, memory_order_relaxed))
+		return;
+	w = pool->workers[target];
+	pthread_mutex_lock(&pool->mu);
+	if (w->inlen == INBOX_CAP) {
+		queue_push_locked(pool, task);
+	} else {
+		w->inbox[w->inlen++] = task;
+		pending_add(pool, 1);
+		atomic_store_explicit(&w->mail, 1, memory_order_relaxed);
+		/* The condition variable cannot wake one thread in
+		 * particular: wake them all, the others sleep again. */
+		if (pool->nsleep > 0)
+			pthread_cond_broadcast(&pool->work);
+	}
+	pthread_mutex_unlock(&pool->mu);
 }
 
 void topo__pool_wake_at(struct topo__pool *pool, size_t tasks)
@@ -544,7 +604,7 @@ static int caller_idle(struct topo__pool *pool, struct worker *w,
 			pool->nspin++;
 			update_hint(pool);
 			pthread_mutex_unlock(&pool->mu);
-			spin(pool, 1, dl);
+			spin(pool, w, 1, dl);
 			pthread_mutex_lock(&pool->mu);
 			pool->nspin--;
 			update_hint(pool);
@@ -592,14 +652,22 @@ int topo__pool_wait(struct topo__pool *pool, const struct timespec *deadline)
 	if (pool->aborted)
 		rc = 1;
 	if (rc != 0) {
-		/* Discard what is left: the queue and the caller's stack
-		 * here, the workers' stacks by their owners (a worker with
-		 * tasks never sleeps), then wait for the tasks still
-		 * running to return so that the pool is idle and
+		/* Discard what is left: the queue, the inboxes and the
+		 * caller's stack here, the workers' stacks by their owners (a
+		 * worker with tasks never sleeps), then wait for the tasks
+		 * still running to return so that the pool is idle and
 		 * reusable. */
 		atomic_store(&pool->drop, 1);
 		pending_add(pool, -(int64_t)(pool->tail - pool->head));
 		pool->head = pool->tail = 0;
+		for (int i = 1; i < pool->nthreads; i++) {
+			struct worker *o = pool->workers[i];
+
+			pending_add(pool, -(int64_t)o->inlen);
+			o->inlen = 0;
+			atomic_store_explicit(&o->mail, 0,
+					      memory_order_relaxed);
+		}
 		w->delta -= (int64_t)w->len;
 		w->len = 0;
 		flush(pool, w);
@@ -802,6 +870,7 @@ int topo__pool_new(struct topo__pool **out, int threads,
 			goto out;
 		w->pool = pool;
 		w->index = i;
+		atomic_init(&w->mail, 0);
 		w->stack = topo__mallocarray(INITIAL_CAP, sizeof(int64_t));
 		w->cap = INITIAL_CAP;
 		if (w->stack == NULL)
@@ -861,4 +930,9 @@ out:
 		topo__err(err, rc, NULL, NULL, "out of memory");
 	topo__pool_free(pool);
 	return rc;
+}
+
+bool topo__pool_spins(const struct topo__pool *pool)
+{
+	return pool->spin_ns > 0;
 }

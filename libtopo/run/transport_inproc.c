@@ -96,7 +96,6 @@ struct inproc {
 	 * stride[b], or at one_off[b] for the plan's member of its own size
 	 * (one[b]). */
 	struct topo__slices sl;
-	int64_t bytes[TOPO__NBUF]; /* of arena b, every slice in it */
 	int64_t stream_min;	   /* COPYs of this many bytes stream */
 	enum topo_type type;
 	enum topo_redop op;
@@ -290,7 +289,7 @@ static int inproc_open(void **state, const struct topo_plan *p, topo_error *err)
 		s->raw[b] = topo__malloc((size_t)bytes[b] + ARENA_ALIGN);
 		if (s->raw[b] == NULL)
 			goto fail;
-		s->bytes[b] = bytes[b];
+		s->sl.bytes[b] = bytes[b];
 		s->sl.arena[b] =
 		    s->raw[b] +
 		    (ARENA_ALIGN - (uintptr_t)s->raw[b] % ARENA_ALIGN) %
@@ -453,7 +452,7 @@ static void inproc_fill(void *state, int b, int c)
 {
 	struct inproc *s = state;
 
-	memset(s->sl.arena[b], c, (size_t)s->bytes[b]);
+	memset(s->sl.arena[b], c, (size_t)s->sl.bytes[b]);
 }
 
 static const struct topo__slices *inproc_slices(void *state)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/tsan/run.sh TSAN_BUILD - the executor under ThreadSanitizer: the
-# pool and engine unit tests, then collrun for every operation and
+# pool, engine and homes unit tests, then collrun for every operation and
 # algorithm with more threads than cores (participants block when idle),
 # then with one per CPU (idle ones spin first, and heavy plans wake them
 # before the clock starts).  Any ThreadSanitizer report fails
@@ -22,6 +22,7 @@ check() {  # check NAME CMD...: passes when CMD exits 0 with no TSan report
 }
 check test_pool "$B/tests/test_pool"
 check test_exec "$B/tests/test_exec"
+check test_homes "$B/tests/test_homes"
 m="$top/examples/uneven.json"
 for run in "bcast" "bcast --segment 16 --bytes 100" "scatter" \
 	"scatter --algorithm or-combine" "gather" "gather --algorithm tree" \

@@ -9,7 +9,8 @@
  * with no hand-off, and it runs queued tasks while a worker is blocked.
  * Then the ways a wait ends early: a deadline while a task is blocked (the
  * pool waits for it, drops what is queued and is reusable), an abort from
- * inside a task and from outside, and pushes that find no memory.  Idle
+ * inside a task and from outside, and pushes that find no memory.  Tasks
+ * meant for one participant (topo__pool_push_to) run there.  Idle
  * participants must not use the CPU, spinning or not; after
  * topo__pool_ready two tasks pushed by the caller run at once, one each.
  * Then the CPUs the
@@ -44,20 +45,23 @@ enum shape {
 	BLOCKING,
 	ABORTING,
 	GROWING,
-	MEETING
+	MEETING,
+	STOPPING
 };
 
 struct ctx {
 	enum shape shape;
 	int64_t n;
 	int32_t *ran;	      /* [n]: times each task ran */
+	int32_t *on;	      /* [n]: the participant that last ran it */
 	int64_t by_worker[8]; /* tasks run by each worker (owner writes) */
 	struct topo__pool *pool;
 	/* BLOCKING: task 0 blocks until released, then pushes task 1. */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int started, released;
-	/* ABORTING: task abort_at aborts, then pushes its successor. */
+	/* ABORTING: task abort_at aborts, then pushes its successor;
+	 * STOPPING: it only aborts. */
 	int64_t abort_at;
 	/* MEETING: each task arrives, then waits (up to 2 s) for all n;
 	 * met counts the tasks that saw every other one arrive. */
@@ -69,6 +73,7 @@ static void run(void *vctx, int64_t task, int worker)
 	struct ctx *c = vctx;
 
 	__atomic_fetch_add(&c->ran[task], 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->on[task], worker, __ATOMIC_RELAXED);
 	if (worker >= 0 && worker < 8)
 		c->by_worker[worker]++;
 	switch (c->shape) {
@@ -116,6 +121,10 @@ static void run(void *vctx, int64_t task, int worker)
 			topo__pool_abort(c->pool);
 		if (task + 1 < c->n)
 			topo__pool_push(c->pool, task + 1, worker);
+		break;
+	case STOPPING: /* task abort_at aborts; nothing pushes */
+		if (task == c->abort_at)
+			topo__pool_abort(c->pool);
 		break;
 	case GROWING:
 		/* Task 0 pushes the others; the stack's first growth fails
@@ -196,6 +205,7 @@ static struct ctx *ctx_new(enum shape shape, int64_t n)
 	c->shape = shape;
 	c->n = n;
 	c->ran = calloc((size_t)n, sizeof(int32_t));
+	c->on = calloc((size_t)n, sizeof(int32_t));
 	c->abort_at = -1;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cv, NULL);
@@ -207,6 +217,7 @@ static void ctx_free(struct ctx *c)
 	pthread_mutex_destroy(&c->mu);
 	pthread_cond_destroy(&c->cv);
 	free(c->ran);
+	free(c->on);
 	free(c);
 }
 
@@ -472,6 +483,67 @@ static void abort_case(int threads)
 	topo__pool_abort(c->pool);
 	CHECK_INT(topo__pool_wait(c->pool, NULL), 1);
 	CHECK_INT(topo__pool_wait(c->pool, NULL), 0);
+	topo__pool_free(c->pool);
+	ctx_free(c);
+}
+
+/* topo__pool_push_to: a task for each participant runs on that one,
+ * whether it spins or sleeps (rounds apart by more than the spin), and
+ * with one task each nobody shares; target 0 is the caller's own stack.
+ * An inbox holds 8: more tasks for one participant still all run once
+ * (the rest through the queue), and so do tasks for a target out of
+ * range.  A pool that drops its tasks drops mail too, and an aborted
+ * wait leaves no mail behind: the next wait runs what it is given. */
+static void mail_case(int threads)
+{
+	struct ctx *c = ctx_new(FLAT, 64);
+	struct timespec pause = {0, 2 * 1000 * 1000};
+	int wrong = 0;
+
+	pool_new(c, threads);
+	for (int round = 0; round < 40; round++) {
+		memset(c->ran, 0, (size_t)c->n * sizeof(int32_t));
+		for (int t = threads - 1; t >= 0; t--)
+			topo__pool_push_to(c->pool, t, t);
+		CHECK_INT(topo__pool_wait(c->pool, NULL), 0);
+		CHECK_INT(count_ran(c, 0, threads, 1), threads);
+		for (int t = 0; t < threads; t++)
+			wrong += c->on[t] != t;
+		if (round % 4 == 3)
+			nanosleep(&pause, NULL);
+	}
+	CHECK(wrong == 0, "%d thread(s): %d of %d tasks ran off their target",
+	      threads, wrong, 40 * threads);
+	/* more than an inbox holds, and targets out of range */
+	memset(c->ran, 0, (size_t)c->n * sizeof(int32_t));
+	for (int k = 0; k < 20; k++)
+		topo__pool_push_to(c->pool, k, threads > 1 ? 1 : 0);
+	topo__pool_push_to(c->pool, 20, -1);
+	topo__pool_push_to(c->pool, 21, threads);
+	CHECK_INT(topo__pool_wait(c->pool, NULL), 0);
+	CHECK_INT(count_ran(c, 0, 22, 1), 22);
+	CHECK_INT(count_ran(c, 22, c->n, 0), c->n - 22);
+	/* dropped: pushed after an abort, before the wait that ends it */
+	memset(c->ran, 0, (size_t)c->n * sizeof(int32_t));
+	topo__pool_abort(c->pool);
+	for (int t = threads - 1; t >= 1; t--)
+		topo__pool_push_to(c->pool, t, t);
+	CHECK_INT(topo__pool_wait(c->pool, NULL), 1);
+	CHECK_INT(count_ran(c, 0, c->n, 0), c->n);
+	/* an abort while mail may wait: every task at most once, and the
+	 * pool is whole afterwards */
+	c->shape = STOPPING;
+	c->abort_at = 40;
+	for (int t = threads - 1; t >= 0; t--)
+		topo__pool_push_to(c->pool, 40 + t % 8, t);
+	CHECK_INT(topo__pool_wait(c->pool, NULL), 1);
+	CHECK_INT(count_ran(c, 0, c->n, 2), 0);
+	c->shape = FLAT;
+	memset(c->ran, 0, (size_t)c->n * sizeof(int32_t));
+	for (int t = threads - 1; t >= 0; t--)
+		topo__pool_push_to(c->pool, t, t);
+	CHECK_INT(topo__pool_wait(c->pool, NULL), 0);
+	CHECK_INT(count_ran(c, 0, threads, 1), threads);
 	topo__pool_free(c->pool);
 	ctx_free(c);
 }
@@ -770,6 +842,9 @@ int main(void)
 	abort_case(1);
 	abort_case(2);
 	abort_case(8);
+	mail_case(1);
+	mail_case(2);
+	mail_case(8);
 	idle_case();
 	calm_case();
 	ready_case();

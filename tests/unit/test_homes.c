@@ -1,0 +1,540 @@
+/*
+ * test_homes.c - the run's homes (exec.c): with two threads or more, a
+ * run may split each iteration's reset of the receive and work buffers
+ * between the participants, and start each on the messages waiting for
+ * nothing that write into its part (topo__pool_push_to).  Homes are on
+ * by default only for heavy runs on participants with CPUs of their own;
+ * here topo__exec_homes forces them on (or off) for small plans.
+ *
+ * Checked, through a transport that wraps the in-process one:
+ *  - every operation and algorithm verifies with homes, on 2 and 3
+ *    threads, several iterations, members of one and of uneven sizes;
+ *  - the split reset still covers every byte: for every message of a set
+ *    of plans, a delivery skipped in the second iteration (the bytes keep
+ *    the first iteration's correct data unless the reset poisoned them)
+ *    is caught whenever it is caught without homes;
+ *  - each participant starts on its home: the first message the caller
+ *    and the worker deliver are the last roots of homes 0 and 1, the
+ *    homes worked out here from the rule exec.c documents (by offset in
+ *    each member's buffer when that gives no home more than 5/4 of its
+ *    share of the roots' bytes, else by arena).
+ */
+#define TOPO_INTERNAL
+#include "exec_hook.h"
+
+#include "check.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* Participants watched at most. */
+#define MAX_HOMES 8
+
+/* ---------------------------------------------------------------------- */
+/* Fixtures */
+
+static topo_machine *machine(const char *tasks)
+{
+	char json[256];
+	topo_machine *m = NULL;
+	topo_error err;
+	int n;
+
+	n = snprintf(json, sizeof(json),
+		     "{\"nodes\": %s, \"network\": {\"type\": \"kary\", "
+		     "\"fanout\": 2}}",
+		     tasks);
+	topo_error_clear(&err);
+	if (topo_machine_load_string(&m, json, (size_t)n, NULL, &err) != 0) {
+		fprintf(stderr, "machine %s: %s\n", tasks, err.text);
+		exit(2);
+	}
+	return m;
+}
+
+struct fixture {
+	topo_machine *m;
+	topo_group *g;
+	topo_tree *t;
+	topo_plan *p;
+};
+
+/* nodes: the machine's "nodes" and what follows, such as
+ * "2, \"tasks_per_node\": 3" or "3, \"tasks_per_node\": [3, 1, 2]"; the
+ * tree is collrun's default for op (hierarchical for the reductions to
+ * one result, physical otherwise). */
+static int fixture_new(struct fixture *f, const char *nodes, enum topo_op op,
+		       const char *algorithm, size_t bytes, size_t segment)
+{
+	struct topo_plan_params pp;
+	topo_error err;
+
+	memset(f, 0, sizeof(*f));
+	f->m = machine(nodes);
+	topo_error_clear(&err);
+	topo_plan_params_init(&pp, sizeof(pp), op);
+	pp.algorithm = algorithm;
+	if (op != TOPO_OP_BARRIER)
+		pp.bytes = bytes;
+	pp.segment = segment;
+	if (topo_group_new(&f->g, f->m, "world", "all", &err) != 0 ||
+	    topo_tree_new(&f->t, f->g,
+			  op == TOPO_OP_REDUCE || op == TOPO_OP_ALLREDUCE
+			      ? "hierarchical"
+			      : "physical",
+			  &err) != 0 ||
+	    topo_plan_new(&f->p, f->t, &pp, &err) != 0) {
+		CHECK(0, "%s %s over %s: %s", topo_op_name(op),
+		      algorithm ? algorithm : "(default)", nodes, err.text);
+		return -1;
+	}
+	return 0;
+}
+
+static void fixture_free(struct fixture *f)
+{
+	topo_plan_free(f->p);
+	topo_tree_free(f->t);
+	topo_group_free(f->g);
+	topo_machine_free(f->m);
+}
+
+/* ---------------------------------------------------------------------- */
+/* A transport that watches: the in-process one underneath, its slices
+ * and its fill kept (homes need the slices), every delivery counted, the
+ * first message each thread delivers recorded, and one delivery skipped
+ * on request.  Runs are sequential, so its settings are globals. */
+
+static struct {
+	pthread_t caller;
+	void *state;
+	_Atomic int *count; /* [nmsg]: deliveries of each message */
+	int64_t nmsg;
+	int64_t skip_msg; /* -1: none */
+	int skip_on;	  /* its skip_on-th delivery (2: the 2nd iteration) */
+	/* the first message each thread delivered: [0] the caller's, the
+	 * workers' as they come */
+	struct {
+		_Atomic int64_t msg;
+	} first[MAX_HOMES];
+	_Atomic int nfirst;
+	_Atomic int64_t run; /* runs so far */
+} w;
+
+static void w_reset(int64_t skip_msg, int skip_on)
+{
+	w.caller = pthread_self();
+	w.skip_msg = skip_msg;
+	w.skip_on = skip_on;
+	for (int k = 0; k < MAX_HOMES; k++)
+		atomic_store(&w.first[k].msg, -1);
+	atomic_store(&w.nfirst, 1);
+	atomic_fetch_add(&w.run, 1);
+}
+
+/* Records m as the calling thread's first delivery, if it is. */
+static void w_first(int64_t m)
+{
+	static _Thread_local int64_t seen = 0;
+	int64_t run = atomic_load(&w.run);
+	int k;
+
+	if (seen == run)
+		return;
+	seen = run;
+	k = pthread_equal(pthread_self(), w.caller)
+		? 0
+		: atomic_fetch_add(&w.nfirst, 1);
+	if (k < MAX_HOMES)
+		atomic_store(&w.first[k].msg, m);
+}
+
+static int w_open(void **state, const struct topo_plan *p, topo_error *err)
+{
+	int rc;
+
+	free(w.count);
+	w.nmsg = p->nmsg;
+	w.count = calloc((size_t)p->nmsg + 1, sizeof(*w.count));
+	if (w.count == NULL)
+		return topo__err(err, TOPO_ENOMEM, NULL, NULL, "test: calloc");
+	rc = topo__transport_inproc.open(state, p, err);
+	w.state = rc == 0 ? *state : NULL;
+	return rc;
+}
+
+static void w_close(void *state)
+{
+	topo__transport_inproc.close(state);
+	w.state = NULL;
+}
+
+static unsigned char *w_buffer(void *state, int32_t r, int b)
+{
+	return topo__transport_inproc.buffer(state, r, b);
+}
+
+static void w_fill(void *state, int b, int c)
+{
+	topo__transport_inproc.fill(state, b, c);
+}
+
+static const struct topo__slices *w_slices(void *state)
+{
+	return topo__transport_inproc.slices(state);
+}
+
+static int w_deliver(void *state, const struct topo_plan *p, int64_t m)
+{
+	int k = atomic_fetch_add(&w.count[m], 1) + 1;
+
+	w_first(m);
+	if (m == w.skip_msg && k == w.skip_on)
+		return 0;
+	return topo__transport_inproc.deliver(state, p, m);
+}
+
+static const struct topo__transport_ops watcher = {
+    .name = "watcher",
+    .open = w_open,
+    .close = w_close,
+    .buffer = w_buffer,
+    .deliver = w_deliver,
+    .deliver_trusted = w_deliver,
+    .fill = w_fill,
+    .slices = w_slices,
+};
+
+static topo_report *run(const topo_plan *p, int threads, int iterations)
+{
+	struct topo_run_params rp;
+	topo_report *r = NULL;
+	topo_error err;
+	int rc;
+
+	topo_run_params_init(&rp, sizeof(rp));
+	rp.threads = threads;
+	rp.iterations = iterations;
+	topo_error_clear(&err);
+	rc = topo__plan_run_transport(p, &rp, &watcher, &r, &err);
+	CHECK(rc == 0, "run: %s", err.text);
+	return r;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Every operation and algorithm, with homes */
+
+static const struct {
+	enum topo_op op;
+	const char *algorithms[6];
+} ops[] = {
+    {TOPO_OP_BCAST, {"flood"}},
+    {TOPO_OP_SCATTER, {"tree", "or-combine", "direct"}},
+    {TOPO_OP_GATHER, {"chunked", "tree"}},
+    {TOPO_OP_REDUCE, {"hierarchical", "tree"}},
+    {TOPO_OP_ALLREDUCE,
+     {"tree", "hierarchical", "ring", "recursive-doubling", "rabenseifner"}},
+    {TOPO_OP_ALLGATHER, {"ring", "tree", "recursive-doubling", "bruck"}},
+    {TOPO_OP_REDUCE_SCATTER, {"ring", "tree", "recursive-halving"}},
+    {TOPO_OP_ALLTOALL, {"pairwise", "bruck", "direct"}},
+    {TOPO_OP_BARRIER, {"dissemination", "tree"}},
+};
+
+static const char *const shapes[] = {
+    "1, \"tasks_per_node\": 2",
+    "3, \"tasks_per_node\": [3, 1, 2]",
+};
+
+static void test_all_ops(void)
+{
+	int runs = 0;
+
+	topo__exec_homes = 1;
+	for (size_t i = 0; i < sizeof(ops) / sizeof(*ops); i++)
+		for (int a = 0; ops[i].algorithms[a] != NULL; a++)
+			for (size_t s = 0; s < sizeof(shapes) / sizeof(*shapes);
+			     s++)
+				for (int threads = 2; threads <= 3; threads++) {
+					struct fixture f;
+					topo_report *r;
+
+					/* 4 KiB blocks in 1 KiB segments: parts
+					 * that split members' buffers */
+					if (fixture_new(&f, shapes[s],
+							ops[i].op,
+							ops[i].algorithms[a],
+							4096, 1024) != 0)
+						continue;
+					w_reset(-1, 0);
+					r = run(f.p, threads, 3);
+					CHECK(topo_report_verified(r),
+					      "%s %s over %s, %d threads: not "
+					      "verified with homes",
+					      topo_op_name(ops[i].op),
+					      ops[i].algorithms[a], shapes[s],
+					      threads);
+					runs++;
+					topo_report_free(r);
+					fixture_free(&f);
+				}
+	topo__exec_homes = -1;
+	CHECK_INT(runs, 2 * 2 * 25);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The split reset covers every byte */
+
+struct plan_case {
+	enum topo_op op;
+	const char *algorithm;
+	const char *nodes;
+	size_t bytes, segment;
+};
+
+static const struct plan_case cases[] = {
+    {TOPO_OP_BCAST, "flood", "1, \"tasks_per_node\": 2", 8192, 1024},
+    {TOPO_OP_BCAST, "flood", "2, \"tasks_per_node\": 3", 4096, 1024},
+    {TOPO_OP_SCATTER, "tree", "2, \"tasks_per_node\": 3", 4096, 0},
+    {TOPO_OP_SCATTER, "direct", "1, \"tasks_per_node\": 2", 4096, 0},
+    {TOPO_OP_GATHER, "chunked", "2, \"tasks_per_node\": [3, 1]", 4096, 0},
+    {TOPO_OP_REDUCE, "tree", "2, \"tasks_per_node\": 2", 4096, 1024},
+    {TOPO_OP_ALLREDUCE, "ring", "1, \"tasks_per_node\": 4", 4096, 0},
+    {TOPO_OP_ALLREDUCE, "tree", "2, \"tasks_per_node\": 2", 4096, 1024},
+    {TOPO_OP_ALLGATHER, "ring", "1, \"tasks_per_node\": 3", 4096, 0},
+    {TOPO_OP_ALLGATHER, "bruck", "2, \"tasks_per_node\": [3, 2]", 1024, 0},
+    {TOPO_OP_REDUCE_SCATTER, "ring", "1, \"tasks_per_node\": 4", 1024, 0},
+    {TOPO_OP_ALLTOALL, "pairwise", "1, \"tasks_per_node\": 3", 1024, 0},
+    {TOPO_OP_ALLTOALL, "bruck", "1, \"tasks_per_node\": 5", 1024, 0},
+};
+
+/* Whether a run of 2 iterations, message m's second delivery skipped,
+ * fails its verification; homes as given. */
+static int skip_caught(const topo_plan *p, int64_t m, int homes)
+{
+	topo_report *r;
+	int caught;
+
+	topo__exec_homes = homes;
+	w_reset(m, 2);
+	r = run(p, 2, 2);
+	topo__exec_homes = -1;
+	caught = r != NULL && !topo_report_verified(r);
+	topo_report_free(r);
+	return caught;
+}
+
+static void test_reset_covers(void)
+{
+	for (size_t c = 0; c < sizeof(cases) / sizeof(*cases); c++) {
+		const struct plan_case *pc = &cases[c];
+		struct fixture f;
+		int64_t with = 0, without = 0, missed = 0;
+		topo_report *r;
+
+		if (fixture_new(&f, pc->nodes, pc->op, pc->algorithm, pc->bytes,
+				pc->segment) != 0)
+			continue;
+		/* nothing skipped: verified either way */
+		for (int homes = 0; homes <= 1; homes++) {
+			topo__exec_homes = homes;
+			w_reset(-1, 0);
+			r = run(f.p, 2, 2);
+			CHECK(topo_report_verified(r),
+			      "%s %s: not verified, homes %d",
+			      topo_op_name(pc->op), pc->algorithm, homes);
+			topo_report_free(r);
+		}
+		for (int64_t m = 0; m < f.p->nmsg; m++) {
+			int on, off;
+
+			if (f.p->msg[m].len == 0)
+				continue;
+			on = skip_caught(f.p, m, 1);
+			off = skip_caught(f.p, m, 0);
+			with += on;
+			without += off;
+			missed += off && !on;
+		}
+		CHECK(missed == 0,
+		      "%s %s over %s: %lld skipped deliveries caught without "
+		      "homes but not with them",
+		      topo_op_name(pc->op), pc->algorithm, pc->nodes,
+		      (long long)missed);
+		/* The test can fail: most skips are caught at all. */
+		CHECK(with * 2 > f.p->nmsg,
+		      "%s %s: only %lld of %lld skips caught",
+		      topo_op_name(pc->op), pc->algorithm, (long long)with,
+		      (long long)f.p->nmsg);
+		printf("homes: %-14s %-9s %3lld messages, %3lld skips caught "
+		       "(%lld without homes)\n",
+		       topo_op_name(pc->op), pc->algorithm,
+		       (long long)f.p->nmsg, (long long)with,
+		       (long long)without);
+		fixture_free(&f);
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Each participant starts on its home */
+
+/* Where part of n holds byte o of `size` bytes: parts of size / n bytes
+ * rounded down to 64, the last taking the rest (exec.c). */
+static int part(int64_t size, int64_t o, int n)
+{
+	int64_t step = size / n / 64 * 64;
+
+	if (step == 0)
+		return n - 1;
+	return o / step >= n - 1 ? n - 1 : (int)(o / step);
+}
+
+static int home(const topo_plan *p, const struct topo__slices *sl, int64_t i,
+		int by_offset, int n)
+{
+	const struct topo__msg *m = &p->msg[i];
+	int64_t mid = m->doff + m->len / 2, o;
+
+	if (m->dbuf == TOPO__SEND)
+		return 0;
+	if (by_offset)
+		return part(topo__bufsize(p, m->dbuf, m->dst), mid, n);
+	o = topo__slice(sl, m->dst, m->dbuf) - sl->arena[m->dbuf] + mid;
+	if (m->dbuf == TOPO__WORK)
+		o += sl->bytes[TOPO__RECV];
+	return part(sl->bytes[TOPO__RECV] + sl->bytes[TOPO__WORK], o, n);
+}
+
+/* The last root of each of n homes, into last[n], and the split the rule
+ * picks (1: by offset), for p opened as sl. */
+static int last_roots(const topo_plan *p, const struct topo__slices *sl, int n,
+		      int64_t *last)
+{
+	int64_t load[MAX_HOMES] = {0}, bytes = 0, max = 0;
+	int by_offset;
+
+	for (int64_t i = 0; i < p->nmsg; i++)
+		if (p->msg[i].nwait == 0) {
+			load[home(p, sl, i, 1, n)] += p->msg[i].len;
+			bytes += p->msg[i].len;
+		}
+	for (int t = 0; t < n; t++)
+		max = load[t] > max ? load[t] : max;
+	by_offset = max * 4 * n <= bytes * 5;
+	for (int t = 0; t < n; t++)
+		last[t] = -1;
+	for (int64_t i = 0; i < p->nmsg; i++)
+		if (p->msg[i].nwait == 0)
+			last[home(p, sl, i, by_offset, n)] = i;
+	return by_offset;
+}
+
+/* Whether the first messages the threads of the last run delivered are
+ * last[0] for the caller and last[1 .. n - 1], in any order, for the
+ * workers (which thread is which participant, deliver cannot tell). */
+static int started_home(const int64_t *last, int n)
+{
+	int seen = 0;
+
+	if (atomic_load(&w.first[0].msg) != last[0])
+		return 0;
+	for (int k = 1; k < MAX_HOMES; k++) {
+		int64_t m = atomic_load(&w.first[k].msg);
+		int t;
+
+		if (m < 0)
+			continue;
+		for (t = 1; t < n && last[t] != m; t++)
+			;
+		if (t == n)
+			return 0;
+		seen++;
+	}
+	return seen == n - 1;
+}
+
+static void start_case(const struct plan_case *pc, int threads,
+		       int want_by_offset)
+{
+	struct fixture f;
+	const struct topo__slices *sl;
+	int64_t last[MAX_HOMES];
+	void *state;
+	topo_error err;
+	int by_offset, wrong = 0;
+
+	if (fixture_new(&f, pc->nodes, pc->op, pc->algorithm, pc->bytes,
+			pc->segment) != 0)
+		return;
+	topo_error_clear(&err);
+	if (topo__transport_inproc.open(&state, f.p, &err) != 0) {
+		CHECK(0, "open: %s", err.text);
+		fixture_free(&f);
+		return;
+	}
+	sl = topo__transport_inproc.slices(state);
+	by_offset = last_roots(f.p, sl, threads, last);
+	topo__transport_inproc.close(state);
+	CHECK(by_offset == want_by_offset, "%s %s: split by %s, want %s",
+	      topo_op_name(pc->op), pc->algorithm,
+	      by_offset ? "offset" : "arena",
+	      want_by_offset ? "offset" : "arena");
+	for (int t = 0; t < threads; t++)
+		CHECK(last[t] >= 0, "%s %s, %d threads: home %d has no roots",
+		      topo_op_name(pc->op), pc->algorithm, threads, t);
+	topo__exec_homes = 1;
+	for (int k = 0; k < 10; k++) {
+		topo_report *r;
+
+		w_reset(-1, 0);
+		r = run(f.p, threads, 1);
+		CHECK(topo_report_verified(r), "%s %s: not verified",
+		      topo_op_name(pc->op), pc->algorithm);
+		wrong += !started_home(last, threads);
+		topo_report_free(r);
+	}
+	topo__exec_homes = -1;
+	CHECK(wrong == 0,
+	      "%s %s, %d threads: %d of 10 runs did not start each "
+	      "participant on its home's last root",
+	      topo_op_name(pc->op), pc->algorithm, threads, wrong);
+	fixture_free(&f);
+}
+
+static void test_starts(void)
+{
+	/* segments of a bcast and the blocks each member sends: by
+	 * offset */
+	static const struct plan_case bcast_seg = {
+	    TOPO_OP_BCAST, "flood", "1, \"tasks_per_node\": 2", 16384, 1024};
+	static const struct plan_case alltoall = {
+	    TOPO_OP_ALLTOALL, "pairwise", "1, \"tasks_per_node\": 2", 4096, 0};
+	/* one message per member's buffer: by arena */
+	static const struct plan_case bcast_one = {
+	    TOPO_OP_BCAST, "flood", "1, \"tasks_per_node\": 2", 4096, 0};
+	struct plan_case scatter = {TOPO_OP_SCATTER, "direct", NULL, 4096, 0};
+	char nodes[64];
+	/* More participants than CPUs: workers sleep rather than spin, so
+	 * only the run's own hand-out (not the pool's sharing with a
+	 * spinning worker) can start them. */
+	int many = (int)topo__cpus_allowed(NULL, 0) + 1;
+
+	many = many < 3 ? 3 : many > MAX_HOMES ? MAX_HOMES : many;
+	start_case(&bcast_seg, 2, 1);
+	start_case(&alltoall, 2, 1);
+	start_case(&bcast_one, 2, 0);
+	snprintf(nodes, sizeof(nodes), "1, \"tasks_per_node\": 2");
+	scatter.nodes = nodes;
+	start_case(&scatter, 2, 0);
+	start_case(&bcast_seg, many, 1);
+	snprintf(nodes, sizeof(nodes), "1, \"tasks_per_node\": %d", many);
+	start_case(&scatter, many, 0);
+}
+
+int main(void)
+{
+	test_all_ops();
+	test_reset_covers();
+	test_starts();
+	free(w.count);
+	return check_done("test_homes");
+}

@@ -1558,6 +1558,63 @@ static struct topo_plan *small_bcast(const topo_tree *t, int64_t len, int dup)
 	return p;
 }
 
+/*
+ * Receipts counted at once by every thread: a bcast of 32 KiB to 2
+ * members whose second member gets it in 4096 copies of 8 bytes, all into
+ * one receipt counter expecting 4096 (the root copies its input whole).
+ * Every copy waits for nothing, so the threads share them; the counts of
+ * 20 iterations must all be exact (a counter updated by two threads
+ * without care loses some), and one copy more is reported duplicated.
+ */
+static struct topo_plan *counted_bcast(const topo_tree *t, int extra)
+{
+	enum { PIECES = 4096, PIECE = 8 };
+	struct topo_plan *p =
+	    hand_plan(t, TOPO_OP_BCAST, PIECES * PIECE, TOPO_INT8, TOPO_SUM);
+	int64_t s;
+
+	bufsize(p, TOPO__SEND, 0, PIECES * PIECE);
+	bufsize(p, TOPO__RECV, 0, PIECES * PIECE);
+	bufsize(p, TOPO__RECV, 1, PIECES * PIECE);
+	msg(p, TOPO__COPY, 0, TOPO__SEND, 0, 0, TOPO__RECV, 0, PIECES * PIECE,
+	    slot(p, 0, 1));
+	s = slot(p, 1, PIECES);
+	for (int64_t i = 0; i < PIECES + extra; i++)
+		msg(p, TOPO__COPY, 0, TOPO__SEND, i % PIECES * PIECE, 1,
+		    TOPO__RECV, i % PIECES * PIECE, PIECE, s);
+	finish(p);
+	return p;
+}
+
+static void test_counted(int threads)
+{
+	static const int32_t tasks[] = {2};
+	topo_machine *m = machine(1, tasks, 1);
+	topo_group *g = group_of(m, "world", NULL, 2);
+	topo_tree t = fake_tree(g, 0);
+	struct topo_plan *p = counted_bcast(&t, 0);
+	topo_report *r = run(p, threads, 20, 0);
+
+	CHECK(topo_report_verified(r) && topo_report_iterations(r) == 20,
+	      "%d threads: 4096 receipts into one counter, 20 iterations: "
+	      "not verified",
+	      threads);
+	if (!topo_report_verified(r))
+		dump(r);
+	topo_report_free(r);
+	topo_plan_free(p);
+	p = counted_bcast(&t, 1);
+	r = run(p, threads, 1, 0);
+	CHECK(!topo_report_verified(r) && has_error(r, 1, "duplicated") &&
+		  only_endpoint(r, 1),
+	      "%d threads: 4097 receipts of 4096 not (only) duplicated",
+	      threads);
+	topo_report_free(r);
+	topo_plan_free(p);
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
 static void test_small_copies(int threads)
 {
 	static const int32_t tasks[] = {7};
@@ -2945,7 +3002,9 @@ int main(void)
 		test_gather(threads);
 		test_failed(threads);
 		test_small_copies(threads);
+		test_counted(threads);
 	}
+	test_counted(2);
 	test_reduce(8, 2000, TOPO_INT32, TOPO_SUM, 4096);
 	test_reduce(2, 1000, TOPO_DOUBLE, TOPO_SUM, 1024);
 	test_reduce(8, 500, TOPO_FLOAT, TOPO_PROD, 512);

@@ -594,7 +594,9 @@ static void calm_case(void)
 	pool_new(c, threads);
 	topo__pool_wake(c->pool);
 	used = cpu_over_sleep(0.2);
-	CHECK(used > 0.1, "woken workers used only %.3f s of CPU in 0.2 s",
+	/* One worker spinning alone uses 0.2 s; under make check's other
+	 * suites it got 0.097.  Calmed, below, they use under 0.02. */
+	CHECK(used > 0.05, "woken workers used only %.3f s of CPU in 0.2 s",
 	      used);
 	/* calmed while they spin */
 	topo__pool_calm(c->pool);

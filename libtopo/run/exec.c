@@ -848,8 +848,8 @@ static void sum_receipts(struct run *x)
  * (topo__pool_spins) gives each participant a home: a part of the
  * receive and work buffers, which it resets, and the messages waiting for
  * nothing whose destination's middle byte lies there, which it starts
- * with (topo__pool_push_to) and whose sources it reads in the reset, as a
- * repeated call finds them.  They are shared as usual once a participant
+ * with (topo__pool_push_to) and whose send buffers it reads in the reset,
+ * as a repeated call finds them.  They are shared as usual once a participant
  * runs out of work, and the messages they release run where they are
  * released, as before.  The parts, on cache lines:
  *  - by offset: the same fraction of every member's buffer (participant
@@ -974,8 +974,9 @@ static int plan_homes(struct run *x, int threads)
 }
 
 /* run_homes' task t: participant t's part of the receive and work
- * buffers set to the poison byte, and the sources of its first messages
- * read (see reset()). */
+ * buffers set to the poison byte, and (as reset() does without homes)
+ * the send buffers read: those its first messages read, and its part of
+ * all of them. */
 static void reset_part(void *arg, int64_t t)
 {
 	struct run *x = arg;

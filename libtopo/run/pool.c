@@ -57,7 +57,7 @@
  *
  * Locking assumptions:
  *  - pool->mu protects queue/head/tail/qcap, each inbox and inlen, the
- *    writes of pending and queued, nsleep, nspin, caller_asleep,
+ *    writes of pending and queued, nsleep, nspin, nmail, caller_asleep,
  *    aborted, nomem and shutdown.
  *  - A participant's stack, len, cap and delta are touched only by its own
  *    thread (topo__pool_push with worker >= 0 must be called from inside a
@@ -65,13 +65,13 @@
  *    wait).
  *  - pending, queued, hungry, drop and each participant's mail are
  *    atomics also read without the lock, as hints: queued, mail and
- *    pending end a spin; hungry says that a participant is spinning (1)
- *    or that only sleeping ones are idle (2), with the queue empty, so a
- *    busy one sees cheaply that someone wants work (once it has shared,
- *    the queue is not empty and nobody else shares until the idle ones
- *    have taken it: on an oversubscribed machine a woken worker may take
- *    a while to run); drop tells participants to discard tasks instead
- *    of running them.
+ *    pending end a spin; hungry says that a participant is spinning (1;
+ *    more spin than have mail waiting) or that only sleeping ones are
+ *    idle (2), with the queue empty, so a busy one sees cheaply that
+ *    someone wants work (once it has shared, the queue is not empty and
+ *    nobody else shares until the idle ones have taken it: on an
+ *    oversubscribed machine a woken worker may take a while to run);
+ *    drop tells participants to discard tasks instead of running them.
  *  - A spinner decrements nspin under mu before it checks the queue and
  *    sleeps, and a push decides under mu whether to wake a sleeper (only
  *    when nobody spins), so no push is left with every participant asleep.
@@ -149,6 +149,7 @@ struct topo__pool {
 	size_t head, tail, qcap;
 	int nsleep;	   /* workers blocked on work */
 	int nspin;	   /* participants spinning */
+	int nmail;	   /* participants with tasks in their inbox */
 	int caller_asleep; /* the caller is blocked on done */
 	int aborted;
 	int nomem;
@@ -183,10 +184,10 @@ static void update_hint(struct topo__pool *pool)
 			      (int64_t)(pool->tail - pool->head),
 			      memory_order_release);
 	atomic_store_explicit(&pool->hungry,
-			      !empty		      ? 0
-			      : pool->nspin > 0	      ? 1
+			      !empty					? 0
+			      : pool->nspin > pool->nmail		? 1
 			      : pool->nsleep > 0 || pool->caller_asleep ? 2
-							  : 0,
+									: 0,
 			      memory_order_relaxed);
 }
 
@@ -338,12 +339,14 @@ static void take(struct topo__pool *pool, struct worker *w)
 /* Moves w's inbox onto its (empty) stack, the first pushed on top: those
  * tasks are accounted in pending already, as the queue's are.  Called
  * with mu held. */
-static void take_mail(struct worker *w)
+static void take_mail(struct topo__pool *pool, struct worker *w)
 {
 	for (int i = 0; i < w->inlen; i++)
 		w->stack[w->len++] = w->inbox[w->inlen - 1 - i];
 	w->inlen = 0;
 	atomic_store_explicit(&w->mail, 0, memory_order_relaxed);
+	pool->nmail--;
+	update_hint(pool);
 }
 
 static void cpu_relax(void)
@@ -455,7 +458,7 @@ static void *worker_main(void *arg)
 			spun = 0;
 		}
 		if (w->inlen > 0)
-			take_mail(w);
+			take_mail(pool, w);
 		else if (pool->head == pool->tail) { /* and shutdown */
 			pthread_mutex_unlock(&pool->mu);
 			break;
@@ -516,8 +519,14 @@ void topo__pool_push_to(struct topo__pool *pool, int64_t task, int target)
 	if (w->inlen == INBOX_CAP) {
 		queue_push_locked(pool, task);
 	} else {
-		w->inbox[w->inlen++] = task;
+		/* A spinner with mail is not hungry: the caller would
+		 * otherwise share the tasks it is about to start itself
+		 * with a participant about to start its own. */
+		if (w->inlen++ == 0)
+			pool->nmail++;
+		w->inbox[w->inlen - 1] = task;
 		pending_add(pool, 1);
+		update_hint(pool);
 		atomic_store_explicit(&w->mail, 1, memory_order_relaxed);
 		/* The condition variable cannot wake one thread in
 		 * particular: wake them all, the others sleep again. */
@@ -664,6 +673,7 @@ int topo__pool_wait(struct topo__pool *pool, const struct timespec *deadline)
 			struct worker *o = pool->workers[i];
 
 			pending_add(pool, -(int64_t)o->inlen);
+			pool->nmail -= o->inlen > 0;
 			o->inlen = 0;
 			atomic_store_explicit(&o->mail, 0,
 					      memory_order_relaxed);

@@ -7,15 +7,17 @@
  * A run: open the transport (which refuses buffers larger than memory),
  * fill every member's SEND with the input pattern, start the pool, then per
  * iteration reset RECV/WORK to the poison byte and the receipt counters
- * (not timed), start the clock, push one seed task that releases every
- * message waiting for nothing, wait until all messages have run (or the
- * timeout, or a failed delivery), stop the clock and verify (not timed).
+ * (not timed; shared by the participants when the run has homes), start
+ * the clock, push one seed task that releases every message waiting for
+ * nothing (one per home, each to its participant), wait until all
+ * messages have run (or the timeout, or a failed delivery), stop the
+ * clock, sum the participants' receipt counts and verify (not timed).
  *
  * Each message task delivers through the transport, bumps its receipt
- * counter and decrements the wait count of each successor; the one that
- * brings a count to 0 pushes that successor onto its own worker's stack.
- * The decrement is acquire-release, so a message always sees the bytes
- * written by every message it waited for.
+ * counter (count_receipt) and decrements the wait count of each
+ * successor; the one that brings a count to 0 pushes that successor onto
+ * its own worker's stack.  The decrement is acquire-release, so a message
+ * always sees the bytes written by every message it waited for.
  */
 #define TOPO_INTERNAL
 #include "exec_hook.h"

@@ -8,16 +8,20 @@
  *
  * Checked, through a transport that wraps the in-process one:
  *  - every operation and algorithm verifies with homes, on 2 and 3
- *    threads, several iterations, members of one and of uneven sizes;
+ *    threads, several iterations, on machines of even and uneven tasks
+ *    per node;
  *  - the split reset still covers every byte: for every message of a set
  *    of plans, a delivery skipped in the second iteration (the bytes keep
  *    the first iteration's correct data unless the reset poisoned them)
  *    is caught whenever it is caught without homes;
  *  - each participant starts on its home: the first message the caller
- *    and the worker deliver are the last roots of homes 0 and 1, the
- *    homes worked out here from the rule exec.c documents (by offset in
- *    each member's buffer when that gives no home more than 5/4 of its
- *    share of the roots' bytes, else by arena).
+ *    delivers is home 0's last root, and those the workers deliver are
+ *    the other homes' last roots, the homes worked out here from the rule
+ *    exec.c documents (by offset in each member's buffer when that gives
+ *    no home more than 5/4 of its share of the roots' bytes, else by
+ *    arena); on 2 threads, and on more threads than CPUs, whose workers
+ *    sleep, so that only the run's hand-out (not the pool's sharing with
+ *    a spinning worker) can start them.
  */
 #define TOPO_INTERNAL
 #include "exec_hook.h"

@@ -256,21 +256,28 @@ static inline bool runs_inline(const struct run *x, const struct topo_plan *p,
 
 int64_t topo__release_chunk = 4096;
 
-/* The message whose successor list holds p->succ[k]. */
-static int64_t owner_of(const struct topo_plan *p, int64_t k)
+/* The last index i in [0, n) with a[i] <= k, for a sorted a with
+ * a[0] <= k: where k falls in a list of starts (empty ranges, which share
+ * their start with the next, are passed over). */
+static int64_t last_at_or_before(const int64_t *a, int64_t n, int64_t k)
 {
-	int64_t lo = 0, hi = p->nmsg - 1;
+	int64_t lo = 0, hi = n - 1;
 
-	/* the last m with succ_off[m] <= k, whose list is not empty */
 	while (lo < hi) {
 		int64_t mid = lo + (hi - lo + 1) / 2;
 
-		if (p->succ_off[mid] <= k)
+		if (a[mid] <= k)
 			lo = mid;
 		else
 			hi = mid - 1;
 	}
 	return lo;
+}
+
+/* The message whose successor list holds p->succ[k]. */
+static int64_t owner_of(const struct topo_plan *p, int64_t k)
+{
+	return last_at_or_before(p->succ_off, p->nmsg, k);
 }
 
 /* Releases p->succ[k0 .. k1 - 1], successors of one message: each whose
@@ -321,20 +328,9 @@ static void release(struct run *x, const struct topo_plan *p, int64_t k0,
  * its home's (see struct run), or of them all. */
 static int64_t seed_last(const struct run *x, int64_t i)
 {
-	int lo = 0, hi = x->nhome - 1;
-
 	if (x->nhome == 0)
 		return x->nroots;
-	/* the last home that starts at i or before */
-	while (lo < hi) {
-		int mid = lo + (hi - lo + 1) / 2;
-
-		if (x->home_roots[mid] <= i)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	return x->home_roots[lo + 1];
+	return x->home_roots[last_at_or_before(x->home_roots, x->nhome, i) + 1];
 }
 
 static void run_task(void *ctx, int64_t task, int worker)

@@ -22,11 +22,13 @@ which goes first alternates too, so that noise hits both.
    calls (as collrun times its iterations: each from buffers reset,
    untimed), and back to back (`mpi_coll --back-to-back`: the calls in a
    row, the slowest rank's loop time / N).  Target (issue 13): collrun no
-   slower than either at every size.  From 1 MiB, collrun's time is also
-   set beside the memory-copy limit of the bytes the operation must move
-   (copy_bytes_of) at memcpy_rate's single-thread rate for buffers of that
-   size, reused, the faster of memcpy and a streaming copy (measured at
-   the start of the same run); target: at least 0.8 of it.
+   slower than either at every size.  From 1 MiB of input per member,
+   collrun's time is also set beside the copy limit: copy_ideal's time to
+   write every byte the operation's result must hold, once, straight
+   from where it lies, on the same CPUs with the same number of threads
+   and buffers of the same sizes (tests/bench/copy_ideal.c), run in the
+   same rounds as collrun; target: at least 0.8 of it (the limit's time
+   over collrun's, per part).
 2. OVERSUBSCRIBED - 16 members on 2 CPUs, 8 B, 64 KiB, 1 MiB and 16 MiB of
    input per member (allgather, reduce-scatter and alltoall: 16 blocks of
    a sixteenth, at least 8 B): `collrun OP --json` on a machine of 1 node x
@@ -83,21 +85,6 @@ ITERS_QUICK = {0: 100, 8: 100, 512: 100, 4 * KIB: 50, 64 * KIB: 20,
 OVER_SIZES = [8, 64 * KIB, MIB, 16 * MIB]
 # Below this, no copy limit is shown: latency, not bandwidth, decides.
 LIMIT_FROM = MIB
-
-
-def copy_bytes_of(op, n, nbytes):
-    """The bytes op must move between members at the least, BYTES as
-    collrun's --bytes: bcast, scatter, gather, reduce (N-1)B; allreduce
-    2(N-1)B (a reduce's and a broadcast's); allgather, reduce-scatter and
-    alltoall N(N-1)B (every member gets, or contributes to, N-1 blocks);
-    the barrier none."""
-    if op in ("bcast", "scatter", "gather", "reduce"):
-        return (n - 1) * nbytes
-    if op == "allreduce":
-        return 2 * (n - 1) * nbytes
-    if op == "barrier":
-        return 0
-    return n * (n - 1) * nbytes
 
 
 TIMEOUT = 900  # seconds for any one command: a hung run must not hang bench
@@ -168,28 +155,19 @@ def build_mpi_coll(bdir):
     return exe
 
 
-def build_memcpy_rate(bdir):
-    src = os.path.join(HERE, "memcpy_rate.c")
-    exe = os.path.join(bdir, "memcpy_rate")
+def build_copy_ideal(bdir):
+    """copy_ideal, at -O3: gcc 12's -O2 leaves its int32 sums scalar
+    (2.5x slower over 1 MiB), and a slow yardstick would flatter collrun."""
+    src = os.path.join(HERE, "copy_ideal.c")
+    exe = os.path.join(bdir, "copy_ideal")
     if (not os.path.exists(exe)
             or os.path.getmtime(exe) < os.path.getmtime(src)):
-        cmd = ["cc", "-std=c11", "-O2", "-o", exe, src]
+        cmd = ["cc", "-std=gnu11", "-O3", "-Wall", "-Wextra", "-pthread",
+               "-o", exe, src]
         note(" ".join(cmd))
         if subprocess.run(cmd).returncode != 0:
-            die("cc memcpy_rate.c failed")
+            die("cc copy_ideal.c failed")
     return exe
-
-
-def memcpy_rates(exe, sizes):
-    """{bytes: reused GB/s} of one thread's copy, this run: the faster of
-    memcpy and a streaming copy (collrun streams large copies once its
-    buffers exceed the cache, so the yardstick must be able to as well)."""
-    p = subprocess.run([exe] + [str(b) for b in sizes], capture_output=True,
-                       text=True, timeout=TIMEOUT)
-    if p.returncode != 0:
-        die("memcpy_rate failed: " + p.stderr[-500:])
-    return {o["bytes"]: max(o["reused_gbs"], o.get("reused_stream_gbs", 0))
-            for o in (json.loads(l) for l in p.stdout.splitlines())}
 
 
 def first_line(cmd):
@@ -334,13 +312,14 @@ def main():
             return max(8, size // members)
         return size
 
-    limit_sizes = sorted({per_member(op, b, n)
-                          for op in OPS for n, sizes in
-                          ((2, fair_sizes), (16, over_sizes))
-                          for b in sizes} - {0})
-    limit_sizes = [b for b in limit_sizes if b >= LIMIT_FROM]
-    rates = (memcpy_rates(build_memcpy_rate(bdir), limit_sizes)
-             if limit_sizes else {})
+    copy_ideal = build_copy_ideal(bdir)
+
+    def run_ideal(op, members, nbytes, n_threads):
+        res = run_json([copy_ideal, op, str(members), str(nbytes),
+                        str(n_threads)], what=f"copy_ideal {op}")
+        check_run(res, f"copy_ideal {op}", op=op, members=members,
+                  bytes=nbytes, threads=n_threads)
+        return res
 
     def run_collrun(op, machine, members, nbytes, n_iter, n_threads):
         res = run_json(collrun_cmd(collrun, op, nbytes, n_iter, n_threads,
@@ -373,7 +352,8 @@ def main():
         # iterations by the input per member, not by the block
         size_of = {(op, per_member(op, b, members)): b for op in OPS
                    for b in ([0] if op == "barrier" else sizes)}
-        res_of = {c: {"collrun": [], "mpi": [], "b2b": []} for c in cases}
+        res_of = {c: {"collrun": [], "mpi": [], "b2b": [], "ideal": []}
+                  for c in cases}
         load[tag] = [loadavg()]
         t0 = time.time()
         for r in range(n_rounds):
@@ -381,6 +361,8 @@ def main():
                 n_iter = iters_of[size_of[(op, nbytes)]]
                 sides = (["collrun", "mpi", "b2b"] if use_mpi
                          else ["collrun"])
+                if size_of[(op, nbytes)] >= LIMIT_FROM:
+                    sides.append("ideal")
                 if r % 2:
                     sides.reverse()
                 for side in sides:
@@ -388,6 +370,11 @@ def main():
                         res = run_collrun(op, machine, members, nbytes,
                                           n_iter, threads)
                         algo[(tag, op, nbytes)] = res.get("algorithm", "?")
+                    elif side == "ideal":
+                        res = run_ideal(op, members, nbytes, threads)
+                        res["seconds"] = {"min": res["min_seconds"],
+                                          "median": res["seconds"],
+                                          "max": res["max_seconds"]}
                     else:
                         mode = ("barrier" if side == "mpi"
                                 else "back-to-back")
@@ -397,9 +384,11 @@ def main():
                     res_of[(op, nbytes)][side].append(sec["median"])
                     csv_rows.append(
                         [label, op, members, nbytes,
-                         "collrun" if side == "collrun" else "mpi",
+                         {"collrun": "collrun", "mpi": "mpi", "b2b": "mpi",
+                          "ideal": "copy_ideal"}[side],
                          {"collrun": "", "mpi": "barrier",
-                          "b2b": "back-to-back"}[side], r + 1, n_iter,
+                          "b2b": "back-to-back", "ideal": ""}[side], r + 1,
+                         res["reps"] if side == "ideal" else n_iter,
                          sec["min"], sec["median"], sec["max"],
                          algo[(tag, op, nbytes)] if side == "collrun"
                          else ""])
@@ -418,34 +407,36 @@ def main():
             L += ["| op | bytes | collrun algorithm | collrun us | min..max "
                   "| MPI us | min..max | ratio | per round "
                   "| MPI back to back us | min..max | ratio | per round "
-                  "| of copy limit |",
+                  "| copy limit us | of copy limit | per round |",
                   "| --- | ---: | --- | ---: | --- | ---: | --- | ---: "
-                  "| --- | ---: | --- | ---: | --- | ---: |"]
+                  "| --- | ---: | --- | ---: | --- | ---: | ---: | --- |"]
         else:
             L += ["| op | bytes | collrun algorithm | collrun us | min..max "
-                  "| of copy limit |",
-                  "| --- | ---: | --- | ---: | --- | ---: |"]
+                  "| copy limit us | of copy limit | per round |",
+                  "| --- | ---: | --- | ---: | --- | ---: | ---: | --- |"]
         st = {"cases": 0, "both": 0, "osu": 0, "b2b": 0, "lim": 0,
               "lim_met": 0, "worst": None, "lim_worst": None}
         for case in cases:
             op, nbytes = case
             cs = res_of[case]["collrun"]
             c = statistics.median(cs)
-            lim = ""
-            if nbytes >= LIMIT_FROM and nbytes in rates:
-                t_lim = copy_bytes_of(op, members, nbytes) / (
-                    rates[nbytes] * 1e9)
+            lim = ["", "", ""]  # copy limit us, of copy limit, per round
+            ii = res_of[case]["ideal"]
+            if ii:
+                t_lim = statistics.median(ii)
                 frac = t_lim / c
-                lim = f"{frac:.2f}"
+                lim = [us(t_lim), f"{frac:.2f}",
+                       spread([x / y for x, y in zip(ii, cs)], rfmt)]
                 st["lim"] += 1
                 st["lim_met"] += frac >= 0.8
                 if st["lim_worst"] is None or frac < st["lim_worst"][0]:
                     st["lim_worst"] = (frac, op, nbytes)
+            lim = "| " + " | ".join(lim) + " |"
             row = (f"| {op} | {human(nbytes)} "
                    f"| {algo[(tag, op, nbytes)]} | {us(c)} "
                    f"| {spread(cs, us)} ")
             if not use_mpi:
-                L.append(row + f"| {lim} |")
+                L.append(row + lim)
                 continue
             mm, bb = res_of[case]["mpi"], res_of[case]["b2b"]
             m, bm = statistics.median(mm), statistics.median(bb)
@@ -461,7 +452,7 @@ def main():
             L.append(row + f"| {us(m)} | {spread(mm, us)} | {rfmt(c / m)} "
                      f"| {spread(per, rfmt)} | {us(bm)} "
                      f"| {spread(bb, us)} | {rfmt(c / bm)} "
-                     f"| {spread(perb, rfmt)} | {lim} |")
+                     f"| {spread(perb, rfmt)} " + lim)
         return L, st
 
     def verdict_lines(st, target, what):
@@ -478,8 +469,8 @@ def main():
             out.append(
                 f"{what}: at least 0.8 of the copy limit in "
                 f"{st['lim_met']} of {st['lim']} cases from "
-                f"{human(LIMIT_FROM)}; the lowest {w[0]:.2f} ({w[1]}, "
-                f"{human(w[2])}).")
+                f"{human(LIMIT_FROM)} of input per member; the lowest "
+                f"{w[0]:.2f} ({w[1]}, {human(w[2])}).")
         return out
 
     summary = []
@@ -513,19 +504,24 @@ def main():
          "reversed every other round. Times in microseconds: the median "
          "over rounds of each run's median, min..max over rounds; ratio = "
          "collrun / MPI of the medians (above 1: collrun is slower), per "
-         "round = the range of the rounds' own ratios. Copy limit (from "
-         f"{human(LIMIT_FROM)}): the bytes the operation must move between "
-         "members (N-1 buffers for bcast, scatter, gather and reduce, "
-         "2(N-1) for allreduce, N(N-1) blocks for allgather, reduce-scatter "
-         "and alltoall) at one thread's copy rate for a buffer of that "
-         "size, reused, the faster of memcpy and a streaming copy "
-         "(non-temporal stores, which collrun uses for large copies once "
-         "its buffers exceed the last-level cache), measured by "
-         "memcpy_rate at the start of this run ("
-         + ", ".join(f"{human(b)}: {r:.1f} GB/s"
-                     for b, r in sorted(rates.items()))
-         + "); 'of copy limit' = that time / collrun's (above 1: faster "
-         "than one thread's copy).", ""]
+         "round = the range of the rounds' own ratios. **Copy limit** "
+         f"(from {human(LIMIT_FROM)} of input per member): copy_ideal's "
+         "time (tests/bench/copy_ideal.c) to write every byte the "
+         "operation's result must hold once, straight from where it lies: "
+         "the root's buffer into every receive buffer for bcast (the "
+         "root's too, as collrun's bcast does), every block into place for "
+         "scatter, gather, allgather and alltoall (each member's own block "
+         "too), and for reduce, allreduce and reduce-scatter every result "
+         "element summed from all N inputs in one pass (allreduce: then "
+         "copied to the other N-1). It uses buffers of collrun's sizes, the "
+         "same number of threads pinned one per CPU, each writing the same "
+         "share of every destination, with no message, tree or wait; each "
+         "repetition starts from destinations cleared and sources read by "
+         "the thread that uses them (warm caches, as collrun's reset "
+         "leaves them), and the faster of memcpy and streaming stores "
+         "counts. It runs in the same rounds as collrun, interleaved; 'of "
+         "copy limit' = its median / collrun's (above 1: collrun is "
+         "faster), per round = the range of the rounds' own ratios.", ""]
 
     if "1" in parts and cpus < 2:
         L += ["## 1. FAIR: 2 members on 2 CPUs", "",

@@ -1,0 +1,467 @@
+/*
+ * copy_ideal.c - the least time this machine takes to move the bytes a
+ * collective must move, on the CPUs the run has: the copy limit of the
+ * data-movement benchmark (tests/bench/replay.py).
+ *
+ *   copy_ideal OP MEMBERS BYTES THREADS
+ *
+ * OP is bcast, scatter, gather, reduce, allreduce, allgather,
+ * reduce-scatter or alltoall; BYTES is collrun's --bytes (per member, or
+ * per block for the operations with a block per member, collrun(1)).
+ * Every member gets a send and a receive buffer of the sizes collrun
+ * gives it, and the program writes each byte the operation's result must
+ * hold exactly once, straight from where its input lies, with no
+ * message, no tree and nothing waited for:
+ *
+ *   bcast           the root's send buffer into every member's receive
+ *                   buffer, the root's included (collrun(1)'s bcast)
+ *   scatter         block i of the root's send buffer into member i's
+ *                   receive buffer, i = 0..N-1 (the root's own block too:
+ *                   MPI_Scatter's root receives it, and collrun verifies it)
+ *   gather          member i's block into block i of the root's receive
+ *                   buffer, i = 0..N-1
+ *   allgather       member i's block into block i of every member's
+ *                   receive buffer: N x N blocks
+ *   alltoall        block j of member i's send buffer into block i of
+ *                   member j's receive buffer: N x N blocks
+ *   reduce          the int32 sum of the N send buffers into the root's
+ *                   receive buffer, in one pass
+ *   allreduce       as reduce, then the sum copied into the N-1 other
+ *                   receive buffers
+ *   reduce-scatter  block j of the N send buffers summed into member j's
+ *                   receive buffer, j = 0..N-1
+ *
+ * The work is shared among THREADS threads, pinned one per CPU, as
+ * collrun --threads shares it: each thread takes the same fraction of
+ * every destination (cut on 64-byte lines), so that no thread waits for
+ * another and the two halves of a sum stay on the thread that made them.
+ * Before every timed repetition each thread clears its part of the
+ * destinations, untimed, as collrun resets its receive buffers between
+ * iterations.  Each repetition is timed from a barrier to a barrier.
+ *
+ * Two ways of writing are measured, interleaved: memcpy (and plain
+ * stores for the sums), and streaming (non-temporal) stores, which write
+ * a line without reading it first.  The faster median is the limit, so
+ * that the yardstick is never the slower way.
+ *
+ * Output, one JSON line:
+ *   {"op": OP, "members": N, "bytes": B, "threads": T, "reps": R,
+ *    "written": W, "memcpy_seconds": X, "stream_seconds": Y,
+ *    "seconds": min(X, Y), "min_seconds": A, "max_seconds": Z,
+ *    "verified": true}
+ * W is the bytes the result must hold (written once each); R shrinks with
+ * W so that a case takes about a quarter second; A and Z are the fastest
+ * and slowest repetition of the faster way.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+#define relax() __builtin_ia32_pause()
+#else
+#define relax() ((void)0)
+#endif
+
+#define MAX_THREADS 256
+#define MAX_SRC 4096
+
+/* One destination range, written from one source (a copy) or the sum of
+ * several (a reduction). */
+struct item {
+	unsigned char *dst;
+	const unsigned char **src;
+	int nsrc;
+	size_t len;
+};
+
+static struct item *items;
+static size_t nitems;
+static int nthreads;
+static int reps;
+/* A spinning barrier: a sleeping one would add a wake-up's tens of
+ * microseconds to every repetition.  (collrun's participants spin too.) */
+static struct {
+	unsigned arrived, phase;
+} barrier;
+
+static void barrier_wait(void)
+{
+	unsigned phase = __atomic_load_n(&barrier.phase, __ATOMIC_ACQUIRE);
+
+	if (__atomic_add_fetch(&barrier.arrived, 1, __ATOMIC_ACQ_REL) ==
+	    (unsigned)nthreads) {
+		__atomic_store_n(&barrier.arrived, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&barrier.phase, phase + 1, __ATOMIC_RELEASE);
+		return;
+	}
+	while (__atomic_load_n(&barrier.phase, __ATOMIC_ACQUIRE) == phase)
+		relax();
+}
+static double *times[2];
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void die(const char *msg)
+{
+	fprintf(stderr, "copy_ideal: %s\n", msg);
+	exit(1);
+}
+
+static void *alloc(size_t len)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, 4096, len ? len : 64) != 0)
+		die("out of memory");
+	memset(p, 0x5a, len);
+	return p;
+}
+
+static void stream_copy(unsigned char *dst, const unsigned char *src,
+			size_t len)
+{
+#if defined(__SSE2__)
+	size_t i = 0;
+
+	/* dst is on a 64-byte line (the ranges are cut on lines) */
+	for (; i + 64 <= len; i += 64) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(src + i));
+		__m128i b = _mm_loadu_si128((const __m128i *)(src + i + 16));
+		__m128i c = _mm_loadu_si128((const __m128i *)(src + i + 32));
+		__m128i d = _mm_loadu_si128((const __m128i *)(src + i + 48));
+
+		_mm_stream_si128((__m128i *)(dst + i), a);
+		_mm_stream_si128((__m128i *)(dst + i + 16), b);
+		_mm_stream_si128((__m128i *)(dst + i + 32), c);
+		_mm_stream_si128((__m128i *)(dst + i + 48), d);
+	}
+	memcpy(dst + i, src + i, len - i);
+#else
+	memcpy(dst, src, len);
+#endif
+}
+
+/* int32 sums, in chunks that stay in the first-level cache */
+#define CHUNK 8192
+
+static void add2(int32_t *restrict d, const int32_t *restrict a,
+		 const int32_t *restrict b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		d[i] = a[i] + b[i];
+}
+
+static void add1(int32_t *restrict d, const int32_t *restrict a, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		d[i] += a[i];
+}
+
+static void sum_range(const struct item *it, size_t lo, size_t hi, int stream)
+{
+	_Alignas(64) static __thread int32_t scratch[CHUNK / 4];
+
+	for (size_t at = lo; at < hi; at += CHUNK) {
+		size_t len = hi - at < CHUNK ? hi - at : CHUNK, n = len / 4;
+		int32_t *d = stream ? scratch : (int32_t *)(it->dst + at);
+
+		add2(d, (const int32_t *)(it->src[0] + at),
+		     (const int32_t *)(it->src[1] + at), n);
+		for (int k = 2; k < it->nsrc; k++)
+			add1(d, (const int32_t *)(it->src[k] + at), n);
+		if (stream)
+			stream_copy(it->dst + at, (const unsigned char *)d,
+				    len);
+	}
+}
+
+/* Where thread t's part of a range of len bytes starts: on a line. */
+static size_t cut(size_t len, int t)
+{
+	return (size_t)((unsigned __int128)len * (unsigned)t /
+			(unsigned)nthreads) &
+	       ~(size_t)63;
+}
+
+/* Thread t's part of a range of len bytes, the last thread's to the end. */
+static void part(size_t len, int t, size_t *lo, size_t *hi)
+{
+	*lo = cut(len, t);
+	*hi = t + 1 == nthreads ? len : cut(len, t + 1);
+}
+
+static void work(int t, int stream)
+{
+	for (size_t k = 0; k < nitems; k++) {
+		const struct item *it = &items[k];
+		size_t lo, hi;
+
+		part(it->len, t, &lo, &hi);
+		if (hi <= lo)
+			continue;
+		if (it->nsrc > 1)
+			sum_range(it, lo, hi, stream);
+		else if (stream)
+			stream_copy(it->dst + lo, it->src[0] + lo, hi - lo);
+		else
+			memcpy(it->dst + lo, it->src[0] + lo, hi - lo);
+	}
+#if defined(__SSE2__)
+	if (stream)
+		_mm_sfence();
+#endif
+}
+
+/* Thread t's part of the destinations cleared, then its part of the
+ * sources read (a byte a line), as collrun's reset leaves its buffers. */
+static unsigned char warm;
+
+static void clear(int t)
+{
+	unsigned char acc = 0;
+
+	for (size_t k = 0; k < nitems; k++) {
+		size_t lo, hi;
+
+		part(items[k].len, t, &lo, &hi);
+		if (hi > lo)
+			memset(items[k].dst + lo, 0, hi - lo);
+	}
+	for (size_t k = 0; k < nitems; k++) {
+		size_t lo, hi;
+
+		part(items[k].len, t, &lo, &hi);
+		for (int s = 0; s < items[k].nsrc; s++) {
+			const volatile unsigned char *c = items[k].src[s];
+
+			for (size_t i = lo; i < hi; i += 64)
+				acc ^= c[i];
+		}
+	}
+	__atomic_fetch_xor(&warm, acc, __ATOMIC_RELAXED);
+}
+
+static void *thread_main(void *arg)
+{
+	int t = (int)(intptr_t)arg;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(t % CPU_SETSIZE, &set);
+	(void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+	/* one untimed pass of each way: pages, TLB and caches as reused */
+	for (int r = -2; r < 2 * reps; r++) {
+		int stream = (r + 2) % 2;
+		double t0 = 0;
+
+		clear(t);
+		barrier_wait();
+		if (t == 0)
+			t0 = now();
+		work(t, stream);
+		barrier_wait();
+		if (t == 0 && r >= 0)
+			times[stream][r / 2] = now() - t0;
+	}
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static long parse(const char *s, const char *what, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < 1 || v > max) {
+		fprintf(stderr, "copy_ideal: bad %s '%s'\n", what, s);
+		exit(2);
+	}
+	return v;
+}
+
+static void add_item(unsigned char *dst, const unsigned char **src, int nsrc,
+		     size_t len)
+{
+	items[nitems].dst = dst;
+	items[nitems].src = src;
+	items[nitems].nsrc = nsrc;
+	items[nitems].len = len;
+	nitems++;
+}
+
+int main(int argc, char **argv)
+{
+	const char *op;
+	long n, t;
+	size_t b, written = 0;
+	unsigned char **send, **recv;
+	const unsigned char **srcs;
+	pthread_t tid[MAX_THREADS];
+
+	if (argc != 5) {
+		fprintf(stderr, "usage: copy_ideal OP MEMBERS BYTES THREADS\n");
+		return 2;
+	}
+	op = argv[1];
+	n = parse(argv[2], "MEMBERS", MAX_SRC);
+	b = (size_t)parse(argv[3], "BYTES", 1L << 34);
+	t = parse(argv[4], "THREADS", MAX_THREADS);
+	nthreads = (int)t;
+
+	send = calloc((size_t)n, sizeof *send);
+	recv = calloc((size_t)n, sizeof *recv);
+	items = calloc((size_t)(n * n + n), sizeof *items);
+	srcs = calloc((size_t)(n * n + n), sizeof *srcs);
+	if (send == NULL || recv == NULL || items == NULL || srcs == NULL)
+		die("out of memory");
+
+	if (!strcmp(op, "bcast")) {
+		send[0] = alloc(b);
+		for (long i = 0; i < n; i++) {
+			recv[i] = alloc(b);
+			srcs[i] = send[0];
+			add_item(recv[i], &srcs[i], 1, b);
+		}
+	} else if (!strcmp(op, "scatter")) {
+		send[0] = alloc(b * (size_t)n);
+		for (long i = 0; i < n; i++) {
+			recv[i] = alloc(b);
+			srcs[i] = send[0] + (size_t)i * b;
+			add_item(recv[i], &srcs[i], 1, b);
+		}
+	} else if (!strcmp(op, "gather")) {
+		recv[0] = alloc(b * (size_t)n);
+		for (long i = 0; i < n; i++) {
+			send[i] = alloc(b);
+			srcs[i] = send[i];
+			add_item(recv[0] + (size_t)i * b, &srcs[i], 1, b);
+		}
+	} else if (!strcmp(op, "allgather") || !strcmp(op, "alltoall")) {
+		int a2a = !strcmp(op, "alltoall");
+
+		for (long i = 0; i < n; i++) {
+			send[i] = alloc(a2a ? b * (size_t)n : b);
+			recv[i] = alloc(b * (size_t)n);
+		}
+		/* member j receives block i from member i: all of one
+		 * source's blocks in a row, as the senders send them */
+		for (long i = 0; i < n; i++)
+			for (long j = 0; j < n; j++) {
+				size_t k = (size_t)(i * n + j);
+
+				srcs[k] = send[i] + (a2a ? (size_t)j * b : 0);
+				add_item(recv[j] + (size_t)i * b, &srcs[k], 1,
+					 b);
+			}
+	} else if (!strcmp(op, "reduce") || !strcmp(op, "allreduce")) {
+		for (long i = 0; i < n; i++) {
+			send[i] = alloc(b);
+			srcs[i] = send[i];
+		}
+		recv[0] = alloc(b);
+		add_item(recv[0], srcs, (int)n, b);
+		if (!strcmp(op, "allreduce")) {
+			srcs[n] = recv[0];
+			for (long i = 1; i < n; i++) {
+				recv[i] = alloc(b);
+				add_item(recv[i], &srcs[n], 1, b);
+			}
+		}
+	} else if (!strcmp(op, "reduce-scatter")) {
+		for (long i = 0; i < n; i++)
+			send[i] = alloc(b * (size_t)n);
+		for (long j = 0; j < n; j++) {
+			recv[j] = alloc(b);
+			for (long i = 0; i < n; i++)
+				srcs[j * n + i] = send[i] + (size_t)j * b;
+			add_item(recv[j], &srcs[j * n], (int)n, b);
+		}
+	} else {
+		fprintf(stderr, "copy_ideal: unknown operation '%s'\n", op);
+		return 2;
+	}
+	if (n == 1 && nitems == 0)
+		die("nothing to move with one member");
+	for (size_t k = 0; k < nitems; k++)
+		written += items[k].len;
+
+	/* about a quarter second of both ways, at least 5 of each */
+	reps = (int)(0.125 / ((double)written / 20e9));
+	reps = reps < 5 ? 5 : reps > 1000 ? 1000 : reps;
+	times[0] = calloc((size_t)reps, sizeof(double));
+	times[1] = calloc((size_t)reps, sizeof(double));
+	if (times[0] == NULL || times[1] == NULL)
+		die("out of memory");
+
+	for (int i = 1; i < nthreads; i++)
+		if (pthread_create(&tid[i], NULL, thread_main,
+				   (void *)(intptr_t)i) != 0)
+			die("pthread_create failed");
+	thread_main((void *)(intptr_t)0);
+	for (int i = 1; i < nthreads; i++)
+		pthread_join(tid[i], NULL);
+
+	/* the last pass's result, so that a fast wrong kernel cannot pass
+	 * ("verified" in the output; a wrong result exits 1) */
+	for (size_t k = 0; k < nitems; k++) {
+		const struct item *it = &items[k];
+
+		for (size_t i = 0; i + 4 <= it->len; i += 4) {
+			uint32_t want = 0, got;
+
+			for (int s = 0; s < it->nsrc; s++) {
+				uint32_t v;
+
+				memcpy(&v, it->src[s] + i, 4);
+				want += v;
+			}
+			memcpy(&got, it->dst + i, 4);
+			if (got != want)
+				die("wrong result");
+		}
+	}
+
+	{
+		double m = median(times[0], reps), s = median(times[1], reps);
+		double *w =
+		    m < s ? times[0] : times[1]; /* sorted by median() */
+
+		printf("{\"op\": \"%s\", \"members\": %ld, \"bytes\": %zu, "
+		       "\"threads\": %d, \"reps\": %d, \"written\": %zu, "
+		       "\"memcpy_seconds\": %.9g, \"stream_seconds\": %.9g, "
+		       "\"seconds\": %.9g, \"min_seconds\": %.9g, "
+		       "\"max_seconds\": %.9g, \"verified\": true}\n",
+		       op, n, b, nthreads, reps, written, m, s, m < s ? m : s,
+		       w[0], w[reps - 1]);
+	}
+	return 0;
+}

@@ -87,7 +87,7 @@ static const char help_text[] =
     "  allreduce       tree, hierarchical, ring, recursive-doubling, "
     "rabenseifner\n"
     "  allgather       ring, tree, recursive-doubling, bruck\n"
-    "  reduce-scatter  ring, tree, recursive-halving\n"
+    "  reduce-scatter  ring, tree, recursive-halving, direct\n"
     "  alltoall        pairwise, bruck, direct\n"
     "  barrier         dissemination, tree\n"
     "\n"
@@ -121,7 +121,9 @@ static const char help_text[] =
     "run each)\n"
     "  --segment N       bcast, reduce, allreduce and reduce-scatter over "
     "a tree:\n"
-    "                    segment size (default: 64K from 256K up)\n"
+    "                    segment size (default: 64K from 256K up);\n"
+    "                    reduce-scatter direct: cut each block (default: "
+    "whole)\n"
     "  --chunk N         gather chunked: chunk size in bytes (default: "
     "auto)\n"
     "  --json            one JSON object on standard output\n"
@@ -235,12 +237,15 @@ static const struct {
      "element-wise\n--op of every member's members x --bytes.\n"
      "  algorithms:  ring (default), tree (reduce up the tree, scatter "
      "down),\n"
-     "               recursive-halving\n"
+     "               recursive-halving, direct (each block combined where "
+     "it ends)\n"
      "  tree:        physical by default (used by tree)\n"
      "  --type T     int8..int64, uint8..uint64, float, double (default "
      "int32)\n"
      "  --op OP      sum (default), prod, min, max, band, bor, bxor\n"
-     "  --segment N  tree: segment size, a multiple of the type size\n"},
+     "  --segment N  tree, direct: segment size, a multiple of the type "
+     "size\n"
+     "               (direct: default whole blocks)\n"},
     {TOPO_OP_ALLTOALL,
      "\nalltoall: member r ends with block r (--bytes) of every member's "
      "members x\n--bytes, in rank order.\n"
@@ -572,7 +577,7 @@ static int check_op_options(const struct args *a)
 		      (alg == NULL || strcmp(alg, "tree") == 0 ||
 		       strcmp(alg, "hierarchical") == 0)) ||
 		     (a->op == TOPO_OP_REDUCE_SCATTER && alg != NULL &&
-		      strcmp(alg, "tree") == 0);
+		      (strcmp(alg, "tree") == 0 || strcmp(alg, "direct") == 0));
 	if (a->redop_name != NULL && !topo_op_reduces(a->op)) {
 		cli_msg("--op applies to reduce, allreduce and reduce-scatter, "
 			"not %s",
@@ -593,7 +598,8 @@ static int check_op_options(const struct args *a)
 	}
 	if (a->have_segment && !seg_ok) {
 		cli_msg("--segment applies to bcast, reduce, allreduce tree and "
-			"hierarchical, and reduce-scatter tree, not %s%s%s",
+			"hierarchical, and reduce-scatter tree and direct, not "
+			"%s%s%s",
 			topo_op_name(a->op), a->algorithm != NULL ? " " : "",
 			a->algorithm != NULL ? a->algorithm : "");
 		return EXIT_USAGE;

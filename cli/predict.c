@@ -129,8 +129,8 @@ static const struct {
      5, 0x1c, 1},
     {TOPO_OP_ALLGATHER,
      {"ring", "tree", "recursive-doubling", "bruck"}, 4, 0xd, 1},
-    {TOPO_OP_REDUCE_SCATTER, {"ring", "tree", "recursive-halving"}, 3, 0x5,
-     1},
+    {TOPO_OP_REDUCE_SCATTER,
+     {"ring", "tree", "recursive-halving", "direct"}, 4, 0xd, 1},
     {TOPO_OP_ALLTOALL, {"pairwise", "bruck", "direct"}, 3, 0x7, 1},
     /* no data: its time is the same at every size (asked for only) */
     {TOPO_OP_BARRIER, {"dissemination", "tree"}, 2, 0x1, 0},

@@ -255,6 +255,7 @@ int topo__plan_reduce_scatter_tree(struct topo_plan *p, topo_error *err);
 int topo__plan_reduce_scatter_ring(struct topo_plan *p, topo_error *err);
 int topo__plan_reduce_scatter_recursive_halving(struct topo_plan *p,
 						topo_error *err);
+int topo__plan_reduce_scatter_direct(struct topo_plan *p, topo_error *err);
 int topo__plan_alltoall_pairwise(struct topo_plan *p, topo_error *err);
 int topo__plan_alltoall_bruck(struct topo_plan *p, topo_error *err);
 int topo__plan_alltoall_direct(struct topo_plan *p, topo_error *err);

@@ -62,6 +62,7 @@ static const struct algo {
     {TOPO_OP_REDUCE_SCATTER, "tree", topo__plan_reduce_scatter_tree},
     {TOPO_OP_REDUCE_SCATTER, "recursive-halving",
      topo__plan_reduce_scatter_recursive_halving},
+    {TOPO_OP_REDUCE_SCATTER, "direct", topo__plan_reduce_scatter_direct},
     {TOPO_OP_ALLTOALL, "pairwise", topo__plan_alltoall_pairwise},
     {TOPO_OP_ALLTOALL, "bruck", topo__plan_alltoall_bruck},
     {TOPO_OP_ALLTOALL, "direct", topo__plan_alltoall_direct},

@@ -20,7 +20,8 @@ for m in "$work/n16.json" "$top/examples/uneven.json"; do
 			allreduce:rabenseifner allgather:ring allgather:tree \
 			allgather:recursive-doubling allgather:bruck \
 			reduce-scatter:ring reduce-scatter:tree \
-			reduce-scatter:recursive-halving alltoall:pairwise \
+			reduce-scatter:recursive-halving reduce-scatter:direct \
+			alltoall:pairwise \
 			alltoall:bruck alltoall:direct barrier:dissemination \
 			barrier:tree; do
 			op=${oa%%:*} a=${oa#*:} bb=$b

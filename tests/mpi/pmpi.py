@@ -205,7 +205,7 @@ ALGS = {
     "ALLREDUCE": ["tree", "hierarchical", "ring", "recursive-doubling",
                   "rabenseifner"],
     "ALLGATHER": ["ring", "tree", "recursive-doubling", "bruck"],
-    "REDUCE_SCATTER_BLOCK": ["ring", "tree", "recursive-halving"],
+    "REDUCE_SCATTER_BLOCK": ["ring", "tree", "recursive-halving", "direct"],
     "ALLTOALL": ["pairwise", "bruck", "direct"],
     "BARRIER": ["dissemination", "tree"],
 }

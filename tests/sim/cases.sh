@@ -25,6 +25,7 @@ cases() {
 		allreduce:rabenseifner allgather:ring \
 		allgather:recursive-doubling allgather:bruck \
 		reduce-scatter:ring reduce-scatter:recursive-halving \
+		reduce-scatter:direct \
 		alltoall:pairwise alltoall:bruck alltoall:direct \
 		barrier:dissemination; do
 		echo "${oa%%:*} ${oa#*:} physical"

@@ -2,8 +2,9 @@
  * test_colls.c - the collectives every member takes part in alike, as
  * plans: allreduce (tree, hierarchical, ring, recursive-doubling,
  * rabenseifner), allgather (ring, tree, recursive-doubling, bruck),
- * reduce-scatter (ring, tree, recursive-halving), alltoall (pairwise,
- * bruck, direct) and barrier (dissemination, tree): 17 algorithms.
+ * reduce-scatter (ring, tree, recursive-halving, direct), alltoall
+ * (pairwise, bruck, direct) and barrier (dissemination, tree): 18
+ * algorithms.
  *
  * Every plan is replayed by the tests' own sequential executor
  * (algocheck.h, shared with test_algos.c), independent of exec.c and
@@ -35,10 +36,11 @@
  * 12, 13, 15, 16 and 26 members of uneven machines (nodes of different task
  * counts, two endpoints per task; strided and cross-node groups) x sizes (one
  * element, counts not divisible by n, divisible ones, and a small segment for
- * the tree algorithms), each of the ten types in turn; for allreduce and
- * reduce-scatter, every type with every valid operator (bitwise on
- * integer types only) on a few groups.  The inputs keep every reduction
- * exact in any order (small values; products of 1, -1 and 2).
+ * the tree algorithms and reduce-scatter direct), each of the ten types in
+ * turn; for allreduce and reduce-scatter, every type with every valid
+ * operator (bitwise on integer types only) on a few groups.  The inputs
+ * keep every reduction exact in any order (small values; products of 1,
+ * -1 and 2).
  *
  * Then the message counts and bytes of each algorithm against the closed
  * form its file states, a few plans run by topo_plan_run (its verifier and
@@ -63,8 +65,9 @@ static const struct algo {
 	enum topo_op op;
 	const char *name;
 	int trees;
-	/* a tree algorithm: tried with params.segment too (allgather tree
-	 * ignores it, so its counts are those of one segment) */
+	/* a tree algorithm, or reduce-scatter direct: tried with
+	 * params.segment too (allgather tree ignores it, so its counts are
+	 * those of one segment) */
 	int segments;
 } algos[] = {
     {TOPO_OP_ALLREDUCE, "tree", TREES_ALL, 1},
@@ -79,6 +82,7 @@ static const struct algo {
     {TOPO_OP_REDUCE_SCATTER, "ring", TREES_ONE, 0},
     {TOPO_OP_REDUCE_SCATTER, "tree", TREES_ALL, 1},
     {TOPO_OP_REDUCE_SCATTER, "recursive-halving", TREES_ONE, 0},
+    {TOPO_OP_REDUCE_SCATTER, "direct", TREES_ONE, 1},
     {TOPO_OP_ALLTOALL, "pairwise", TREES_ONE, 0},
     {TOPO_OP_ALLTOALL, "bruck", TREES_ONE, 0},
     {TOPO_OP_ALLTOALL, "direct", TREES_ONE, 0},
@@ -701,6 +705,15 @@ static int closed_form(size_t ai, const topo_tree *t, int64_t B, int64_t ts,
 		}
 		if (strcmp(a->name, "ring") == 0) {
 			*msgs = (int64_t)n * (n - 1);
+			*bytes = (int64_t)n * (n - 1) * B;
+			return 1;
+		}
+		if (strcmp(a->name, "direct") == 0) {
+			/* n - 1 REDUCEs into each member's RECV per
+			 * segment; whole blocks unless a segment is given
+			 * (no automatic one) */
+			*msgs = (int64_t)n * (n - 1) *
+				(seg > 0 ? (B + seg - 1) / seg : 1);
 			*bytes = (int64_t)n * (n - 1) * B;
 			return 1;
 		}

@@ -56,6 +56,7 @@ static const struct algo algos[] = {
     {TOPO_OP_REDUCE_SCATTER, "ring"},
     {TOPO_OP_REDUCE_SCATTER, "tree"},
     {TOPO_OP_REDUCE_SCATTER, "recursive-halving"},
+    {TOPO_OP_REDUCE_SCATTER, "direct"},
     {TOPO_OP_ALLTOALL, "pairwise"},
     {TOPO_OP_ALLTOALL, "bruck"},
     {TOPO_OP_ALLTOALL, "direct"},

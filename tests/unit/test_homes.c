@@ -239,7 +239,7 @@ static const struct {
     {TOPO_OP_ALLREDUCE,
      {"tree", "hierarchical", "ring", "recursive-doubling", "rabenseifner"}},
     {TOPO_OP_ALLGATHER, {"ring", "tree", "recursive-doubling", "bruck"}},
-    {TOPO_OP_REDUCE_SCATTER, {"ring", "tree", "recursive-halving"}},
+    {TOPO_OP_REDUCE_SCATTER, {"ring", "tree", "recursive-halving", "direct"}},
     {TOPO_OP_ALLTOALL, {"pairwise", "bruck", "direct"}},
     {TOPO_OP_BARRIER, {"dissemination", "tree"}},
 };
@@ -282,7 +282,7 @@ static void test_all_ops(void)
 					fixture_free(&f);
 				}
 	topo__exec_homes = -1;
-	CHECK_INT(runs, 2 * 2 * 25);
+	CHECK_INT(runs, 2 * 2 * 26);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -307,6 +307,8 @@ static const struct plan_case cases[] = {
     {TOPO_OP_ALLGATHER, "ring", "1, \"tasks_per_node\": 3", 4096, 0},
     {TOPO_OP_ALLGATHER, "bruck", "2, \"tasks_per_node\": [3, 2]", 1024, 0},
     {TOPO_OP_REDUCE_SCATTER, "ring", "1, \"tasks_per_node\": 4", 1024, 0},
+    {TOPO_OP_REDUCE_SCATTER, "direct", "2, \"tasks_per_node\": [3, 1]", 1024,
+     256},
     {TOPO_OP_ALLTOALL, "pairwise", "1, \"tasks_per_node\": 3", 1024, 0},
     {TOPO_OP_ALLTOALL, "bruck", "1, \"tasks_per_node\": 5", 1024, 0},
 };

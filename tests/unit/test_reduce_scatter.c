@@ -1,21 +1,28 @@
 /*
- * test_reduce_scatter.c - reduce-scatter "tree", "ring" and
- * "recursive-halving" (libtopo/coll/reduce_scatter/).
+ * test_reduce_scatter.c - reduce-scatter "tree", "ring",
+ * "recursive-halving" and "direct" (libtopo/coll/reduce_scatter/).
  *
  * Every algorithm over groups of 1 to 16 members (powers of two and not),
  * uneven machines, strided and reversed groups, every tree shape for
  * "tree", blocks of 1 and 3 elements and 1000 bytes, the tree's vector in
  * small segments (crossing block boundaries) and in automatic 64 KiB
- * ones; every type with every operator that applies to it.  Each plan is
- * checked for its structure (exact transport message counts, local steps
- * and only they without a receipt slot, slots expecting exactly the
- * transport messages, no race: two accesses to the same bytes, one a
- * write, are ordered by the DAG unless both are REDUCEs) and run by
- * topo_plan_run with 2 and 4 threads, 2 iterations, which must verify.
- * Then: corrupted plans (a message's length 0, its source offset moved)
- * fail and name the member; every allocation failure is TOPO_ENOMEM;
- * bad parameters are refused with TOPO_EARG; predict-only plans build the
- * same messages and predict.
+ * ones, direct's blocks in small segments; every type with every operator
+ * that applies to it.  Each plan is checked for its structure (exact
+ * transport message counts, local steps and only they without a receipt
+ * slot, slots expecting exactly the transport messages, no race: two
+ * accesses to the same bytes, one a write, are ordered by the DAG unless
+ * both are REDUCEs) and run by topo_plan_run with 2 and 4 threads, 2
+ * iterations, which must verify.  Then: corrupted plans (a message's
+ * length 0, its source offset moved) fail and name the member; every
+ * allocation failure is TOPO_ENOMEM; bad parameters are refused with
+ * TOPO_EARG; predict-only plans build the same messages and predict.
+ *
+ * Direct, message by message, as its file states: n n S messages for S
+ * segments of each block (ceil(B / segment), whole blocks by default),
+ * SEND n B and RECV B and no WORK, and at each member for each segment one
+ * local copy of its own block then a chain of n - 1 REDUCEs into the same
+ * bytes, from members q + 1, q + 2, ..., each waiting for exactly the
+ * message before it.
  */
 #define TOPO_INTERNAL
 #include "algocheck.h"
@@ -58,6 +65,21 @@ static int run(const topo_plan *p, int threads, int32_t want_ep)
 	return run_checked(label, p, threads, want_ep, NULL);
 }
 
+/* Whether the algorithm takes params.segment. */
+static int takes_segment(const char *algo)
+{
+	return strcmp(algo, "tree") == 0 || strcmp(algo, "direct") == 0;
+}
+
+/* Direct's segments of a block: whole unless a segment under it is
+ * given. */
+static int64_t direct_segments(const struct want *w)
+{
+	int64_t B = (int64_t)w->bytes, seg = (int64_t)w->segment;
+
+	return seg > 0 && seg < B ? (B + seg - 1) / seg : 1;
+}
+
 /* Transport messages the algorithm fixes for n members. */
 static int64_t want_transport(const struct want *w, int32_t n)
 {
@@ -65,6 +87,8 @@ static int64_t want_transport(const struct want *w, int32_t n)
 
 	if (strcmp(w->algo, "ring") == 0)
 		return (int64_t)n * (n - 1);
+	if (strcmp(w->algo, "direct") == 0)
+		return (int64_t)n * (n - 1) * direct_segments(w);
 	if (strcmp(w->algo, "tree") == 0) {
 		int64_t V = (int64_t)n * (int64_t)w->bytes,
 			seg = (int64_t)w->segment, nseg;
@@ -184,7 +208,8 @@ static void check_one(const topo_tree *t, const struct want *w, int corrupt)
 	topo_plan_free(p);
 }
 
-static const char *const algos[] = {"tree", "ring", "recursive-halving"};
+static const char *const algos[] = {"tree", "ring", "recursive-halving",
+				    "direct"};
 #define NALGOS (sizeof(algos) / sizeof(algos[0]))
 static const char *const shapes[] = {"physical", "hierarchical", "binomial",
 				     "chain", "kary:3"};
@@ -192,7 +217,7 @@ static const char *const shapes[] = {"physical", "hierarchical", "binomial",
 
 /* Every algorithm over g (every shape for "tree"): int8 and int32 sums
  * over blocks of 1 and 3 elements and 1000 bytes, and the tree's vector
- * in segments of 2 elements. */
+ * and direct's blocks of 3 elements in segments of 2 elements. */
 static void check_group(const topo_group *g, const char *gname)
 {
 	static const enum topo_type types[] = {TOPO_INT8, TOPO_INT32};
@@ -206,7 +231,8 @@ static void check_group(const topo_group *g, const char *gname)
 			if (a > 0 && k != (size_t)g->size % NSHAPES)
 				continue;
 			for (size_t y = 0; y < 2; y++)
-				for (int s = 0; s < 4 - (a > 0); s++) {
+				for (int s = 0; s < 3 + takes_segment(algos[a]);
+				     s++) {
 					size_t ts = tsize(types[y]);
 					struct want w = {algos[a], types[y],
 							 TOPO_SUM, 0, 0};
@@ -250,7 +276,7 @@ static void check_types(const topo_group *const *gs, int ng)
 					    algos[a], (enum topo_type)ty,
 					    (enum topo_redop)op,
 					    3 * tsize((enum topo_type)ty),
-					    a == 0 && i == 0
+					    takes_segment(algos[a]) && i == 0
 						? tsize((enum topo_type)ty)
 						: 0};
 
@@ -265,6 +291,242 @@ static void check_types(const topo_group *const *gs, int ng)
 				topo_tree_free(t);
 			}
 		}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Direct, message by message */
+
+/* Why message i of a direct plan is not what direct.c's top comment
+ * says, or NULL; pred[i] is its one predecessor when npred[i] == 1. */
+static const char *direct_wrong(const struct topo_plan *p, int64_t i,
+				int64_t seg, const int64_t *npred,
+				const int64_t *pred)
+{
+	const struct topo__msg *m = &p->msg[i], *b;
+	int64_t B = (int64_t)p->params.bytes, n = p->n;
+
+	if (p->succ_off[i + 1] - p->succ_off[i] > 1)
+		return "more than one message waits for it";
+	if (m->sbuf != TOPO__SEND || m->dbuf != TOPO__RECV)
+		return "not from SEND to RECV";
+	if (m->soff != m->dst * B + m->doff)
+		return "not from the destination's block of SEND";
+	if (m->src == m->dst) {
+		if (m->kind != TOPO__COPY || m->slot >= 0 || npred[i] != 0)
+			return "a local step but not a COPY with no slot "
+			       "waiting for nothing";
+		if (m->doff % seg != 0 || m->doff >= B ||
+		    m->len != (B - m->doff < seg ? B - m->doff : seg))
+			return "a local COPY that is not one segment";
+		return NULL;
+	}
+	if (m->kind != TOPO__REDUCE)
+		return "a transport message but not a REDUCE";
+	if (m->slot < 0 || m->slot >= p->nslots ||
+	    p->slot_member[m->slot] != m->dst)
+		return "a REDUCE without a slot of its destination's";
+	if (npred[i] != 1 || pred[i] >= i)
+		return "a REDUCE waiting for other than one earlier message";
+	b = &p->msg[pred[i]];
+	if (b->dst != m->dst || b->dbuf != TOPO__RECV || b->doff != m->doff ||
+	    b->len != m->len)
+		return "a REDUCE waiting for a message to other bytes";
+	if (b->src != (m->src + n - 1) % n)
+		return "a REDUCE waiting for another than the previous "
+		       "member's";
+	return NULL;
+}
+
+/*
+ * What direct.c's top comment states about plan p, segment seg (as
+ * given): n n S messages, n (n - 1) S of them transport, for S =
+ * ceil(B / seg) segments (1 for 0 or seg >= B); SEND n B, RECV B and no
+ * WORK; every message from its destination's block of SEND to RECV; at
+ * each member q, for each segment, exactly one local COPY waiting for
+ * nothing, and REDUCEs into the same bytes, each waiting for exactly one
+ * earlier message, into the same bytes, from member src - 1 (the COPY
+ * for src = q + 1), and waited for by at most one; with (n - 1) S REDUCEs
+ * into q, each segment's is then one chain, from q + 1 to q + n - 1; one
+ * slot per member, expecting (n - 1) S.
+ */
+static void check_direct(const struct topo_plan *p, int64_t seg)
+{
+	int32_t n = p->n, who = -1;
+	int64_t B = (int64_t)p->params.bytes, bad = -1, S;
+	int64_t *npred = calloc((size_t)p->nmsg + 1, sizeof(int64_t)),
+		*pred = calloc((size_t)p->nmsg + 1, sizeof(int64_t)), *copies,
+		*reduces = calloc((size_t)n, sizeof(int64_t)),
+		*slots = calloc((size_t)n, sizeof(int64_t));
+	const char *why = NULL;
+
+	if (seg <= 0 || seg > B)
+		seg = B;
+	S = (B + seg - 1) / seg;
+	copies = calloc((size_t)(n * S), sizeof(int64_t));
+	CHECK(p->nmsg == (int64_t)n * n * S &&
+		  p->ntransport == (int64_t)n * (n - 1) * S,
+	      "%s: %lld messages, %lld transport; want %lld and %lld", label,
+	      (long long)p->nmsg, (long long)p->ntransport,
+	      (long long)n * n * S, (long long)n * (n - 1) * S);
+	for (int32_t r = 0; r < n && who < 0; r++)
+		if (topo__bufsize(p, TOPO__WORK, r) != 0 ||
+		    topo__bufsize(p, TOPO__SEND, r) != n * B ||
+		    topo__bufsize(p, TOPO__RECV, r) != B)
+			who = r;
+	CHECK(who < 0 && !topo__has_buf(p, TOPO__WORK),
+	      "%s: member %d's buffers are not SEND %lld, RECV %lld and no "
+	      "WORK",
+	      label, (int)who, (long long)n * B, (long long)B);
+	for (int64_t i = 0; i < p->nmsg; i++)
+		for (int64_t k = p->succ_off[i]; k < p->succ_off[i + 1]; k++) {
+			npred[p->succ[k]]++;
+			pred[p->succ[k]] = i;
+		}
+	for (int64_t i = 0; i < p->nmsg && bad < 0; i++) {
+		const struct topo__msg *m = &p->msg[i];
+
+		why = direct_wrong(p, i, seg, npred, pred);
+		if (why != NULL) {
+			bad = i;
+		} else if (m->src == m->dst) {
+			copies[m->dst * S + m->doff / seg]++;
+		} else {
+			reduces[m->dst]++;
+		}
+	}
+	CHECK(bad < 0, "%s: message %lld (%d to %d, at %lld, %lld bytes): %s",
+	      label, (long long)bad, bad < 0 ? 0 : (int)p->msg[bad].src,
+	      bad < 0 ? 0 : (int)p->msg[bad].dst,
+	      bad < 0 ? 0LL : (long long)p->msg[bad].doff,
+	      bad < 0 ? 0LL : (long long)p->msg[bad].len, why);
+	who = -1;
+	for (int32_t q = 0; bad < 0 && q < n && who < 0; q++) {
+		if (reduces[q] != (int64_t)(n - 1) * S)
+			who = q;
+		for (int64_t k = 0; k < S; k++)
+			if (copies[q * S + k] != 1)
+				who = q;
+	}
+	CHECK(who < 0,
+	      "%s: member %d has not one COPY and %d REDUCEs for each of "
+	      "its %lld segments",
+	      label, (int)who, (int)n - 1, (long long)S);
+	who = -1;
+	for (int64_t s = 0; s < p->nslots; s++) {
+		if (p->slot_expect[s] != (int64_t)(n - 1) * S && who < 0)
+			who = p->slot_member[s];
+		slots[p->slot_member[s]]++;
+	}
+	for (int32_t q = 0; q < n && who < 0; q++)
+		if (slots[q] != 1)
+			who = q;
+	CHECK(p->nslots == n && who < 0,
+	      "%s: %lld slots; member %d's not one expecting %lld", label,
+	      (long long)p->nslots, (int)who, (long long)(n - 1) * S);
+	free(npred);
+	free(pred);
+	free(copies);
+	free(reduces);
+	free(slots);
+}
+
+/* Direct over groups of 1, 2, 3, 5 and 16 members and uneven ones,
+ * blocks of 3 elements whole and in segments of 1, 2 (the last partial),
+ * 3 and more elements, and 1000 bytes of int16 in 64-byte segments (the
+ * last 40); each plan checked by check_one (structure, runs) and
+ * check_direct, then replayed by the tests' own executor in three
+ * orders. */
+static void test_direct(topo_machine *m16, topo_machine *const ms[2])
+{
+	static const struct {
+		int machine; /* 0: m16, 1 and 2: ms[0] and ms[1] */
+		const char *spec;
+	} groups[] = {{0, "ep 0"},	  {0, "ep 0:1"},	 {0, "ep 0:2"},
+		      {0, "ep 0:4"},	  {0, "ep 0:15"},	 {1, "all"},
+		      {2, "cols 9:0:-3"}, {2, "rows 1 + node 0"}};
+	static const struct {
+		enum topo_type type;
+		enum topo_redop op;
+		size_t bytes, segment;
+	} cases[] = {
+	    {TOPO_INT32, TOPO_SUM, 12, 0},   {TOPO_INT32, TOPO_PROD, 12, 4},
+	    {TOPO_INT32, TOPO_MAX, 12, 8},   {TOPO_INT32, TOPO_BXOR, 12, 12},
+	    {TOPO_DOUBLE, TOPO_MIN, 24, 80}, {TOPO_INT16, TOPO_SUM, 1000, 64},
+	};
+	char buf[200];
+
+	for (size_t gi = 0; gi < sizeof(groups) / sizeof(groups[0]); gi++) {
+		topo_machine *m =
+		    groups[gi].machine == 0 ? m16 : ms[groups[gi].machine - 1];
+		topo_group *g;
+		topo_tree *t;
+
+		if (topo_spec_check(m, groups[gi].spec, NULL) != 0) {
+			CHECK(0, "direct: no group \"%s\"", groups[gi].spec);
+			continue;
+		}
+		g = group(m, groups[gi].spec);
+		t = tree(g, shapes[gi % NSHAPES]);
+		for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+			struct want w = {"direct", cases[c].type, cases[c].op,
+					 cases[c].bytes, cases[c].segment};
+			topo_error err;
+			topo_plan *p;
+			int rc;
+
+			snprintf(buf, sizeof(buf),
+				 "direct, \"%s\" (%d members), %s %s, %zu "
+				 "bytes, segment %zu",
+				 groups[gi].spec, (int)g->size,
+				 topo_type_name(w.type), topo_redop_name(w.op),
+				 w.bytes, w.segment);
+			label = buf;
+			check_one(t, &w, c == 5);
+			p = plan(t, &w, 0, &rc, &err);
+			CHECK(rc == 0 && p != NULL, "%s: plan: %s", label,
+			      err.text);
+			if (p == NULL)
+				continue;
+			check_direct(p, (int64_t)w.segment);
+			for (int mode = 0; mode < 3; mode++) {
+				struct run x;
+
+				replay(p, mode, &x);
+				CHECK(x.done == p->nmsg && x.bad_msg < 0 &&
+					  wrong_member(p, &x) < 0,
+				      "%s: replay %d: %lld of %lld ran, wrong",
+				      label, mode, (long long)x.done,
+				      (long long)p->nmsg);
+				run_free(&x);
+			}
+			topo_plan_free(p);
+		}
+		topo_tree_free(t);
+		topo_group_free(g);
+	}
+	/* 16 members, 20000 bytes of int32 in 4096-byte segments: 5
+	 * chains per member, 16 x 16 x 5 messages */
+	{
+		topo_group *g = group(m16, "ep 0:15");
+		topo_tree *t = tree(g, "physical");
+		struct want w = {"direct", TOPO_INT32, TOPO_SUM, 20000, 4096};
+		topo_error err;
+		int rc;
+		topo_plan *p;
+
+		label = "direct, 16 members, 20000 bytes, segment 4096";
+		check_one(t, &w, 0);
+		p = plan(t, &w, 0, &rc, &err);
+		CHECK(p != NULL && p->nmsg == 16 * 16 * 5 &&
+			  p->ntransport == 16 * 15 * 5,
+		      "%s: %lld messages, want 1280", label,
+		      p != NULL ? (long long)p->nmsg : -1LL);
+		if (p != NULL)
+			check_direct(p, 4096);
+		topo_plan_free(p);
+		topo_tree_free(t);
+		topo_group_free(g);
+	}
 }
 
 /* ---------------------------------------------------------------------- */
@@ -375,15 +637,42 @@ static void test_refusals(const topo_machine *m)
 		topo_plan_free(p);
 	}
 	{
-		/* the tree's segment, a partial element */
-		struct want w = {"tree", TOPO_INT32, TOPO_SUM, 8, 6};
+		/* the segment of tree and direct, a partial element: 6
+		 * bytes of int32, 12 of double, 1 of int16 */
+		static const struct want ws[] = {
+		    {"tree", TOPO_INT32, TOPO_SUM, 8, 6},
+		    {"direct", TOPO_INT32, TOPO_SUM, 8, 6},
+		    {"direct", TOPO_DOUBLE, TOPO_MAX, 32, 12},
+		    {"direct", TOPO_INT16, TOPO_SUM, 8, 1},
+		};
 
-		p = plan(t, &w, 0, &rc, &err);
-		CHECK(rc == TOPO_EARG && p == NULL &&
-			  strstr(err.text, "segment") != NULL,
-		      "reduce-scatter tree, segment 6 of int32: %d \"%s\"", rc,
-		      err.text);
-		topo_plan_free(p);
+		for (size_t i = 0; i < sizeof(ws) / sizeof(ws[0]); i++) {
+			p = plan(t, &ws[i], 0, &rc, &err);
+			CHECK(rc == TOPO_EARG && p == NULL &&
+				  strstr(err.text, "segment") != NULL,
+			      "reduce-scatter %s, segment %zu of %s: %d \"%s\"",
+			      ws[i].algo, ws[i].segment,
+			      topo_type_name(ws[i].type), rc, err.text);
+			topo_plan_free(p);
+		}
+	}
+	{
+		/* direct: bytes not a multiple of the type size, with a
+		 * segment that is one */
+		static const struct want ws[] = {
+		    {"direct", TOPO_DOUBLE, TOPO_SUM, 12, 8},
+		    {"direct", TOPO_INT16, TOPO_MIN, 7, 0},
+		};
+
+		for (size_t i = 0; i < sizeof(ws) / sizeof(ws[0]); i++) {
+			p = plan(t, &ws[i], 0, &rc, &err);
+			CHECK(rc == TOPO_EARG && p == NULL &&
+				  strstr(err.text, "bytes") != NULL,
+			      "reduce-scatter direct, %zu B of %s: %d \"%s\"",
+			      ws[i].bytes, topo_type_name(ws[i].type), rc,
+			      err.text);
+			topo_plan_free(p);
+		}
 	}
 	topo_tree_free(t);
 	topo_group_free(g);
@@ -434,6 +723,7 @@ int main(void)
 	check_types(gs, 3);
 	for (int i = 0; i < 3; i++)
 		topo_group_free((topo_group *)gs[i]);
+	test_direct(m16, ms);
 	test_large(m16);
 	test_nomem(ms[1]);
 	test_refusals(ms[0]);

@@ -67,7 +67,7 @@ static const char *const algos[TOPO_OP_COUNT][6] = {
     [TOPO_OP_ALLREDUCE] = {"tree", "hierarchical", "ring", "recursive-doubling",
 			   "rabenseifner"},
     [TOPO_OP_ALLGATHER] = {"ring", "tree", "recursive-doubling", "bruck"},
-    [TOPO_OP_REDUCE_SCATTER] = {"ring", "tree", "recursive-halving"},
+    [TOPO_OP_REDUCE_SCATTER] = {"ring", "tree", "recursive-halving", "direct"},
     [TOPO_OP_ALLTOALL] = {"pairwise", "bruck", "direct"},
     [TOPO_OP_BARRIER] = {"dissemination", "tree"},
 };

@@ -61,6 +61,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -75,18 +76,22 @@
 #define MAX_SRC 4096
 
 /* One destination range, written from one source (a copy) or the sum of
- * several (a reduction). */
+ * several (a reduction).  setup() places it by offsets into the arena
+ * (dst_off, and srcs[src_at ..] for the sources); the pointers follow
+ * once the arena exists. */
 struct item {
 	unsigned char *dst;
 	const unsigned char **src;
 	int nsrc;
-	size_t len;
+	size_t len, dst_off, src_at;
 };
 
 static struct item *items;
 static size_t nitems;
 static int nthreads;
 static int reps;
+static double *times[2];
+
 /* A spinning barrier: a sleeping one would add a wake-up's tens of
  * microseconds to every repetition.  (collrun's participants spin too.) */
 static struct {
@@ -106,7 +111,6 @@ static void barrier_wait(void)
 	while (__atomic_load_n(&barrier.phase, __ATOMIC_ACQUIRE) == phase)
 		relax();
 }
-static double *times[2];
 
 static double now(void)
 {
@@ -122,14 +126,39 @@ static void die(const char *msg)
 	exit(1);
 }
 
-static void *alloc(size_t len)
+/*
+ * The buffers, carved from one arena as collrun carves its members'
+ * buffers from arenas (each on a page of its own here).  An arena of
+ * 8 MiB or more asks for transparent huge pages, as libtopo's large
+ * blocks do (alloc.c), so that neither side pays TLB misses the other
+ * does not.
+ */
+#define PAGE ((size_t)4096)
+#define HUGE ((size_t)2 << 20)
+
+static unsigned char *arena;
+static size_t arena_size;
+
+/* The offset of a new buffer of len bytes. */
+static size_t alloc(size_t len)
 {
+	size_t at = arena_size;
+
+	arena_size += (len + PAGE - 1) / PAGE * PAGE;
+	return at;
+}
+
+static void arena_new(void)
+{
+	size_t size = arena_size > 0 ? arena_size : PAGE;
 	void *p = NULL;
 
-	if (posix_memalign(&p, 4096, len ? len : 64) != 0)
+	if (posix_memalign(&p, HUGE, size) != 0)
 		die("out of memory");
-	memset(p, 0x5a, len);
-	return p;
+	if (size >= (size_t)8 << 20)
+		(void)madvise(p, size / HUGE * HUGE, MADV_HUGEPAGE);
+	arena = p;
+	memset(arena, 0x5a, size);
 }
 
 static void stream_copy(unsigned char *dst, const unsigned char *src,
@@ -156,17 +185,19 @@ static void stream_copy(unsigned char *dst, const unsigned char *src,
 #endif
 }
 
-/* int32 sums, in chunks that stay in the first-level cache */
+/* int32 sums, in chunks that stay in the first-level cache.  Unsigned,
+ * so that sums of the 0x5a bytes here wrap as defined; the instructions
+ * are a signed int32 sum's. */
 #define CHUNK 8192
 
-static void add2(int32_t *restrict d, const int32_t *restrict a,
-		 const int32_t *restrict b, size_t n)
+static void add2(uint32_t *restrict d, const uint32_t *restrict a,
+		 const uint32_t *restrict b, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		d[i] = a[i] + b[i];
 }
 
-static void add1(int32_t *restrict d, const int32_t *restrict a, size_t n)
+static void add1(uint32_t *restrict d, const uint32_t *restrict a, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		d[i] += a[i];
@@ -174,16 +205,16 @@ static void add1(int32_t *restrict d, const int32_t *restrict a, size_t n)
 
 static void sum_range(const struct item *it, size_t lo, size_t hi, int stream)
 {
-	_Alignas(64) static __thread int32_t scratch[CHUNK / 4];
+	_Alignas(64) static __thread uint32_t scratch[CHUNK / 4];
 
 	for (size_t at = lo; at < hi; at += CHUNK) {
 		size_t len = hi - at < CHUNK ? hi - at : CHUNK, n = len / 4;
-		int32_t *d = stream ? scratch : (int32_t *)(it->dst + at);
+		uint32_t *d = stream ? scratch : (uint32_t *)(it->dst + at);
 
-		add2(d, (const int32_t *)(it->src[0] + at),
-		     (const int32_t *)(it->src[1] + at), n);
+		add2(d, (const uint32_t *)(it->src[0] + at),
+		     (const uint32_t *)(it->src[1] + at), n);
 		for (int k = 2; k < it->nsrc; k++)
-			add1(d, (const int32_t *)(it->src[k] + at), n);
+			add1(d, (const uint32_t *)(it->src[k] + at), n);
 		if (stream)
 			stream_copy(it->dst + at, (const unsigned char *)d,
 				    len);
@@ -308,14 +339,86 @@ static long parse(const char *s, const char *what, long max)
 	return v;
 }
 
-static void add_item(unsigned char *dst, const unsigned char **src, int nsrc,
-		     size_t len)
+/* An item writing len bytes at offset dst from the nsrc sources at
+ * srcs[src_at ..]. */
+static void add_item(size_t dst, size_t src_at, int nsrc, size_t len)
 {
-	items[nitems].dst = dst;
-	items[nitems].src = src;
+	items[nitems].dst_off = dst;
+	items[nitems].src_at = src_at;
 	items[nitems].nsrc = nsrc;
 	items[nitems].len = len;
 	nitems++;
+}
+
+/* The buffers and items of op over n members, b bytes as collrun's
+ * --bytes (see the top of the file). */
+static void setup(const char *op, long n, size_t b, size_t *send, size_t *recv,
+		  size_t *srcs)
+{
+	if (!strcmp(op, "bcast")) {
+		send[0] = alloc(b);
+		for (long i = 0; i < n; i++) {
+			recv[i] = alloc(b);
+			srcs[i] = send[0];
+			add_item(recv[i], (size_t)i, 1, b);
+		}
+	} else if (!strcmp(op, "scatter")) {
+		send[0] = alloc(b * (size_t)n);
+		for (long i = 0; i < n; i++) {
+			recv[i] = alloc(b);
+			srcs[i] = send[0] + (size_t)i * b;
+			add_item(recv[i], (size_t)i, 1, b);
+		}
+	} else if (!strcmp(op, "gather")) {
+		recv[0] = alloc(b * (size_t)n);
+		for (long i = 0; i < n; i++) {
+			send[i] = alloc(b);
+			srcs[i] = send[i];
+			add_item(recv[0] + (size_t)i * b, (size_t)i, 1, b);
+		}
+	} else if (!strcmp(op, "allgather") || !strcmp(op, "alltoall")) {
+		int a2a = !strcmp(op, "alltoall");
+
+		for (long i = 0; i < n; i++) {
+			send[i] = alloc(a2a ? b * (size_t)n : b);
+			recv[i] = alloc(b * (size_t)n);
+		}
+		/* member j receives block i from member i: all of one
+		 * source's blocks in a row, as the senders send them */
+		for (long i = 0; i < n; i++)
+			for (long j = 0; j < n; j++) {
+				size_t k = (size_t)(i * n + j);
+
+				srcs[k] = send[i] + (a2a ? (size_t)j * b : 0);
+				add_item(recv[j] + (size_t)i * b, k, 1, b);
+			}
+	} else if (!strcmp(op, "reduce") || !strcmp(op, "allreduce")) {
+		for (long i = 0; i < n; i++) {
+			send[i] = alloc(b);
+			srcs[i] = send[i];
+		}
+		recv[0] = alloc(b);
+		add_item(recv[0], 0, (int)n, b);
+		if (!strcmp(op, "allreduce")) {
+			srcs[n] = recv[0];
+			for (long i = 1; i < n; i++) {
+				recv[i] = alloc(b);
+				add_item(recv[i], (size_t)n, 1, b);
+			}
+		}
+	} else if (!strcmp(op, "reduce-scatter")) {
+		for (long i = 0; i < n; i++)
+			send[i] = alloc(b * (size_t)n);
+		for (long j = 0; j < n; j++) {
+			recv[j] = alloc(b);
+			for (long i = 0; i < n; i++)
+				srcs[j * n + i] = send[i] + (size_t)j * b;
+			add_item(recv[j], (size_t)(j * n), (int)n, b);
+		}
+	} else {
+		fprintf(stderr, "copy_ideal: unknown operation '%s'\n", op);
+		exit(2);
+	}
 }
 
 int main(int argc, char **argv)
@@ -323,8 +426,8 @@ int main(int argc, char **argv)
 	const char *op;
 	long n, t;
 	size_t b, written = 0;
-	unsigned char **send, **recv;
-	const unsigned char **srcs;
+	size_t *send, *recv, *srcs;
+	const unsigned char **srcp;
 	pthread_t tid[MAX_THREADS];
 
 	if (argc != 5) {
@@ -341,73 +444,18 @@ int main(int argc, char **argv)
 	recv = calloc((size_t)n, sizeof *recv);
 	items = calloc((size_t)(n * n + n), sizeof *items);
 	srcs = calloc((size_t)(n * n + n), sizeof *srcs);
-	if (send == NULL || recv == NULL || items == NULL || srcs == NULL)
+	srcp = calloc((size_t)(n * n + n), sizeof *srcp);
+	if (send == NULL || recv == NULL || items == NULL || srcs == NULL ||
+	    srcp == NULL)
 		die("out of memory");
 
-	if (!strcmp(op, "bcast")) {
-		send[0] = alloc(b);
-		for (long i = 0; i < n; i++) {
-			recv[i] = alloc(b);
-			srcs[i] = send[0];
-			add_item(recv[i], &srcs[i], 1, b);
-		}
-	} else if (!strcmp(op, "scatter")) {
-		send[0] = alloc(b * (size_t)n);
-		for (long i = 0; i < n; i++) {
-			recv[i] = alloc(b);
-			srcs[i] = send[0] + (size_t)i * b;
-			add_item(recv[i], &srcs[i], 1, b);
-		}
-	} else if (!strcmp(op, "gather")) {
-		recv[0] = alloc(b * (size_t)n);
-		for (long i = 0; i < n; i++) {
-			send[i] = alloc(b);
-			srcs[i] = send[i];
-			add_item(recv[0] + (size_t)i * b, &srcs[i], 1, b);
-		}
-	} else if (!strcmp(op, "allgather") || !strcmp(op, "alltoall")) {
-		int a2a = !strcmp(op, "alltoall");
-
-		for (long i = 0; i < n; i++) {
-			send[i] = alloc(a2a ? b * (size_t)n : b);
-			recv[i] = alloc(b * (size_t)n);
-		}
-		/* member j receives block i from member i: all of one
-		 * source's blocks in a row, as the senders send them */
-		for (long i = 0; i < n; i++)
-			for (long j = 0; j < n; j++) {
-				size_t k = (size_t)(i * n + j);
-
-				srcs[k] = send[i] + (a2a ? (size_t)j * b : 0);
-				add_item(recv[j] + (size_t)i * b, &srcs[k], 1,
-					 b);
-			}
-	} else if (!strcmp(op, "reduce") || !strcmp(op, "allreduce")) {
-		for (long i = 0; i < n; i++) {
-			send[i] = alloc(b);
-			srcs[i] = send[i];
-		}
-		recv[0] = alloc(b);
-		add_item(recv[0], srcs, (int)n, b);
-		if (!strcmp(op, "allreduce")) {
-			srcs[n] = recv[0];
-			for (long i = 1; i < n; i++) {
-				recv[i] = alloc(b);
-				add_item(recv[i], &srcs[n], 1, b);
-			}
-		}
-	} else if (!strcmp(op, "reduce-scatter")) {
-		for (long i = 0; i < n; i++)
-			send[i] = alloc(b * (size_t)n);
-		for (long j = 0; j < n; j++) {
-			recv[j] = alloc(b);
-			for (long i = 0; i < n; i++)
-				srcs[j * n + i] = send[i] + (size_t)j * b;
-			add_item(recv[j], &srcs[j * n], (int)n, b);
-		}
-	} else {
-		fprintf(stderr, "copy_ideal: unknown operation '%s'\n", op);
-		return 2;
+	setup(op, n, b, send, recv, srcs);
+	arena_new();
+	for (size_t k = 0; k < (size_t)(n * n + n); k++)
+		srcp[k] = arena + srcs[k];
+	for (size_t k = 0; k < nitems; k++) {
+		items[k].dst = arena + items[k].dst_off;
+		items[k].src = srcp + items[k].src_at;
 	}
 	if (n == 1 && nitems == 0)
 		die("nothing to move with one member");
@@ -463,5 +511,13 @@ int main(int argc, char **argv)
 		       op, n, b, nthreads, reps, written, m, s, m < s ? m : s,
 		       w[0], w[reps - 1]);
 	}
+	free(times[0]);
+	free(times[1]);
+	free(arena);
+	free(srcp);
+	free(srcs);
+	free(items);
+	free(recv);
+	free(send);
 	return 0;
 }

@@ -225,6 +225,15 @@ void topo__plan_need(const struct topo_plan *p, int64_t msgs, int64_t deps,
  * after gigabytes of messages. */
 int topo__plan_expect(struct topo_plan *p, int64_t msgs, int64_t deps,
 		      int64_t slots, topo_error *err);
+/* The segment size of a segmented reducing algorithm: params.segment,
+ * which must be a multiple of the type size (else TOPO_EARG naming the
+ * operation and algorithm); 0 gives auto_seg when total >= auto_min, else
+ * total; never more than total.  *nseg is how many segments cut total (1
+ * when total is 0).  The byte count itself was checked by
+ * topo_plan_new. */
+int topo__plan_segment(const struct topo_plan *p, int64_t total,
+		       int64_t auto_min, int64_t auto_seg, int64_t *seg,
+		       int64_t *nseg, topo_error *err);
 /* What a run of the finished plan p needs beyond the plan: arena bytes of
  * buffers, the wait counts and receipt counts of a run. */
 void topo__plan_run_need(const struct topo_plan *p, int64_t arena,

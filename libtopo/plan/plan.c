@@ -353,6 +353,29 @@ void topo__plan_run_need(const struct topo_plan *p, int64_t arena,
 			: a + b + RUN_FIXED;
 }
 
+int topo__plan_segment(const struct topo_plan *p, int64_t total,
+		       int64_t auto_min, int64_t auto_seg, int64_t *seg,
+		       int64_t *nseg, topo_error *err)
+{
+	size_t ts = p->type_size, given = p->params.segment;
+
+	if (ts == 0 || given % ts != 0)
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "%s %s: segment size %zu is not a multiple of "
+				 "the %s size (%zu bytes)",
+				 topo_op_name(p->params.op), p->algorithm,
+				 given, topo_type_name(p->params.type), ts);
+	if (given == 0)
+		*seg = total >= auto_min ? auto_seg : total;
+	else
+		*seg =
+		    (uint64_t)given > (uint64_t)total ? total : (int64_t)given;
+	if (*seg > total)
+		*seg = total;
+	*nseg = total == 0 ? 1 : (total + *seg - 1) / *seg;
+	return 0;
+}
+
 int topo__plan_expect(struct topo_plan *p, int64_t msgs, int64_t deps,
 		      int64_t slots, topo_error *err)
 {

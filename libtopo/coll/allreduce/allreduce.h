@@ -23,23 +23,6 @@ int topo__allreduce_over_tree(struct topo_plan *p, const char *name,
 			      topo_error *err);
 
 /* ---------------------------------------------------------------------- */
-/* Parameters */
-
-/* The bytes must be whole elements (check_params says so already; an
- * algorithm that divides them into blocks says it again). */
-static inline int topo__allreduce_check(const struct topo_plan *p,
-					const char *name, topo_error *err)
-{
-	if (p->type_size == 0 || p->params.bytes % p->type_size != 0)
-		return topo__err(err, TOPO_EARG, NULL, NULL,
-				 "allreduce %s: %zu bytes is not a multiple "
-				 "of the %s size (%zu bytes)",
-				 name, p->params.bytes,
-				 topo_type_name(p->params.type), p->type_size);
-	return 0;
-}
-
-/* ---------------------------------------------------------------------- */
 /* Blocks: E elements in nb blocks, the first E % nb of them one element
  * longer; some are empty when E < nb. */
 

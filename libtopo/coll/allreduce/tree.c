@@ -44,8 +44,8 @@
 
 #include <string.h>
 
-#define ALLREDUCE_AUTO_MIN ((size_t)256 << 10)
-#define ALLREDUCE_AUTO_SEGMENT ((size_t)64 << 10)
+#define ALLREDUCE_AUTO_MIN ((int64_t)256 << 10)
+#define ALLREDUCE_AUTO_SEGMENT ((int64_t)64 << 10)
 
 /* More messages than this is refused (plan.c's limit too), here with a
  * hint at the segment size. */
@@ -103,33 +103,21 @@ int topo__allreduce_over_tree(struct topo_plan *p, const char *name,
 	const topo_tree *t = p->t;
 	int32_t n = p->n, R = t->root, *order = NULL;
 	struct topo__reduce_ids ids = {NULL, NULL};
-	int64_t B = (int64_t)p->params.bytes, nseg, per_seg, *down = NULL;
-	size_t ts = p->type_size, seg = p->params.segment;
-	int rc = topo__allreduce_check(p, name, err);
+	int64_t B = (int64_t)p->params.bytes, seg, nseg, per_seg, *down = NULL;
+	int rc = topo__plan_segment(p, B, ALLREDUCE_AUTO_MIN,
+				    ALLREDUCE_AUTO_SEGMENT, &seg, &nseg, err);
 
 	if (rc != 0)
 		return rc;
-	if (seg % ts != 0)
-		return topo__err(err, TOPO_EARG, NULL, NULL,
-				 "allreduce %s: segment size %zu is not a "
-				 "multiple of the %s size (%zu bytes)",
-				 name, seg, topo_type_name(p->params.type), ts);
-	if (seg == 0)
-		seg = p->params.bytes >= ALLREDUCE_AUTO_MIN
-			  ? ALLREDUCE_AUTO_SEGMENT
-			  : p->params.bytes;
-	if (seg > p->params.bytes)
-		seg = p->params.bytes;
-	nseg = B == 0 ? 1 : (B + (int64_t)seg - 1) / (int64_t)seg;
 	/* Messages per segment: at most a copy and a REDUCE per member, the
 	 * root's step and a copy down per member. */
 	per_seg = 3 * (int64_t)n;
 	if (nseg > ALLREDUCE_MAX_MESSAGES / per_seg)
 		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
-				 "allreduce %s: %lld segments of %zu bytes "
+				 "allreduce %s: %lld segments of %lld bytes "
 				 "over %d members need more than %lld "
 				 "messages (use a larger segment)",
-				 name, (long long)nseg, seg, (int)n,
+				 name, (long long)nseg, (long long)seg, (int)n,
 				 (long long)ALLREDUCE_MAX_MESSAGES);
 
 	for (int32_t v = 0; rc == 0 && v < n; v++) {

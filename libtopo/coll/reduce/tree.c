@@ -63,8 +63,8 @@
  * KiB 1.45.  Below 32 KiB the messages start to cost more than they
  * spread.
  */
-#define REDUCE_AUTO_MIN ((size_t)256 << 10)
-#define REDUCE_AUTO_SEGMENT ((size_t)64 << 10)
+#define REDUCE_AUTO_MIN ((int64_t)256 << 10)
+#define REDUCE_AUTO_SEGMENT ((int64_t)64 << 10)
 
 /* More messages than this is refused (plan.c's limit too), here with a
  * hint at the segment size. */
@@ -149,36 +149,21 @@ static int reduce_over_tree(struct topo_plan *p, const char *name,
 	const topo_tree *t = p->t;
 	int32_t n = p->n, R = t->root, L = p->root;
 	struct topo__reduce_ids ids = {NULL, NULL};
-	int64_t B = (int64_t)p->params.bytes, nseg, per_seg;
-	size_t ts = p->type_size, seg = p->params.segment;
-	int rc = 0;
+	int64_t B = (int64_t)p->params.bytes, seg, nseg, per_seg;
+	int rc = topo__plan_segment(p, B, REDUCE_AUTO_MIN, REDUCE_AUTO_SEGMENT,
+				    &seg, &nseg, err);
 
-	if (p->params.bytes % ts != 0)
-		return topo__err(err, TOPO_EARG, NULL, NULL,
-				 "reduce %s: %zu bytes is not a multiple of "
-				 "the %s size (%zu bytes)",
-				 name, p->params.bytes,
-				 topo_type_name(p->params.type), ts);
-	if (seg % ts != 0)
-		return topo__err(err, TOPO_EARG, NULL, NULL,
-				 "reduce %s: segment size %zu is not a "
-				 "multiple of the %s size (%zu bytes)",
-				 name, seg, topo_type_name(p->params.type), ts);
-	if (seg == 0)
-		seg = p->params.bytes >= REDUCE_AUTO_MIN ? REDUCE_AUTO_SEGMENT
-							 : p->params.bytes;
-	if (seg > p->params.bytes)
-		seg = p->params.bytes;
-	nseg = B == 0 ? 1 : (B + (int64_t)seg - 1) / (int64_t)seg;
+	if (rc != 0)
+		return rc;
 	/* Messages per segment: at most a copy and a REDUCE per member, and
 	 * the forward. */
 	per_seg = 2 * (int64_t)n + 1;
 	if (nseg > REDUCE_MAX_MESSAGES / per_seg)
 		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
-				 "reduce %s: %lld segments of %zu bytes over "
+				 "reduce %s: %lld segments of %lld bytes over "
 				 "%d members need more than %lld messages "
 				 "(use a larger segment)",
-				 name, (long long)nseg, seg, (int)n,
+				 name, (long long)nseg, (long long)seg, (int)n,
 				 (long long)REDUCE_MAX_MESSAGES);
 
 	/* Buffers first (plan.c checks them against memory before the first

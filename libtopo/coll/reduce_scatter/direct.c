@@ -49,26 +49,12 @@ int topo__plan_reduce_scatter_direct(struct topo_plan *p, topo_error *err)
 {
 	int32_t n = p->n;
 	int64_t B = (int64_t)p->params.bytes, seg, nseg, slot0 = -1;
-	size_t ts = p->type_size;
 	struct topo__msg m;
-	int rc = 0;
+	/* Whole blocks unless asked: cutting was slower in-process. */
+	int rc = topo__plan_segment(p, B, INT64_MAX, B, &seg, &nseg, err);
 
-	if (p->params.bytes % ts != 0)
-		return topo__err(err, TOPO_EARG, NULL, NULL,
-				 "reduce-scatter direct: %zu bytes is not a "
-				 "multiple of the %s size (%zu bytes)",
-				 p->params.bytes,
-				 topo_type_name(p->params.type), ts);
-	if (p->params.segment % ts != 0)
-		return topo__err(err, TOPO_EARG, NULL, NULL,
-				 "reduce-scatter direct: segment size %zu is "
-				 "not a multiple of the %s size (%zu bytes)",
-				 p->params.segment,
-				 topo_type_name(p->params.type), ts);
-	seg = (int64_t)p->params.segment;
-	if (seg == 0 || (uint64_t)seg > (uint64_t)B)
-		seg = B;
-	nseg = B == 0 ? 1 : (B + seg - 1) / seg;
+	if (rc != 0)
+		return rc;
 	if (nseg > RSD_MAX_MESSAGES / n / n)
 		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
 				 "reduce-scatter direct: %lld segments of "

@@ -59,13 +59,6 @@ int topo__plan_reduce_scatter_recursive_halving(struct topo_plan *p,
 	struct topo__msg m;
 	int rc = 0;
 
-	if (p->params.bytes % p->type_size != 0)
-		return topo__err(err, TOPO_EARG, NULL, NULL,
-				 "reduce-scatter recursive-halving: %zu bytes "
-				 "is not a multiple of the %s size (%zu "
-				 "bytes)",
-				 p->params.bytes,
-				 topo_type_name(p->params.type), p->type_size);
 	topo__fold_init(&f, n);
 	P = f.pof2;
 	K = f.steps;

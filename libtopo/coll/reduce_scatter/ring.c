@@ -47,12 +47,6 @@ int topo__plan_reduce_scatter_ring(struct topo_plan *p, topo_error *err)
 	struct topo__msg m;
 	int rc = 0;
 
-	if (p->params.bytes % p->type_size != 0)
-		return topo__err(err, TOPO_EARG, NULL, NULL,
-				 "reduce-scatter ring: %zu bytes is not a "
-				 "multiple of the %s size (%zu bytes)",
-				 p->params.bytes,
-				 topo_type_name(p->params.type), p->type_size);
 	for (int32_t r = 0; rc == 0 && r < n; r++) {
 		rc = topo__plan_bufsize(p, TOPO__SEND, r, (int64_t)n * B, err);
 		if (rc == 0)

@@ -122,28 +122,12 @@ int topo__plan_reduce_scatter_tree(struct topo_plan *p, topo_error *err)
 	struct rs_ids ids = {NULL, NULL};
 	int64_t *arrival = NULL, B = (int64_t)p->params.bytes;
 	int64_t V = (int64_t)n * B, seg, nseg, keep = -1, s0 = -1;
-	size_t ts = p->type_size;
 	struct topo__msg m;
-	int rc = 0;
+	int rc = topo__plan_segment(p, V, RS_AUTO_MIN, RS_AUTO_SEGMENT, &seg,
+				    &nseg, err);
 
-	if (p->params.bytes % ts != 0)
-		return topo__err(err, TOPO_EARG, NULL, NULL,
-				 "reduce-scatter tree: %zu bytes is not a "
-				 "multiple of the %s size (%zu bytes)",
-				 p->params.bytes,
-				 topo_type_name(p->params.type), ts);
-	if (p->params.segment % ts != 0)
-		return topo__err(err, TOPO_EARG, NULL, NULL,
-				 "reduce-scatter tree: segment size %zu is "
-				 "not a multiple of the %s size (%zu bytes)",
-				 p->params.segment,
-				 topo_type_name(p->params.type), ts);
-	seg = (int64_t)p->params.segment;
-	if (seg == 0 || (uint64_t)seg > (uint64_t)V)
-		seg = p->params.segment == 0 && V >= RS_AUTO_MIN
-			  ? RS_AUTO_SEGMENT
-			  : V;
-	nseg = V == 0 ? 1 : (V + seg - 1) / seg;
+	if (rc != 0)
+		return rc;
 	if (nseg > (RS_MAX_MESSAGES - 3 * (int64_t)n) / (2 * (int64_t)n))
 		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
 				 "reduce-scatter tree: %lld segments of %lld "

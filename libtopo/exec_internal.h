@@ -478,6 +478,16 @@ extern int topo__stream_copies;
  * participants by address (exec.c, homes): -1 where it helps (the
  * default), 0 never, 1 whenever the transport gives its slices (tests). */
 extern int topo__exec_homes;
+/* Whether the in-process transport fuses a reduction's first copy with
+ * its first combine (transport_inproc.c): 1 (the default), 0 never
+ * (tests, benchmarks). */
+extern int topo__fuse_copies;
+/* Copies of at most this many bytes are moved by the run itself (exec.c),
+ * not by the transport. */
+#define TOPO__SMALL_COPY 16
+/* For message i of p, opened as state by the in-process transport: a
+ * REDUCE's fused copy, or i for a fusable copy, or -1 (tests). */
+int topo__inproc_fused(const void *state, const struct topo_plan *p, int64_t i);
 /* Whether message i of p, opened as state by the in-process transport,
  * is delivered with streaming stores (tests). */
 int topo__inproc_streams(const void *state, const struct topo_plan *p,

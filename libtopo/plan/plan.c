@@ -343,8 +343,10 @@ void topo__plan_run_need(const struct topo_plan *p, int64_t arena,
 			 struct topo__memory_need *need)
 {
 	/* Two wait counts and a root entry per message, a count per receipt
-	 * counter: the plan itself is in memory already. */
-	int64_t a = mul_sat(p->nmsg, 4 + 4 + 8), b = mul_sat(p->nslots, 8);
+	 * counter, and for a reduction the in-process transport's tables of
+	 * fused copies: the plan itself is in memory already. */
+	int64_t per = 4 + 4 + 8 + (topo_op_reduces(p->params.op) ? 5 : 0);
+	int64_t a = mul_sat(p->nmsg, per), b = mul_sat(p->nslots, 8);
 
 	need->buffers = arena;
 	need->plan = 0;

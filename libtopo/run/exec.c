@@ -188,7 +188,7 @@ static void fill_one(struct run *x, int64_t k, int worker)
  * loop of the message that releases it instead of through the pool: it is
  * too small to be worth sharing.
  */
-#define SMALL_COPY 16
+#define SMALL_COPY TOPO__SMALL_COPY
 
 static inline bool is_small_copy(const struct run *x, const struct topo__msg *m)
 {

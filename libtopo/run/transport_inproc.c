@@ -45,6 +45,21 @@
  * as long streamed, while their alltoall, whose 8 MiB fill the cache,
  * took 0.64.  Copies below 64 KiB (the flood's segments are 64 KiB) are
  * left to memcpy.
+ *
+ * Fused copies.  A reduction starts its accumulator as a member's own
+ * contribution, a local COPY of its SEND, and then REDUCEs the others'
+ * into it: two passes over the result where one would do.  So, as the MPI
+ * engine does (engine.h), a local COPY out of a SEND is "fusable" when the
+ * plan's successors of it are REDUCEs into exactly its bytes (its
+ * "combines"), or wait for one of them.  Its delivery then writes nothing
+ * and parks it; the first of its combines to hold the bytes' range
+ * combines the copy's source with its own into them, dst = a OP src
+ * (topo__reduce3), and unparks it; the others reduce as usual.  Nothing
+ * reads or writes the accumulator between the copy and its first combine,
+ * since every path on from the copy passes through a combine, and the
+ * copy's source stays as it was, since no message of such a plan writes a
+ * SEND.  A copy the run moves itself (exec.c's small copies) never parks,
+ * and its combines reduce as usual.
  */
 #define TOPO_INTERNAL
 #include "exec_internal.h"
@@ -99,6 +114,12 @@ struct inproc {
 	int64_t stream_min;	   /* COPYs of this many bytes stream */
 	enum topo_type type;
 	enum topo_redop op;
+	/* Fused copies (see the file comment), NULL when the plan has none:
+	 * fuse[i], for a REDUCE i, the copy it may be fused with, or -1;
+	 * park[c], for a copy c, 0 when it is not fusable, 1 when it is and
+	 * its bytes are written, 2 while it is parked. */
+	int32_t *fuse;
+	uint8_t *park;
 	unsigned char *raw_buckets;
 	union bucket *buckets; /* [NBUCKETS], aligned */
 	int nbuckets, nconds;  /* initialised so far */
@@ -224,6 +245,97 @@ static void stream_copy(unsigned char *dst, const unsigned char *src,
 #endif
 }
 
+int topo__fuse_copies = 1;
+
+/* Whether message f of p may be fused with copy c: a REDUCE into exactly
+ * c's bytes, not claimed by another copy. */
+static bool combine_of(const struct topo_plan *p, const int32_t *fuse,
+		       const struct topo__msg *c, int32_t f)
+{
+	const struct topo__msg *m = &p->msg[f];
+
+	return m->kind == TOPO__REDUCE && m->dst == c->dst &&
+	       m->dbuf == c->dbuf && m->doff == c->doff && m->len == c->len &&
+	       fuse[f] < 0;
+}
+
+/* Whether copy e may be parked: a local COPY out of a SEND, of more bytes
+ * than the run moves itself, whose successors are combines of it or wait
+ * for one of them. */
+static bool fusable(const struct topo_plan *p, const int32_t *fuse, int64_t e)
+{
+	const struct topo__msg *c = &p->msg[e];
+	int64_t ncomb = 0;
+
+	if (c->kind != TOPO__COPY || c->src != c->dst ||
+	    c->sbuf != TOPO__SEND || c->dbuf == TOPO__SEND ||
+	    c->len <= TOPO__SMALL_COPY)
+		return false;
+	for (int64_t k = p->succ_off[e]; k < p->succ_off[e + 1]; k++)
+		ncomb += combine_of(p, fuse, c, p->succ[k]);
+	if (ncomb == 0)
+		return false;
+	for (int64_t k = p->succ_off[e]; k < p->succ_off[e + 1]; k++) {
+		int32_t g = p->succ[k];
+		bool after = combine_of(p, fuse, c, g);
+
+		/* g also waits for one of the combines */
+		for (int64_t j = p->succ_off[e];
+		     !after && j < p->succ_off[e + 1]; j++) {
+			int32_t f = p->succ[j];
+
+			if (!combine_of(p, fuse, c, f))
+				continue;
+			for (int64_t i = p->succ_off[f];
+			     !after && i < p->succ_off[f + 1]; i++)
+				after = p->succ[i] == g;
+		}
+		if (!after)
+			return false;
+	}
+	return true;
+}
+
+/* s->fuse and s->park for p (see the file comment): left NULL when p
+ * reduces nothing, writes a SEND, or has no fusable copy.  Returns 0 or
+ * TOPO_ENOMEM. */
+static int find_fusable(struct inproc *s, const struct topo_plan *p)
+{
+	int64_t nfused = 0, nreduce = 0;
+
+	if (!topo__fuse_copies || p->msg == NULL || p->succ_off == NULL)
+		return 0;
+	for (int64_t i = 0; i < p->nmsg; i++) {
+		if (p->msg[i].dbuf == TOPO__SEND)
+			return 0;
+		nreduce += p->msg[i].kind == TOPO__REDUCE;
+	}
+	if (nreduce == 0)
+		return 0;
+	s->fuse = topo__mallocarray((size_t)p->nmsg, sizeof(int32_t));
+	s->park = topo__calloc((size_t)p->nmsg, 1);
+	if (s->fuse == NULL || s->park == NULL)
+		return TOPO_ENOMEM;
+	for (int64_t i = 0; i < p->nmsg; i++)
+		s->fuse[i] = -1;
+	for (int64_t e = 0; e < p->nmsg; e++) {
+		if (!fusable(p, s->fuse, e))
+			continue;
+		s->park[e] = 1;
+		nfused++;
+		for (int64_t k = p->succ_off[e]; k < p->succ_off[e + 1]; k++)
+			if (combine_of(p, s->fuse, &p->msg[e], p->succ[k]))
+				s->fuse[p->succ[k]] = (int32_t)e;
+	}
+	if (nfused == 0) {
+		topo__free(s->fuse);
+		topo__free(s->park);
+		s->fuse = NULL;
+		s->park = NULL;
+	}
+	return 0;
+}
+
 static void inproc_close(void *state)
 {
 	struct inproc *s = state;
@@ -235,6 +347,8 @@ static void inproc_close(void *state)
 	for (int i = 0; i < s->nconds; i++)
 		pthread_cond_destroy(&s->freed[i]);
 	topo__free(s->raw_buckets);
+	topo__free(s->fuse);
+	topo__free(s->park);
 	for (int b = 0; b < TOPO__NBUF; b++) {
 		topo__free(s->raw[b]);
 		topo__free(s->sl.off[b]);
@@ -336,6 +450,13 @@ static int inproc_open(void **state, const struct topo_plan *p, topo_error *err)
 			  "cannot initialise the reduction locks");
 		goto fail;
 	}
+	if (find_fusable(s, p) != 0) {
+		topo__err(err, TOPO_ENOMEM, NULL, NULL,
+			  "out of memory: fusing copies needs %lld bytes",
+			  (long long)p->nmsg * 5);
+		inproc_close(s);
+		return TOPO_ENOMEM;
+	}
 	*state = s;
 	return 0;
 fail:
@@ -354,6 +475,17 @@ static unsigned char *inproc_buffer(void *state, int32_t r, int b)
 	return topo__slice(&s->sl, r, b);
 }
 
+/* dst OP= src, or dst = a OP src when a is not NULL. */
+static inline void combine(const struct inproc *s, unsigned char *dst,
+			   const unsigned char *a, const unsigned char *src,
+			   int64_t len)
+{
+	if (a != NULL)
+		topo__reduce3(s->type, s->op, dst, a, src, (size_t)len);
+	else
+		topo__reduce(s->type, s->op, dst, src, (size_t)len);
+}
+
 /* Whether a reduction into r would interleave with one in the list. */
 static int overlaps(const struct range *list, const struct range *r)
 {
@@ -367,9 +499,13 @@ static int overlaps(const struct range *list, const struct range *r)
 /* m's reduction, once no other reduction into overlapping bytes runs
  * (see the file comment).  The list holds at most one range per thread,
  * so the overlap scan is short. */
-static void reduce_locked(struct inproc *s, const struct topo__msg *m,
-			  unsigned char *dst, const unsigned char *src)
+static void reduce_locked(struct inproc *s, const struct topo_plan *p,
+			  int64_t id, unsigned char *dst,
+			  const unsigned char *src)
 {
+	const struct topo__msg *m = &p->msg[id];
+	int32_t c = s->fuse != NULL ? s->fuse[id] : -1;
+	const unsigned char *a = NULL;
 	uint32_t i = ((uint32_t)m->dst * TOPO__NBUF + m->dbuf) % NBUCKETS;
 	union bucket *k = &s->buckets[i];
 	pthread_cond_t *freed = &s->freed[i];
@@ -382,8 +518,15 @@ static void reduce_locked(struct inproc *s, const struct topo__msg *m,
 		pthread_cond_wait(freed, &k->b.mu);
 		k->b.waiting--;
 	}
+	/* The first combine of a parked copy (see the file comment). */
+	if (c >= 0 && s->park[c] == 2) {
+		const struct topo__msg *l = &p->msg[c];
+
+		a = inproc_buffer(s, l->src, l->sbuf) + l->soff;
+		s->park[c] = 1;
+	}
 	if (m->len <= SMALL_REDUCE) {
-		topo__reduce(s->type, s->op, dst, src, (size_t)m->len);
+		combine(s, dst, a, src, m->len);
 		pthread_mutex_unlock(&k->b.mu);
 		return;
 	}
@@ -391,7 +534,7 @@ static void reduce_locked(struct inproc *s, const struct topo__msg *m,
 	k->b.busy = &me;
 	pthread_mutex_unlock(&k->b.mu);
 
-	topo__reduce(s->type, s->op, dst, src, (size_t)m->len);
+	combine(s, dst, a, src, m->len);
 
 	pthread_mutex_lock(&k->b.mu);
 	for (pp = &k->b.busy; *pp != &me; pp = &(*pp)->next)
@@ -427,7 +570,9 @@ static int inproc_deliver_trusted(void *state, const struct topo_plan *p,
 	src = inproc_buffer(s, m->src, m->sbuf) + m->soff;
 	dst = inproc_buffer(s, m->dst, m->dbuf) + m->doff;
 	if (m->kind == TOPO__COPY) {
-		if (m->src == m->dst && m->sbuf == m->dbuf)
+		if (s->park != NULL && s->park[i] != 0)
+			s->park[i] = 2; /* its first combine writes it */
+		else if (m->src == m->dst && m->sbuf == m->dbuf)
 			memmove(dst, src, (size_t)m->len);
 		else if (streams(s, m))
 			stream_copy(dst, src, (size_t)m->len);
@@ -435,7 +580,7 @@ static int inproc_deliver_trusted(void *state, const struct topo_plan *p,
 			memcpy(dst, src, (size_t)m->len);
 		return 0;
 	}
-	reduce_locked(s, m, dst, src);
+	reduce_locked(s, p, i, dst, src);
 	return 0;
 }
 
@@ -458,6 +603,17 @@ static void inproc_fill(void *state, int b, int c)
 static const struct topo__slices *inproc_slices(void *state)
 {
 	return &((struct inproc *)state)->sl;
+}
+
+int topo__inproc_fused(const void *state, const struct topo_plan *p, int64_t i)
+{
+	const struct inproc *s = state;
+
+	if (s->fuse == NULL)
+		return -1;
+	if (p->msg[i].kind == TOPO__REDUCE)
+		return s->fuse[i];
+	return s->park[i] != 0 ? (int)i : -1;
 }
 
 const struct topo__transport_ops topo__transport_inproc = {

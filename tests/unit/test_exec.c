@@ -1145,6 +1145,192 @@ static void test_stream(void)
 	topo_machine_free(m);
 }
 
+/* Fused copies (transport_inproc.c): which copies park and which
+ * REDUCEs combine them, and runs that are right whichever combine comes
+ * first. */
+static struct topo_plan *fuse_plan(const topo_tree *t, int64_t len,
+				   bool write_send)
+{
+	struct topo_plan *p =
+	    hand_plan(t, TOPO_OP_REDUCE, (size_t)len, TOPO_INT32, TOPO_SUM);
+	int64_t c0, c1, r1, r2, r3, s0, s1;
+
+	/* 0 <- {1 <- 3, 2}: member 1 accumulates 3's into its WORK */
+	for (int32_t r = 0; r < 4; r++)
+		bufsize(p, TOPO__SEND, r, len);
+	bufsize(p, TOPO__RECV, 0, len);
+	bufsize(p, TOPO__WORK, 1, len);
+	s0 = slot(p, 0, 2);
+	s1 = slot(p, 1, 1);
+	c0 = msg(p, TOPO__COPY, 0, TOPO__SEND, 0, 0, TOPO__RECV, 0, len, -1);
+	c1 = msg(p, TOPO__COPY, 1, TOPO__SEND, 0, 1, TOPO__WORK, 0, len, -1);
+	r3 = msg(p, TOPO__REDUCE, 3, TOPO__SEND, 0, 1, TOPO__WORK, 0, len, s1);
+	r1 = msg(p, TOPO__REDUCE, 1, TOPO__WORK, 0, 0, TOPO__RECV, 0, len, s0);
+	r2 = msg(p, TOPO__REDUCE, 2, TOPO__SEND, 0, 0, TOPO__RECV, 0, len, s0);
+	dep(p, c1, r3);
+	dep(p, r3, r1);
+	dep(p, c0, r1);
+	dep(p, c0, r2);
+	if (write_send) /* a step within member 3's SEND, after all */
+		dep(p, r1,
+		    msg(p, TOPO__COPY, 3, TOPO__SEND, 0, 3, TOPO__SEND, 4, 4,
+			-1));
+	finish(p);
+	return p;
+}
+
+static void test_fuse(void)
+{
+	const struct topo__transport_ops *tr = &topo__transport_inproc;
+	static const int32_t tasks[] = {4};
+	topo_machine *m = machine(1, tasks, 1);
+	topo_group *g = group_of(m, "world", NULL, 4);
+	topo_tree t = fake_tree(g, 0);
+	const int64_t big = 4096;
+	int was = topo__fuse_copies;
+	void *state = NULL;
+	topo_error err;
+
+	/* The tree above: both copies park; r3 combines c1, r1 and r2 both
+	 * may combine c0 (the first to come does).  Runs of every size on
+	 * 1, 2 and 4 threads end verified, fused or not. */
+	for (int fuse = 0; fuse <= 1; fuse++) {
+		static const int64_t lens[] = {4, 16, 20, 4096, 65536 + 12};
+
+		topo__fuse_copies = fuse;
+		for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+			struct topo_plan *p = fuse_plan(&t, lens[i], false);
+			bool parks = fuse && lens[i] > TOPO__SMALL_COPY;
+
+			topo_error_clear(&err);
+			CHECK_INT(tr->open(&state, p, &err), 0);
+			CHECK_INT(topo__inproc_fused(state, p, 0),
+				  parks ? 0 : -1);
+			CHECK_INT(topo__inproc_fused(state, p, 1),
+				  parks ? 1 : -1);
+			CHECK_INT(topo__inproc_fused(state, p, 2),
+				  parks ? 1 : -1);
+			CHECK_INT(topo__inproc_fused(state, p, 3),
+				  parks ? 0 : -1);
+			CHECK_INT(topo__inproc_fused(state, p, 4),
+				  parks ? 0 : -1);
+			tr->close(state);
+			state = NULL;
+			for (int threads = 1; threads <= 4; threads *= 2) {
+				topo_report *r = run(p, threads, 5, 60);
+				char what[64];
+
+				snprintf(what, sizeof(what),
+					 "fused reduce of %lld bytes, fuse %d, "
+					 "%d threads",
+					 (long long)lens[i], fuse, threads);
+				expect_verified(r, what);
+				topo_report_free(r);
+			}
+			topo_plan_free(p);
+		}
+	}
+	topo__fuse_copies = 1;
+
+	/* Copies that must not park, each in bytes of its own. */
+	{
+		struct topo_plan *p =
+		    hand_plan(&t, TOPO_OP_REDUCE, 8, TOPO_INT32, TOPO_SUM);
+		int64_t a, ra, ga, b, rb, c, rc_, d, rd, d2, rd2, e, re, ge, f,
+		    rf;
+
+		for (int32_t r = 0; r < 4; r++) {
+			bufsize(p, TOPO__SEND, r, 8 * big);
+			bufsize(p, TOPO__RECV, r, 8 * big);
+			bufsize(p, TOPO__WORK, r, 8 * big);
+		}
+		/* a reader of the accumulator that waits for no combine */
+		a = msg(p, TOPO__COPY, 0, TOPO__SEND, 0, 0, TOPO__RECV, 0, big,
+			-1);
+		ra = msg(p, TOPO__REDUCE, 2, TOPO__SEND, 0, 0, TOPO__RECV, 0,
+			 big, -1);
+		ga = msg(p, TOPO__COPY, 0, TOPO__RECV, 0, 1, TOPO__RECV, 0, big,
+			 -1);
+		dep(p, a, ra);
+		dep(p, a, ga);
+		/* out of a WORK, not a SEND */
+		b = msg(p, TOPO__COPY, 1, TOPO__WORK, 0, 1, TOPO__RECV, big,
+			big, -1);
+		rb = msg(p, TOPO__REDUCE, 2, TOPO__SEND, 0, 1, TOPO__RECV, big,
+			 big, -1);
+		dep(p, b, rb);
+		/* a REDUCE into other bytes (8 further on) */
+		c = msg(p, TOPO__COPY, 2, TOPO__SEND, 0, 2, TOPO__RECV, 0, big,
+			-1);
+		rc_ = msg(p, TOPO__REDUCE, 3, TOPO__SEND, 0, 2, TOPO__RECV, 8,
+			  big - 8, -1);
+		dep(p, c, rc_);
+		/* a REDUCE of fewer bytes; one into another buffer */
+		d = msg(p, TOPO__COPY, 3, TOPO__SEND, 0, 3, TOPO__WORK, 0, big,
+			-1);
+		rd = msg(p, TOPO__REDUCE, 0, TOPO__SEND, 0, 3, TOPO__WORK, 0,
+			 big - 8, -1);
+		dep(p, d, rd);
+		d2 = msg(p, TOPO__COPY, 3, TOPO__SEND, big, 3, TOPO__WORK, big,
+			 big, -1);
+		rd2 = msg(p, TOPO__REDUCE, 1, TOPO__SEND, 0, 3, TOPO__RECV, big,
+			  big, -1);
+		dep(p, d2, rd2);
+		/* these two may: a reader after the combine too, and a
+		 * copy of 20 bytes */
+		e = msg(p, TOPO__COPY, 0, TOPO__SEND, big, 0, TOPO__WORK, big,
+			big, -1);
+		re = msg(p, TOPO__REDUCE, 1, TOPO__SEND, 0, 0, TOPO__WORK, big,
+			 big, -1);
+		ge = msg(p, TOPO__COPY, 0, TOPO__WORK, big, 2, TOPO__WORK, 0,
+			 big, -1);
+		dep(p, e, re);
+		dep(p, e, ge);
+		dep(p, re, ge);
+		f = msg(p, TOPO__COPY, 1, TOPO__SEND, 0, 1, TOPO__WORK, 0,
+			TOPO__SMALL_COPY + 4, -1);
+		rf = msg(p, TOPO__REDUCE, 0, TOPO__SEND, 0, 1, TOPO__WORK, 0,
+			 TOPO__SMALL_COPY + 4, -1);
+		dep(p, f, rf);
+		finish(p);
+		topo_error_clear(&err);
+		CHECK_INT(tr->open(&state, p, &err), 0);
+		CHECK_INT(topo__inproc_fused(state, p, a), -1);
+		CHECK_INT(topo__inproc_fused(state, p, ra), -1);
+		CHECK_INT(topo__inproc_fused(state, p, b), -1);
+		CHECK_INT(topo__inproc_fused(state, p, rb), -1);
+		CHECK_INT(topo__inproc_fused(state, p, c), -1);
+		CHECK_INT(topo__inproc_fused(state, p, rc_), -1);
+		CHECK_INT(topo__inproc_fused(state, p, d), -1);
+		CHECK_INT(topo__inproc_fused(state, p, rd), -1);
+		CHECK_INT(topo__inproc_fused(state, p, d2), -1);
+		CHECK_INT(topo__inproc_fused(state, p, rd2), -1);
+		CHECK_INT(topo__inproc_fused(state, p, e), (int)e);
+		CHECK_INT(topo__inproc_fused(state, p, re), (int)e);
+		CHECK_INT(topo__inproc_fused(state, p, ge), -1);
+		CHECK_INT(topo__inproc_fused(state, p, f), (int)f);
+		CHECK_INT(topo__inproc_fused(state, p, rf), (int)f);
+		tr->close(state);
+		state = NULL;
+		topo_plan_free(p);
+	}
+	/* A plan that writes a SEND parks nothing. */
+	{
+		struct topo_plan *p = fuse_plan(&t, big, true);
+
+		topo_error_clear(&err);
+		CHECK_INT(tr->open(&state, p, &err), 0);
+		for (int64_t i = 0; i < p->nmsg; i++)
+			CHECK_INT(topo__inproc_fused(state, p, i), -1);
+		tr->close(state);
+		state = NULL;
+		topo_plan_free(p);
+	}
+	topo__fuse_copies = was;
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
 static void test_transport(void)
 {
 	const struct topo__transport_ops *tr = &topo__transport_inproc;
@@ -2995,6 +3181,7 @@ int main(void)
 	test_transport();
 	test_bufsizes_compact();
 	test_stream();
+	test_fuse();
 	test_range_locks();
 	for (int threads = 1; threads <= 8; threads *= 8) {
 		test_bcast(threads);

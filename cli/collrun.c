@@ -87,7 +87,9 @@ static const char help_text[] =
     "  allreduce       tree, hierarchical, ring, recursive-doubling, "
     "rabenseifner\n"
     "  allgather       ring, tree, recursive-doubling, bruck\n"
-    "  reduce-scatter  ring, tree, recursive-halving, direct\n"
+    "  reduce-scatter  ring, tree, recursive-halving, direct (the default for "
+    "a\n"
+    "                  group on one node)\n"
     "  alltoall        pairwise, bruck, direct\n"
     "  barrier         dissemination, tree\n"
     "\n"
@@ -178,12 +180,11 @@ static const struct {
 	enum topo_op op;
 	const char *text;
 } op_help[] = {
-    {TOPO_OP_BCAST,
-     "\nbcast: every member ends with the root's --bytes.\n"
-     "  algorithms:  flood (the route table, from any root)\n"
-     "  tree:        physical by default\n"
-     "  --segment N  segment size (default: 64K from 256K up)\n"
-     "  type:        int8 by default (bytes are bytes)\n"},
+    {TOPO_OP_BCAST, "\nbcast: every member ends with the root's --bytes.\n"
+		    "  algorithms:  flood (the route table, from any root)\n"
+		    "  tree:        physical by default\n"
+		    "  --segment N  segment size (default: 64K from 256K up)\n"
+		    "  type:        int8 by default (bytes are bytes)\n"},
     {TOPO_OP_SCATTER,
      "\nscatter: member of rank r ends with block r of the root's buffer "
      "of\nmembers x --bytes.\n"
@@ -235,10 +236,11 @@ static const struct {
     {TOPO_OP_REDUCE_SCATTER,
      "\nreduce-scatter: member of rank r ends with block r (--bytes) of the "
      "element-wise\n--op of every member's members x --bytes.\n"
-     "  algorithms:  ring (default), tree (reduce up the tree, scatter "
-     "down),\n"
-     "               recursive-halving, direct (each block combined where "
-     "it ends)\n"
+     "  algorithms:  ring (default across nodes), tree (reduce up the tree, "
+     "scatter\n"
+     "               down), recursive-halving, direct (each block combined "
+     "where it\n"
+     "               ends; default for a group on one node)\n"
      "  tree:        physical by default (used by tree)\n"
      "  --type T     int8..int64, uint8..uint64, float, double (default "
      "int32)\n"
@@ -566,18 +568,38 @@ static int parse(struct args *a, int argc, char **argv)
 	return -1;
 }
 
+/* --segment with reduce-scatter's default algorithm, once planned: the
+ * default across nodes, ring, takes none. */
+static int segment_refused(const struct args *a, const topo_plan *p)
+{
+	const char *alg = topo_plan_algorithm(p);
+
+	if (!a->have_segment || a->op != TOPO_OP_REDUCE_SCATTER ||
+	    a->algorithm != NULL || strcmp(alg, "tree") == 0 ||
+	    strcmp(alg, "direct") == 0)
+		return -1;
+	cli_msg("--segment applies to bcast, reduce, allreduce tree and "
+		"hierarchical, and reduce-scatter tree and direct, not "
+		"reduce-scatter %s (the default for a group across nodes)",
+		alg);
+	return EXIT_USAGE;
+}
+
 /* Options that only one operation reads are refused elsewhere rather than
  * silently ignored. */
 static int check_op_options(const struct args *a)
 {
 	const char *alg = a->algorithm;
-	/* Segments cut the tree algorithms' pipelines. */
+	/* Segments cut the tree algorithms' pipelines.  reduce-scatter's
+	 * default depends on the group's nodes: checked once planned
+	 * (segment_refused). */
 	int seg_ok = a->op == TOPO_OP_BCAST || a->op == TOPO_OP_REDUCE ||
 		     (a->op == TOPO_OP_ALLREDUCE &&
 		      (alg == NULL || strcmp(alg, "tree") == 0 ||
 		       strcmp(alg, "hierarchical") == 0)) ||
-		     (a->op == TOPO_OP_REDUCE_SCATTER && alg != NULL &&
-		      (strcmp(alg, "tree") == 0 || strcmp(alg, "direct") == 0));
+		     (a->op == TOPO_OP_REDUCE_SCATTER &&
+		      (alg == NULL || strcmp(alg, "tree") == 0 ||
+		       strcmp(alg, "direct") == 0));
 	if (a->redop_name != NULL && !topo_op_reduces(a->op)) {
 		cli_msg("--op applies to reduce, allreduce and reduce-scatter, "
 			"not %s",
@@ -1398,6 +1420,9 @@ int main(int argc, char **argv)
 		rc = cli_error(&err, rc);
 		goto done;
 	}
+	rc = segment_refused(&a, p);
+	if (rc >= 0)
+		goto done;
 #ifdef COLLRUN_MPI
 	/* Every process is ready to run, or all stop with the status of the
 	 * first that could not (its message shown by rank 0).  A prediction

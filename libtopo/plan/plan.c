@@ -1010,6 +1010,36 @@ static void list_algorithms(char *buf, size_t size, enum topo_op op)
 						algos[i].name);
 }
 
+/* Whether every member of g is on one node of its machine. */
+static bool on_one_node(const topo_group *g)
+{
+	int32_t node =
+	    g->size > 0 ? topo_machine_endpoint_node(g->m, g->members[0]) : -1;
+
+	for (int32_t i = 1; i < g->size; i++)
+		if (topo_machine_endpoint_node(g->m, g->members[i]) != node)
+			return false;
+	return true;
+}
+
+/* The algorithm of op when none is named: the first of op's, but for
+ * reduce-scatter over a group on one node, direct (collrun(1): in one
+ * memory reading another member's buffer costs no more than one's own, and
+ * direct moves the fewest bytes; across nodes its n - 1 messages into each
+ * member share that member's link, and ring is the default). */
+static const struct algo *default_algorithm(enum topo_op op,
+					    const topo_group *g)
+{
+	const char *name =
+	    op == TOPO_OP_REDUCE_SCATTER && on_one_node(g) ? "direct" : NULL;
+
+	for (size_t i = 0; i < NALGOS; i++)
+		if (algos[i].op == op &&
+		    (name == NULL || strcmp(algos[i].name, name) == 0))
+			return &algos[i];
+	return NULL;
+}
+
 /* Checks params (defaults applied into *q) and finds the algorithm. */
 static int check_params(struct topo_plan_params *q, const topo_tree *t,
 			const struct algo **algo, int32_t *root,
@@ -1028,11 +1058,11 @@ static int check_params(struct topo_plan_params *q, const topo_tree *t,
 	if ((unsigned)q->redop >= TOPO_REDOP_COUNT)
 		return topo__err(err, TOPO_EARG, NULL, NULL,
 				 "unknown operator %d", (int)q->redop);
-	*algo = NULL;
-	for (size_t i = 0; i < NALGOS && *algo == NULL; i++)
+	*algo = q->algorithm == NULL ? default_algorithm(q->op, g) : NULL;
+	for (size_t i = 0; i < NALGOS && *algo == NULL && q->algorithm != NULL;
+	     i++)
 		if (algos[i].op == q->op &&
-		    (q->algorithm == NULL ||
-		     strcmp(q->algorithm, algos[i].name) == 0))
+		    strcmp(q->algorithm, algos[i].name) == 0)
 			*algo = &algos[i];
 	if (*algo == NULL) {
 		list_algorithms(list, sizeof(list), q->op);

@@ -670,6 +670,47 @@ static void test_refusals(const topo_machine *m)
 	topo_group_free(g);
 }
 
+/* The default algorithm (plan.c, collrun(1)): direct for a group on one
+ * node, ring across nodes; a named algorithm stays. */
+static void test_default(const topo_machine *m16, const topo_machine *m)
+{
+	static const struct {
+		int uneven;
+		const char *spec, *algo, *want;
+	} cs[] = {
+	    {0, "node 1", NULL, "direct"}, {0, "ep 4:7", NULL, "direct"},
+	    {0, "ep 6", NULL, "direct"},   {0, "ep 3:4", NULL, "ring"},
+	    {0, "all", NULL, "ring"},	   {1, "node 1", NULL, "direct"},
+	    {1, "all", NULL, "ring"},	   {0, "node 1", "ring", "ring"},
+	    {0, "node 2", "tree", "tree"}, {0, "all", "direct", "direct"},
+	};
+
+	for (size_t i = 0; i < sizeof(cs) / sizeof(cs[0]); i++) {
+		topo_group *g = group(cs[i].uneven ? m : m16, cs[i].spec);
+		topo_tree *t = tree(g, "binomial");
+		struct want w = {cs[i].algo, TOPO_INT32, TOPO_SUM, 64, 0};
+		topo_error err;
+		topo_plan *p;
+		int rc;
+
+		p = plan(t, &w, 0, &rc, &err);
+		CHECK(rc == 0 && p != NULL &&
+			  strcmp(topo_plan_algorithm(p), cs[i].want) == 0,
+		      "reduce-scatter over \"%s\" of machine %d, algorithm "
+		      "%s: %d %s, want %s (%s)",
+		      cs[i].spec, cs[i].uneven,
+		      cs[i].algo != NULL ? cs[i].algo : "(default)", rc,
+		      p != NULL ? topo_plan_algorithm(p) : "no plan",
+		      cs[i].want, err.text);
+		if (p != NULL)
+			CHECK(run(p, 2, -1),
+			      "reduce-scatter default over \"%s\"", cs[i].spec);
+		topo_plan_free(p);
+		topo_tree_free(t);
+		topo_group_free(g);
+	}
+}
+
 /* ---------------------------------------------------------------------- */
 
 int main(void)
@@ -719,6 +760,7 @@ int main(void)
 	test_large(m16);
 	test_nomem(ms[1]);
 	test_refusals(ms[0]);
+	test_default(m16, ms[1]);
 
 	topo_machine_free(m16);
 	topo_machine_free(ms[0]);

@@ -303,7 +303,8 @@ static int find_fusable(struct inproc *s, const struct topo_plan *p)
 {
 	int64_t nfused = 0, nreduce = 0;
 
-	if (!topo__fuse_copies || p->msg == NULL || p->succ_off == NULL)
+	if (!topo__fuse_copies || !topo_op_reduces(p->params.op) ||
+	    p->msg == NULL || p->succ_off == NULL)
 		return 0;
 	for (int64_t i = 0; i < p->nmsg; i++) {
 		if (p->msg[i].dbuf == TOPO__SEND)

@@ -180,11 +180,12 @@ static const struct {
 	enum topo_op op;
 	const char *text;
 } op_help[] = {
-    {TOPO_OP_BCAST, "\nbcast: every member ends with the root's --bytes.\n"
-		    "  algorithms:  flood (the route table, from any root)\n"
-		    "  tree:        physical by default\n"
-		    "  --segment N  segment size (default: 64K from 256K up)\n"
-		    "  type:        int8 by default (bytes are bytes)\n"},
+    {TOPO_OP_BCAST,
+     "\nbcast: every member ends with the root's --bytes.\n"
+     "  algorithms:  flood (the route table, from any root)\n"
+     "  tree:        physical by default\n"
+     "  --segment N  segment size (default: 64K from 256K up)\n"
+     "  type:        int8 by default (bytes are bytes)\n"},
     {TOPO_OP_SCATTER,
      "\nscatter: member of rank r ends with block r of the root's buffer "
      "of\nmembers x --bytes.\n"

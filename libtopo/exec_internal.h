@@ -111,6 +111,10 @@ struct topo_plan {
 	double deadline, next_progress;
 	/* arrays being populated in the background (topo__populate_*) */
 	struct topo__populate populate;
+	/* A reduction's fused copies (plan/fuse.c), found when finished:
+	 * fuse[i] is, for a REDUCE, the copy it may be fused with, for a
+	 * copy that may be fused, i, else -1.  NULL when no copy may be. */
+	int32_t *fuse;
 };
 
 /* Message i of either kind of plan. */
@@ -206,8 +210,11 @@ int topo__plan_slot(struct topo_plan *p, int32_t member, int32_t expect,
 int topo__plan_slots(struct topo_plan *p, int64_t count, int32_t member,
 		     int64_t *first, topo_error *err);
 /* Builds succ/succ_off and nwait from the dependencies; counts
- * ntransport. */
+ * ntransport; finds a reduction's fused copies (topo__plan_fuse). */
 int topo__plan_finish(struct topo_plan *p, topo_error *err);
+/* p->fuse for a finished plan that reduces (plan/fuse.c); a no-op for any
+ * other, or when found already.  Returns 0 or TOPO_ENOMEM. */
+int topo__plan_fuse(struct topo_plan *p, topo_error *err);
 
 /* The stack of each worker thread (pool.c), counted by the run's memory
  * check. */
@@ -485,6 +492,11 @@ extern int topo__fuse_copies;
 /* Copies of at most this many bytes are moved by the run itself (exec.c),
  * not by the transport. */
 #define TOPO__SMALL_COPY 16
+/* Bytes per message of a reducing plan's table of fused copies
+ * (struct topo_plan's fuse), and of a run's flags of the copies parked
+ * (transport_inproc.c). */
+#define TOPO__FUSE_BYTES ((int64_t)sizeof(int32_t))
+#define TOPO__PARK_BYTES ((int64_t)sizeof(uint8_t))
 /* For message i of p, opened as state by the in-process transport: a
  * REDUCE's fused copy, or i for a fusable copy, or -1 (tests). */
 int topo__inproc_fused(const void *state, const struct topo_plan *p, int64_t i);

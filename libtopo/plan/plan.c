@@ -267,8 +267,9 @@ int topo__memory_check(const struct topo__memory_need *need, topo_error *err)
  * counter: the message itself, its successor offset, two wait counts
  * (the run's working copy and its reset) and a root entry; a dependency
  * while building and as a successor; a counter's member, expectation and
- * count.  (The pool holds a batch of roots at a time and the successors
- * released, which the fixed part covers.)  A plan's estimate beside its
+ * count; and a reduction's entry in its table of fused copies.  (The pool
+ * holds a batch of roots at a time and the successors released, which
+ * the fixed part covers.)  A plan's estimate beside its
  * buffers is what topo__plan_expect and the run check. */
 #define BYTES_PER_MSG                                                          \
 	((int64_t)sizeof(struct topo__msg) + 8 + 4 + 4 + 8)
@@ -293,7 +294,9 @@ void topo__plan_need(const struct topo_plan *p, int64_t msgs, int64_t deps,
 		     int64_t slots, struct topo__memory_need *need)
 {
 	int64_t a = mul_sat(msgs, p->predict_only ? BYTES_PER_LMSG
-						   : BYTES_PER_MSG),
+				  : topo_op_reduces(p->params.op)
+				      ? BYTES_PER_MSG + TOPO__FUSE_BYTES
+				      : BYTES_PER_MSG),
 		b = mul_sat(deps, BYTES_PER_DEP),
 		c = p->predict_only ? 0 : mul_sat(slots, BYTES_PER_SLOT);
 	int64_t buffers = 0;
@@ -343,9 +346,10 @@ void topo__plan_run_need(const struct topo_plan *p, int64_t arena,
 			 struct topo__memory_need *need)
 {
 	/* Two wait counts and a root entry per message, a count per receipt
-	 * counter, and for a reduction the in-process transport's tables of
-	 * fused copies: the plan itself is in memory already. */
-	int64_t per = 4 + 4 + 8 + (topo_op_reduces(p->params.op) ? 5 : 0);
+	 * counter, and for a reduction the in-process transport's flags of
+	 * parked copies: the plan itself is in memory already. */
+	int64_t per =
+	    4 + 4 + 8 + (topo_op_reduces(p->params.op) ? TOPO__PARK_BYTES : 0);
 	int64_t a = mul_sat(p->nmsg, per), b = mul_sat(p->nslots, 8);
 
 	need->buffers = arena;
@@ -951,7 +955,7 @@ int topo__plan_finish(struct topo_plan *p, topo_error *err)
 		p->succ = NULL;
 		return rc;
 	}
-	return 0;
+	return topo__plan_fuse(p, err);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -971,6 +975,7 @@ void topo_plan_free(topo_plan *p)
 	topo__free(p->dep);
 	topo__free(p->slot_member);
 	topo__free(p->slot_expect);
+	topo__free(p->fuse);
 	topo__free(p);
 }
 

@@ -51,7 +51,8 @@
  * into it: two passes over the result where one would do.  So, as the MPI
  * engine does (engine.h), a local COPY out of a SEND is "fusable" when the
  * plan's successors of it are REDUCEs into exactly its bytes (its
- * "combines"), or wait for one of them.  Its delivery then writes nothing
+ * "combines"), or wait for one of them; the plan finds those copies once
+ * (plan/fuse.c, struct topo_plan's fuse).  Its delivery then writes nothing
  * and parks it; the first of its combines to hold the bytes' range
  * combines the copy's source with its own into them, dst = a OP src
  * (topo__reduce3), and unparks it; the others reduce as usual.  Nothing
@@ -115,10 +116,9 @@ struct inproc {
 	enum topo_type type;
 	enum topo_redop op;
 	/* Fused copies (see the file comment), NULL when the plan has none:
-	 * fuse[i], for a REDUCE i, the copy it may be fused with, or -1;
-	 * park[c], for a copy c, 0 when it is not fusable, 1 when it is and
-	 * its bytes are written, 2 while it is parked. */
-	int32_t *fuse;
+	 * fuse, the plan's table (struct topo_plan), or NULL: none fuses;
+	 * park[c], for a copy c, 1 while it is parked. */
+	const int32_t *fuse;
 	uint8_t *park;
 	unsigned char *raw_buckets;
 	union bucket *buckets; /* [NBUCKETS], aligned */
@@ -247,93 +247,17 @@ static void stream_copy(unsigned char *dst, const unsigned char *src,
 
 int topo__fuse_copies = 1;
 
-/* Whether message f of p may be fused with copy c: a REDUCE into exactly
- * c's bytes, not claimed by another copy. */
-static bool combine_of(const struct topo_plan *p, const int32_t *fuse,
-		       const struct topo__msg *c, int32_t f)
-{
-	const struct topo__msg *m = &p->msg[f];
-
-	return m->kind == TOPO__REDUCE && m->dst == c->dst &&
-	       m->dbuf == c->dbuf && m->doff == c->doff && m->len == c->len &&
-	       fuse[f] < 0;
-}
-
-/* Whether copy e may be parked: a local COPY out of a SEND, of more bytes
- * than the run moves itself, whose successors are combines of it or wait
- * for one of them. */
-static bool fusable(const struct topo_plan *p, const int32_t *fuse, int64_t e)
-{
-	const struct topo__msg *c = &p->msg[e];
-	int64_t ncomb = 0;
-
-	if (c->kind != TOPO__COPY || c->src != c->dst ||
-	    c->sbuf != TOPO__SEND || c->dbuf == TOPO__SEND ||
-	    c->len <= TOPO__SMALL_COPY)
-		return false;
-	for (int64_t k = p->succ_off[e]; k < p->succ_off[e + 1]; k++)
-		ncomb += combine_of(p, fuse, c, p->succ[k]);
-	if (ncomb == 0)
-		return false;
-	for (int64_t k = p->succ_off[e]; k < p->succ_off[e + 1]; k++) {
-		int32_t g = p->succ[k];
-		bool after = combine_of(p, fuse, c, g);
-
-		/* g also waits for one of the combines */
-		for (int64_t j = p->succ_off[e];
-		     !after && j < p->succ_off[e + 1]; j++) {
-			int32_t f = p->succ[j];
-
-			if (!combine_of(p, fuse, c, f))
-				continue;
-			for (int64_t i = p->succ_off[f];
-			     !after && i < p->succ_off[f + 1]; i++)
-				after = p->succ[i] == g;
-		}
-		if (!after)
-			return false;
-	}
-	return true;
-}
-
-/* s->fuse and s->park for p (see the file comment): left NULL when p
- * reduces nothing, writes a SEND, or has no fusable copy.  Returns 0 or
+/* s->fuse and s->park for p (see the file comment): left NULL when the
+ * plan has no fused copies or topo__fuse_copies is 0.  Returns 0 or
  * TOPO_ENOMEM. */
 static int find_fusable(struct inproc *s, const struct topo_plan *p)
 {
-	int64_t nfused = 0, nreduce = 0;
-
-	if (!topo__fuse_copies || !topo_op_reduces(p->params.op) ||
-	    p->msg == NULL || p->succ_off == NULL)
+	if (!topo__fuse_copies || p->fuse == NULL)
 		return 0;
-	for (int64_t i = 0; i < p->nmsg; i++) {
-		if (p->msg[i].dbuf == TOPO__SEND)
-			return 0;
-		nreduce += p->msg[i].kind == TOPO__REDUCE;
-	}
-	if (nreduce == 0)
-		return 0;
-	s->fuse = topo__mallocarray((size_t)p->nmsg, sizeof(int32_t));
-	s->park = topo__calloc((size_t)p->nmsg, 1);
-	if (s->fuse == NULL || s->park == NULL)
+	s->park = topo__calloc((size_t)p->nmsg + 1, TOPO__PARK_BYTES);
+	if (s->park == NULL)
 		return TOPO_ENOMEM;
-	for (int64_t i = 0; i < p->nmsg; i++)
-		s->fuse[i] = -1;
-	for (int64_t e = 0; e < p->nmsg; e++) {
-		if (!fusable(p, s->fuse, e))
-			continue;
-		s->park[e] = 1;
-		nfused++;
-		for (int64_t k = p->succ_off[e]; k < p->succ_off[e + 1]; k++)
-			if (combine_of(p, s->fuse, &p->msg[e], p->succ[k]))
-				s->fuse[p->succ[k]] = (int32_t)e;
-	}
-	if (nfused == 0) {
-		topo__free(s->fuse);
-		topo__free(s->park);
-		s->fuse = NULL;
-		s->park = NULL;
-	}
+	s->fuse = p->fuse;
 	return 0;
 }
 
@@ -348,7 +272,6 @@ static void inproc_close(void *state)
 	for (int i = 0; i < s->nconds; i++)
 		pthread_cond_destroy(&s->freed[i]);
 	topo__free(s->raw_buckets);
-	topo__free(s->fuse);
 	topo__free(s->park);
 	for (int b = 0; b < TOPO__NBUF; b++) {
 		topo__free(s->raw[b]);
@@ -454,7 +377,7 @@ static int inproc_open(void **state, const struct topo_plan *p, topo_error *err)
 	if (find_fusable(s, p) != 0) {
 		topo__err(err, TOPO_ENOMEM, NULL, NULL,
 			  "out of memory: fusing copies needs %lld bytes",
-			  (long long)p->nmsg * 5);
+			  (long long)(p->nmsg * TOPO__PARK_BYTES));
 		inproc_close(s);
 		return TOPO_ENOMEM;
 	}
@@ -520,11 +443,11 @@ static void reduce_locked(struct inproc *s, const struct topo_plan *p,
 		k->b.waiting--;
 	}
 	/* The first combine of a parked copy (see the file comment). */
-	if (c >= 0 && s->park[c] == 2) {
+	if (c >= 0 && s->park[c]) {
 		const struct topo__msg *l = &p->msg[c];
 
 		a = inproc_buffer(s, l->src, l->sbuf) + l->soff;
-		s->park[c] = 1;
+		s->park[c] = 0;
 	}
 	if (m->len <= SMALL_REDUCE) {
 		combine(s, dst, a, src, m->len);
@@ -571,8 +494,8 @@ static int inproc_deliver_trusted(void *state, const struct topo_plan *p,
 	src = inproc_buffer(s, m->src, m->sbuf) + m->soff;
 	dst = inproc_buffer(s, m->dst, m->dbuf) + m->doff;
 	if (m->kind == TOPO__COPY) {
-		if (s->park != NULL && s->park[i] != 0)
-			s->park[i] = 2; /* its first combine writes it */
+		if (s->fuse != NULL && s->fuse[i] == i)
+			s->park[i] = 1; /* its first combine writes it */
 		else if (m->src == m->dst && m->sbuf == m->dbuf)
 			memmove(dst, src, (size_t)m->len);
 		else if (streams(s, m))
@@ -610,11 +533,8 @@ int topo__inproc_fused(const void *state, const struct topo_plan *p, int64_t i)
 {
 	const struct inproc *s = state;
 
-	if (s->fuse == NULL)
-		return -1;
-	if (p->msg[i].kind == TOPO__REDUCE)
-		return s->fuse[i];
-	return s->park[i] != 0 ? (int)i : -1;
+	(void)p;
+	return s->fuse != NULL ? s->fuse[i] : -1;
 }
 
 const struct topo__transport_ops topo__transport_inproc = {

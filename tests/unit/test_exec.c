@@ -1202,6 +1202,10 @@ static void test_fuse(void)
 			struct topo_plan *p = fuse_plan(&t, lens[i], false);
 			bool parks = fuse && lens[i] > TOPO__SMALL_COPY;
 
+			/* the plan's table, whatever the transport does */
+			CHECK_INT(p->fuse != NULL, lens[i] > TOPO__SMALL_COPY);
+			if (p->fuse != NULL)
+				CHECK_INT(p->fuse[3], 0);
 			topo_error_clear(&err);
 			CHECK_INT(tr->open(&state, p, &err), 0);
 			CHECK_INT(topo__inproc_fused(state, p, 0),
@@ -1318,6 +1322,7 @@ static void test_fuse(void)
 	{
 		struct topo_plan *p = fuse_plan(&t, big, true);
 
+		CHECK(p->fuse == NULL, "a plan writing a SEND fuses nothing");
 		topo_error_clear(&err);
 		CHECK_INT(tr->open(&state, p, &err), 0);
 		for (int64_t i = 0; i < p->nmsg; i++)

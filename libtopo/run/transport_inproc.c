@@ -44,7 +44,19 @@
  * scatter, gather and reduce-scatter of 1 MiB blocks took 1.1-1.35 times
  * as long streamed, while their alltoall, whose 8 MiB fill the cache,
  * took 0.64.  Copies below 64 KiB (the flood's segments are 64 KiB) are
- * left to memcpy.
+ * left to memcpy.  So is a copy whose bytes one of its successors reads,
+ * as a source (a tree's forward, a ring's next step) or as the
+ * accumulator of a REDUCE: streamed, they would be read back from memory
+ * at once (16 members' allreduce of 1 MiB took 1.2 times as long with
+ * those streamed, their bcast twice).  Where sysfs describes no cache (a
+ * Firecracker guest, say), LLC_UNKNOWN stands in: 64 MiB, twice a server
+ * core complex's L3, so that only runs that clearly cannot stay cached
+ * stream.  On such a guest (medians of 3-5 interleaved rounds, against
+ * not streaming at all): 2 members' scatter, allgather and alltoall of
+ * 16 MiB blocks 0.86-0.93, the others 0.96-1.02; 16 members' scatter,
+ * gather and alltoall of 16 MiB 0.79-0.96, but allreduce 1.04-1.07 (its
+ * leaves' copies stream); at 32-48 MiB (16 members, 1 MiB) streaming
+ * helped alltoall and allgather but cost allreduce 1.2, hence 64 MiB.
  *
  * Fused copies.  A reduction starts its accumulator as a member's own
  * contribution, a local COPY of its SEND, and then REDUCEs the others'
@@ -77,6 +89,9 @@
 #define NBUCKETS 4096
 #define ARENA_ALIGN 64
 
+/* The last-level cache taken for one the system does not describe (see
+ * the file comment). */
+#define LLC_UNKNOWN ((int64_t)64 << 20)
 /* Copies of at least this many bytes may stream (see the file comment). */
 #define STREAM_MIN ((int64_t)64 << 10)
 
@@ -316,9 +331,11 @@ static int inproc_open(void **state, const struct topo_plan *p, topo_error *err)
 	if (topo__stream_copies > 0)
 		s->stream_min = STREAM_MIN;
 	else if (topo__stream_copies < 0) {
-		int64_t llc = last_level_cache(); /* 0: unknown, no stream */
+		int64_t llc = last_level_cache();
 
-		if (llc > 0 && need >= llc)
+		if (llc <= 0)
+			llc = LLC_UNKNOWN;
+		if (need >= llc)
 			s->stream_min = STREAM_MIN;
 	}
 	for (int b = 0; b < TOPO__NBUF; b++) {
@@ -469,10 +486,31 @@ static void reduce_locked(struct inproc *s, const struct topo_plan *p,
 	pthread_mutex_unlock(&k->b.mu);
 }
 
-/* Whether COPY m (between two buffers) streams: see the file comment. */
-static inline bool streams(const struct inproc *s, const struct topo__msg *m)
+/* Whether a successor of message i reads the bytes it writes (see the
+ * file comment). */
+static bool read_next(const struct topo_plan *p, int64_t i)
 {
-	return m->len >= s->stream_min;
+	const struct topo__msg *m = &p->msg[i];
+
+	for (int64_t k = p->succ_off[i]; k < p->succ_off[i + 1]; k++) {
+		const struct topo__msg *f = &p->msg[p->succ[k]];
+
+		if (f->src == m->dst && f->sbuf == m->dbuf &&
+		    f->soff < m->doff + m->len && m->doff < f->soff + f->len)
+			return true;
+		if (f->kind == TOPO__REDUCE && f->dst == m->dst &&
+		    f->dbuf == m->dbuf && f->doff < m->doff + m->len &&
+		    m->doff < f->doff + f->len)
+			return true;
+	}
+	return false;
+}
+
+/* Whether COPY i (between two buffers) streams: see the file comment. */
+static inline bool streams(const struct inproc *s, const struct topo_plan *p,
+			   int64_t i)
+{
+	return p->msg[i].len >= s->stream_min && !read_next(p, i);
 }
 
 int topo__inproc_streams(const void *state, const struct topo_plan *p,
@@ -481,7 +519,8 @@ int topo__inproc_streams(const void *state, const struct topo_plan *p,
 	const struct topo__msg *m = &p->msg[i];
 
 	return m->kind == TOPO__COPY &&
-	       !(m->src == m->dst && m->sbuf == m->dbuf) && streams(state, m);
+	       !(m->src == m->dst && m->sbuf == m->dbuf) &&
+	       streams(state, p, i);
 }
 
 static int inproc_deliver_trusted(void *state, const struct topo_plan *p,
@@ -498,7 +537,7 @@ static int inproc_deliver_trusted(void *state, const struct topo_plan *p,
 			s->park[i] = 1; /* its first combine writes it */
 		else if (m->src == m->dst && m->sbuf == m->dbuf)
 			memmove(dst, src, (size_t)m->len);
-		else if (streams(s, m))
+		else if (streams(s, p, i))
 			stream_copy(dst, src, (size_t)m->len);
 		else
 			memcpy(dst, src, (size_t)m->len);

@@ -1065,14 +1065,16 @@ static void test_stream(void)
 	}
 
 	/* Which copies stream: 64 KiB and more between two buffers, not a
-	 * local step within one, nor a REDUCE; none when refused, none in
-	 * an arena smaller than the cache (auto). */
+	 * local step within one, nor a REDUCE, nor a copy whose bytes a
+	 * successor reads (as its source, or as the accumulator of a
+	 * REDUCE); none when refused, none in an arena smaller than the
+	 * cache (auto). */
 	for (int mode = -1; mode <= 1; mode++) {
 		struct topo_plan *p =
 		    hand_plan(&t, TOPO_OP_REDUCE, 8, TOPO_INT32, TOPO_SUM);
 		void *state = NULL;
 		topo_error err;
-		int64_t c[5];
+		int64_t c[11];
 
 		topo__stream_copies = mode;
 		for (int32_t r = 1; r <= 3; r++) {
@@ -1089,6 +1091,24 @@ static void test_stream(void)
 			   70000, 65536, -1);
 		c[4] = msg(p, TOPO__REDUCE, 1, TOPO__SEND, 0, 3, TOPO__RECV,
 			   0, 65536, -1);
+		/* forwarded: a successor copies part of it on */
+		c[5] = msg(p, TOPO__COPY, 1, TOPO__SEND, 0, 2, TOPO__RECV,
+			   200000, 65536, -1);
+		c[6] = msg(p, TOPO__COPY, 2, TOPO__RECV, 200100, 1, TOPO__RECV,
+			   300000, 1000, -1);
+		dep(p, c[5], c[6]);
+		/* combined into: a successor REDUCEs into its last bytes */
+		c[7] = msg(p, TOPO__COPY, 1, TOPO__SEND, 0, 2, TOPO__RECV,
+			   400000, 65536, -1);
+		c[8] = msg(p, TOPO__REDUCE, 3, TOPO__SEND, 0, 2, TOPO__RECV,
+			   400000 + 65000, 536, -1);
+		dep(p, c[7], c[8]);
+		/* a successor that reads the bytes just after it */
+		c[9] = msg(p, TOPO__COPY, 1, TOPO__SEND, 0, 2, TOPO__RECV,
+			   600000, 65536, -1);
+		c[10] = msg(p, TOPO__COPY, 2, TOPO__RECV, 600000 + 65536, 1,
+			    TOPO__RECV, 400000, 1000, -1);
+		dep(p, c[9], c[10]);
 		finish(p);
 		topo_error_clear(&err);
 		CHECK_INT(tr->open(&state, p, &err), 0);
@@ -1097,6 +1117,9 @@ static void test_stream(void)
 		CHECK_INT(topo__inproc_streams(state, p, c[2]), mode == 1);
 		CHECK_INT(topo__inproc_streams(state, p, c[3]), 0);
 		CHECK_INT(topo__inproc_streams(state, p, c[4]), 0);
+		CHECK_INT(topo__inproc_streams(state, p, c[5]), 0);
+		CHECK_INT(topo__inproc_streams(state, p, c[7]), 0);
+		CHECK_INT(topo__inproc_streams(state, p, c[9]), mode == 1);
 		tr->close(state);
 		topo_plan_free(p);
 	}

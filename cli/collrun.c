@@ -83,7 +83,7 @@ static const char help_text[] =
     "  bcast           flood (the route table, from any root)\n"
     "  scatter         tree, or-combine, direct\n"
     "  gather          chunked, tree\n"
-    "  reduce          hierarchical, tree\n"
+    "  reduce          hierarchical, tree, direct\n"
     "  allreduce       tree, hierarchical, ring, recursive-doubling, "
     "rabenseifner\n"
     "  allgather       ring, tree, recursive-doubling, bruck\n"
@@ -125,7 +125,9 @@ static const char help_text[] =
     "a tree:\n"
     "                    segment size (default: 64K from 256K up);\n"
     "                    reduce-scatter direct: cut each block (default: "
-    "whole)\n"
+    "whole);\n"
+    "                    reduce direct: default B/4 within 64K..256K from "
+    "128K up\n"
     "  --chunk N         gather chunked: chunk size in bytes (default: "
     "auto)\n"
     "  --json            one JSON object on standard output\n"
@@ -180,12 +182,11 @@ static const struct {
 	enum topo_op op;
 	const char *text;
 } op_help[] = {
-    {TOPO_OP_BCAST,
-     "\nbcast: every member ends with the root's --bytes.\n"
-     "  algorithms:  flood (the route table, from any root)\n"
-     "  tree:        physical by default\n"
-     "  --segment N  segment size (default: 64K from 256K up)\n"
-     "  type:        int8 by default (bytes are bytes)\n"},
+    {TOPO_OP_BCAST, "\nbcast: every member ends with the root's --bytes.\n"
+		    "  algorithms:  flood (the route table, from any root)\n"
+		    "  tree:        physical by default\n"
+		    "  --segment N  segment size (default: 64K from 256K up)\n"
+		    "  type:        int8 by default (bytes are bytes)\n"},
     {TOPO_OP_SCATTER,
      "\nscatter: member of rank r ends with block r of the root's buffer "
      "of\nmembers x --bytes.\n"
@@ -203,14 +204,19 @@ static const struct {
      "\nreduce: the root ends with the element-wise --op of every "
      "member's --bytes.\n"
      "  algorithms:  hierarchical (default; needs -t hierarchical), tree "
-     "(any tree)\n"
+     "(any tree),\n"
+     "               direct (the root combines every member's contribution "
+     "itself;\n"
+     "               any tree)\n"
      "  tree:        hierarchical by default\n"
      "  --type T     int8..int64, uint8..uint64, float, double (default "
      "int32)\n"
      "  --op OP      sum (default), prod, min, max, band, bor, bxor\n"
      "  --segment N  segment size, a multiple of the type size (default: "
      "64K from\n"
-     "               256K up)\n"},
+     "               256K up; direct: a quarter of --bytes within 64K..256K "
+     "from 128K\n"
+     "               up)\n"},
     {TOPO_OP_ALLREDUCE,
      "\nallreduce: every member ends with the element-wise --op of every "
      "member's\n--bytes.\n"

@@ -209,6 +209,12 @@ int topo__plan_slot(struct topo_plan *p, int32_t member, int32_t expect,
  * true by construction. */
 int topo__plan_slots(struct topo_plan *p, int64_t count, int32_t member,
 		     int64_t *first, topo_error *err);
+/* A chain into m's bytes (m->dst, dbuf, doff, len; sbuf and soff in every
+ * source): a local COPY out of member first's, then REDUCEs out of members
+ * first + 1, ..., first + n - 1 (mod n), each waiting for the one before,
+ * each counted by slot (reduce and reduce-scatter "direct"). */
+int topo__plan_chain(struct topo_plan *p, const struct topo__msg *m,
+		     int32_t first, int32_t n, int64_t slot, topo_error *err);
 /* Builds succ/succ_off and nwait from the dependencies; counts
  * ntransport; finds a reduction's fused copies (topo__plan_fuse). */
 int topo__plan_finish(struct topo_plan *p, topo_error *err);
@@ -272,6 +278,7 @@ int topo__plan_reduce_scatter_ring(struct topo_plan *p, topo_error *err);
 int topo__plan_reduce_scatter_recursive_halving(struct topo_plan *p,
 						topo_error *err);
 int topo__plan_reduce_scatter_direct(struct topo_plan *p, topo_error *err);
+int topo__plan_reduce_direct(struct topo_plan *p, topo_error *err);
 int topo__plan_alltoall_pairwise(struct topo_plan *p, topo_error *err);
 int topo__plan_alltoall_bruck(struct topo_plan *p, topo_error *err);
 int topo__plan_alltoall_direct(struct topo_plan *p, topo_error *err);

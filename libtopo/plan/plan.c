@@ -47,6 +47,7 @@ static const struct algo {
     {TOPO_OP_GATHER, "tree", topo__plan_gather_tree},
     {TOPO_OP_REDUCE, "hierarchical", topo__plan_reduce_hierarchical},
     {TOPO_OP_REDUCE, "tree", topo__plan_reduce_tree},
+    {TOPO_OP_REDUCE, "direct", topo__plan_reduce_direct},
     {TOPO_OP_ALLREDUCE, "tree", topo__plan_allreduce_tree},
     {TOPO_OP_ALLREDUCE, "hierarchical", topo__plan_allreduce_hierarchical},
     {TOPO_OP_ALLREDUCE, "ring", topo__plan_allreduce_ring},
@@ -671,6 +672,31 @@ int topo__plan_slots(struct topo_plan *p, int64_t count, int32_t member,
 	return rc;
 }
 
+int topo__plan_chain(struct topo_plan *p, const struct topo__msg *m,
+		     int32_t first, int32_t n, int64_t slot, topo_error *err)
+{
+	struct topo__msg c = *m;
+	int64_t prev = -1;
+	int rc;
+
+	c.kind = TOPO__COPY;
+	c.src = first;
+	c.slot = -1;
+	rc = topo__plan_msg(p, &c, &prev, err);
+	c.kind = TOPO__REDUCE;
+	c.slot = slot;
+	for (int32_t j = 1; rc == 0 && j < n; j++) {
+		int64_t id = -1;
+
+		c.src = (int32_t)(((int64_t)first + j) % n);
+		rc = topo__plan_msg(p, &c, &id, err);
+		if (rc == 0)
+			rc = topo__plan_dep(p, prev, id, err);
+		prev = id;
+	}
+	return rc;
+}
+
 int topo__plan_slot(struct topo_plan *p, int32_t member, int32_t expect,
 		    int64_t *slot, topo_error *err)
 {
@@ -1031,7 +1057,8 @@ static bool on_one_node(const topo_group *g)
  * reduce-scatter over a group on one node, direct (collrun(1): in one
  * memory reading another member's buffer costs no more than one's own, and
  * direct moves the fewest bytes; across nodes its n - 1 messages into each
- * member share that member's link, and ring is the default). */
+ * member share that member's link, and ring is the default).  reduce's
+ * default stays hierarchical everywhere, as SPEC.md section 8 has it. */
 static const struct algo *default_algorithm(enum topo_op op,
 					    const topo_group *g)
 {

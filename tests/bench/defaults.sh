@@ -21,6 +21,7 @@ for m in "$work/n16.json" "$top/examples/uneven.json"; do
 			allgather:recursive-doubling allgather:bruck \
 			reduce-scatter:ring reduce-scatter:tree \
 			reduce-scatter:recursive-halving reduce-scatter:direct \
+			reduce:hierarchical reduce:direct \
 			alltoall:pairwise \
 			alltoall:bruck alltoall:direct barrier:dissemination \
 			barrier:tree; do

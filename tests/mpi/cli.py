@@ -88,7 +88,7 @@ def machine(np, path):
 ALGS = [("bcast", "flood"), ("scatter", "tree"), ("scatter", "or-combine"),
         ("scatter", "direct"),
         ("gather", "chunked"), ("gather", "tree"),
-        ("reduce", "hierarchical"), ("reduce", "tree"),
+        ("reduce", "hierarchical"), ("reduce", "tree"), ("reduce", "direct"),
         ("allreduce", "tree"), ("allreduce", "hierarchical"),
         ("allreduce", "ring"), ("allreduce", "recursive-doubling"),
         ("allreduce", "rabenseifner"), ("allgather", "ring"),
@@ -131,7 +131,7 @@ def test_matrix(tmp):
         path = os.path.join(tmp, f"m{np}.json")
         machine(np, path)
         # np's share: every 7th combination from np - 2, so that np 2..8
-        # together run all 26
+        # together run all 27
         for i in range(np - 2, len(ALGS), 7):
             op, alg = ALGS[i]
             args = [op, "--algorithm", alg]

@@ -201,7 +201,7 @@ matrix(3, "COLLC_MPI_DISABLE", {"CHECK_QUICK": "16", "COLLC_MPI_DISABLE": "1"},
 ALGS = {
     "SCATTER": ["tree", "or-combine"],
     "GATHER": ["chunked", "tree"],
-    "REDUCE": ["hierarchical", "tree"],
+    "REDUCE": ["hierarchical", "tree", "direct"],
     "ALLREDUCE": ["tree", "hierarchical", "ring", "recursive-doubling",
                   "rabenseifner"],
     "ALLGATHER": ["ring", "tree", "recursive-doubling", "bruck"],

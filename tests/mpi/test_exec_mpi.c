@@ -158,6 +158,7 @@ static const struct {
     {TOPO_OP_GATHER, "tree"},
     {TOPO_OP_REDUCE, "hierarchical"},
     {TOPO_OP_REDUCE, "tree"},
+    {TOPO_OP_REDUCE, "direct"},
     {TOPO_OP_ALLREDUCE, "tree"},
     {TOPO_OP_ALLREDUCE, "hierarchical"},
     {TOPO_OP_ALLREDUCE, "ring"},

@@ -25,7 +25,7 @@ cases() {
 		allreduce:rabenseifner allgather:ring \
 		allgather:recursive-doubling allgather:bruck \
 		reduce-scatter:ring reduce-scatter:recursive-halving \
-		reduce-scatter:direct \
+		reduce-scatter:direct reduce:direct \
 		alltoall:pairwise alltoall:bruck alltoall:direct \
 		barrier:dissemination; do
 		echo "${oa%%:*} ${oa#*:} physical"

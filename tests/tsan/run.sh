@@ -37,6 +37,7 @@ for run in "bcast" "bcast --segment 16 --bytes 100" "scatter" \
 	"reduce-scatter" "reduce-scatter --algorithm tree --segment 16" \
 	"reduce-scatter --algorithm recursive-halving --op min" \
 	"reduce-scatter --algorithm direct --segment 16 --op max" \
+	"reduce --algorithm direct --segment 16 --root 2" \
 	"alltoall" "alltoall --algorithm bruck" "alltoall --algorithm direct" \
 	"scatter --algorithm direct"; do
 	# shellcheck disable=SC2086

@@ -36,8 +36,8 @@
  * 12, 13, 15, 16 and 26 members of uneven machines (nodes of different task
  * counts, two endpoints per task; strided and cross-node groups) x sizes (one
  * element, counts not divisible by n, divisible ones, and a small segment for
- * the tree algorithms and reduce-scatter direct), each of the ten types in
- * turn; for allreduce and reduce-scatter, every type with every valid
+ * the tree algorithms and reduce-scatter and reduce direct), each of the ten
+ * types in turn; for allreduce and reduce-scatter, every type with every valid
  * operator (bitwise on integer types only) on a few groups.  The inputs
  * keep every reduction exact in any order (small values; products of 1,
  * -1 and 2).
@@ -88,6 +88,8 @@ static const struct algo {
     {TOPO_OP_ALLTOALL, "direct", TREES_ONE, 0},
     {TOPO_OP_BARRIER, "dissemination", TREES_ONE, 0},
     {TOPO_OP_BARRIER, "tree", TREES_ALL, 0},
+    /* issue 13 (appended: indices above are fixed) */
+    {TOPO_OP_REDUCE, "direct", TREES_ONE, 1},
 };
 #define NALGOS (sizeof(algos) / sizeof(algos[0]))
 
@@ -722,6 +724,23 @@ static int closed_form(size_t ai, const topo_tree *t, int64_t B, int64_t ts,
 		*msgs = (int64_t)P * lg + 2 * rem;
 		*bytes = ((int64_t)(P - 1) * n + (int64_t)rem * n + rem) * B;
 		return 1;
+	case TOPO_OP_REDUCE: {
+		/* direct: n - 1 REDUCEs into the root's RECV per segment;
+		 * by default whole below 128 KiB, else segments of B/4
+		 * within 64..256 KiB, a multiple of the type size */
+		int64_t sg = seg;
+
+		if (sg == 0 && B >= ((int64_t)128 << 10)) {
+			sg = B / 4 < ((int64_t)64 << 10) ? (int64_t)64 << 10
+							 : B / 4;
+			sg =
+			    sg > ((int64_t)256 << 10) ? (int64_t)256 << 10 : sg;
+			sg -= sg % ts;
+		}
+		*msgs = (int64_t)(n - 1) * (sg > 0 ? (B + sg - 1) / sg : 1);
+		*bytes = (int64_t)(n - 1) * B;
+		return 1;
+	}
 	case TOPO_OP_ALLGATHER:
 		if (strcmp(a->name, "ring") == 0) {
 			*msgs = (int64_t)n * (n - 1);
@@ -863,6 +882,104 @@ static void test_runs(void)
 	}
 }
 
+/* Reduce direct from every root, message by message against direct.c's
+ * comment: per segment the root's copy of its own SEND, waiting for
+ * nothing, then the REDUCEs of members L + 1, L + 2, ... (mod n) into
+ * the same bytes of its RECV, each waiting for exactly the one before;
+ * one slot, the root's; and the data right in every replay order. */
+static void test_reduce_direct(void)
+{
+	const topo_group *g = gs[5]; /* 7 members */
+	topo_tree *t = tree(g, "binomial");
+	int32_t n = t->n;
+
+	for (int32_t L = 0; L < n; L++)
+		for (int sc = 0; sc < 2; sc++) {
+			struct topo_plan_params pp;
+			topo_plan *p = NULL;
+			topo_error err;
+			int64_t B = 13 * 4, seg = sc ? 16 : 0,
+				S = sc ? (B + seg - 1) / seg : 1, i = 0;
+			int64_t r1, r2;
+			struct run x;
+			int ok = 1;
+
+			topo_plan_params_init(&pp, sizeof(pp), TOPO_OP_REDUCE);
+			pp.algorithm = "direct";
+			pp.root = g->members[L];
+			pp.bytes = (size_t)B;
+			pp.type = TOPO_INT32;
+			pp.redop = TOPO_SUM;
+			pp.segment = (size_t)seg;
+			topo_error_clear(&err);
+			snprintf(label, sizeof(label),
+				 "reduce direct, root rank %d, segment %lld",
+				 (int)L, (long long)seg);
+			CHECK(topo_plan_new(&p, t, &pp, &err) == 0, "%s: %s",
+			      label, err.text);
+			if (p == NULL)
+				continue;
+			CHECK_INT(p->nmsg, S * n);
+			CHECK_INT(p->nslots, 1);
+			CHECK(p->nslots == 1 && p->slot_member[0] == L &&
+				  p->slot_expect[0] == (n - 1) * S,
+			      "%s: slot", label);
+			CHECK_INT(topo__bufsize(p, TOPO__RECV, L), B);
+			for (int32_t r = 0; r < n; r++) {
+				CHECK_INT(topo__bufsize(p, TOPO__SEND, r), B);
+				if (r != L)
+					CHECK_INT(
+					    topo__bufsize(p, TOPO__RECV, r), 0);
+				CHECK_INT(topo__bufsize(p, TOPO__WORK, r), 0);
+			}
+			for (int64_t k = 0; ok && k < S && p->nmsg == S * n;
+			     k++) {
+				int64_t off = k * seg, len = sc ? seg : B;
+
+				len = B - off < len ? B - off : len;
+				for (int32_t j = 0; j < n; j++, i++) {
+					const struct topo__msg *m = &p->msg[i];
+					int64_t nw = 0, pred = -1;
+
+					for (int64_t q = 0; q < p->nmsg; q++)
+						for (int64_t e = p->succ_off[q];
+						     e < p->succ_off[q + 1];
+						     e++)
+							if (p->succ[e] == i) {
+								nw++;
+								pred = q;
+							}
+					ok &=
+					    m->kind == (j == 0 ? TOPO__COPY
+							       : TOPO__REDUCE);
+					ok &= m->src == (L + j) % n &&
+					      m->dst == L;
+					ok &= m->sbuf == TOPO__SEND &&
+					      m->dbuf == TOPO__RECV;
+					ok &= m->soff == off &&
+					      m->doff == off && m->len == len;
+					ok &= m->slot == (j == 0 ? -1 : 0);
+					ok &= j == 0 ? nw == 0
+						     : nw == 1 && pred == i - 1;
+				}
+			}
+			CHECK(ok,
+			      "%s: message %lld differs from direct.c's "
+			      "comment",
+			      label, (long long)i);
+			CHECK_INT(races_max(p, RACE_MAX, &r1, &r2), 0);
+			for (int mode = 0; mode < 3; mode++) {
+				replay(p, mode, &x);
+				CHECK(wrong_member(p, &x) < 0,
+				      "%s: wrong data in order %d", label,
+				      mode);
+				run_free(&x);
+			}
+			topo_plan_free(p);
+		}
+	topo_tree_free(t);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Refusals, and every allocation failing in turn */
 
@@ -907,6 +1024,24 @@ static void test_refusals(void)
 		       TOPO_INT8, TOPO_SUM, "has no root");
 	expect_refusal(b, TOPO_OP_BARRIER, "dissemination", -1, 8, TOPO_INT8,
 		       TOPO_SUM, "barrier moves no data");
+	{
+		struct topo_plan_params pp;
+		topo_plan *p = NULL;
+		topo_error err;
+
+		/* reduce direct's segment, by topo__plan_segment */
+		topo_plan_params_init(&pp, sizeof(pp), TOPO_OP_REDUCE);
+		pp.algorithm = "direct";
+		pp.bytes = 64;
+		pp.segment = 6;
+		topo_error_clear(&err);
+		CHECK_INT(topo_plan_new(&p, b, &pp, &err), TOPO_EARG);
+		CHECK(p == NULL && strstr(err.text, "reduce direct: segment "
+						    "size 6 is not a "
+						    "multiple") != NULL,
+		      "reduce direct segment refusal: \"%s\"", err.text);
+		topo_plan_free(p);
+	}
 	topo_tree_free(b);
 }
 
@@ -1016,6 +1151,7 @@ int main(void)
 	test_all_operators();
 	test_counts();
 	test_runs();
+	test_reduce_direct();
 	test_refusals();
 	test_nomem();
 	uneven_groups_free(NGSPECS, ms, gs);

@@ -40,10 +40,14 @@ struct algo {
 };
 
 static const struct algo algos[] = {
-    {TOPO_OP_BCAST, "flood"},	      {TOPO_OP_SCATTER, "tree"},
-    {TOPO_OP_SCATTER, "or-combine"},  {TOPO_OP_GATHER, "chunked"},
-    {TOPO_OP_GATHER, "tree"},	      {TOPO_OP_REDUCE, "tree"},
+    {TOPO_OP_BCAST, "flood"},
+    {TOPO_OP_SCATTER, "tree"},
+    {TOPO_OP_SCATTER, "or-combine"},
+    {TOPO_OP_GATHER, "chunked"},
+    {TOPO_OP_GATHER, "tree"},
+    {TOPO_OP_REDUCE, "tree"},
     {TOPO_OP_REDUCE, "hierarchical"},
+    {TOPO_OP_REDUCE, "direct"},
     {TOPO_OP_ALLREDUCE, "tree"},
     {TOPO_OP_ALLREDUCE, "hierarchical"},
     {TOPO_OP_ALLREDUCE, "ring"},

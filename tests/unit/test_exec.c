@@ -2778,7 +2778,7 @@ static void test_plan_new(void)
 	q.algorithm = "Tree";
 	plan_bad(t, q, TOPO_EARG,
 		 "unknown reduce algorithm \"Tree\" (valid: hierarchical, "
-		 "tree)",
+		 "tree, direct)",
 		 __LINE__);
 	q.algorithm = NULL;
 	q.type = TOPO_INT32;

@@ -235,7 +235,7 @@ static const struct {
     {TOPO_OP_BCAST, {"flood"}},
     {TOPO_OP_SCATTER, {"tree", "or-combine", "direct"}},
     {TOPO_OP_GATHER, {"chunked", "tree"}},
-    {TOPO_OP_REDUCE, {"hierarchical", "tree"}},
+    {TOPO_OP_REDUCE, {"hierarchical", "tree", "direct"}},
     {TOPO_OP_ALLREDUCE,
      {"tree", "hierarchical", "ring", "recursive-doubling", "rabenseifner"}},
     {TOPO_OP_ALLGATHER, {"ring", "tree", "recursive-doubling", "bruck"}},
@@ -282,7 +282,7 @@ static void test_all_ops(void)
 					fixture_free(&f);
 				}
 	topo__exec_homes = -1;
-	CHECK_INT(runs, 2 * 2 * 26);
+	CHECK_INT(runs, 2 * 2 * 27);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -302,6 +302,7 @@ static const struct plan_case cases[] = {
     {TOPO_OP_SCATTER, "direct", "1, \"tasks_per_node\": 2", 4096, 0},
     {TOPO_OP_GATHER, "chunked", "2, \"tasks_per_node\": [3, 1]", 4096, 0},
     {TOPO_OP_REDUCE, "tree", "2, \"tasks_per_node\": 2", 4096, 1024},
+    {TOPO_OP_REDUCE, "direct", "1, \"tasks_per_node\": 3", 4096, 1024},
     {TOPO_OP_ALLREDUCE, "ring", "1, \"tasks_per_node\": 4", 4096, 0},
     {TOPO_OP_ALLREDUCE, "tree", "2, \"tasks_per_node\": 2", 4096, 1024},
     {TOPO_OP_ALLGATHER, "ring", "1, \"tasks_per_node\": 3", 4096, 0},

@@ -486,6 +486,7 @@ static void test_lean_same(void)
 	    {TOPO_OP_GATHER, "chunked", "physical"},
 	    {TOPO_OP_REDUCE, "tree", "kary:3"},
 	    {TOPO_OP_REDUCE, "hierarchical", "hierarchical"},
+	    {TOPO_OP_REDUCE, "direct", "physical"},
 	    {TOPO_OP_ALLREDUCE, "tree", "binomial"},
 	    {TOPO_OP_ALLREDUCE, "hierarchical", "hierarchical"},
 	    {TOPO_OP_ALLREDUCE, "ring", "physical"},
@@ -797,10 +798,14 @@ static void test_shortcuts(void)
 	static const struct {
 		enum topo_op op;
 		const char *algo;
-	} ops[] = {{TOPO_OP_BCAST, NULL},	  {TOPO_OP_SCATTER, "tree"},
-		   {TOPO_OP_SCATTER, "or-combine"}, {TOPO_OP_GATHER, "tree"},
-		   {TOPO_OP_GATHER, "chunked"},   {TOPO_OP_REDUCE, "tree"},
+	} ops[] = {{TOPO_OP_BCAST, NULL},
+		   {TOPO_OP_SCATTER, "tree"},
+		   {TOPO_OP_SCATTER, "or-combine"},
+		   {TOPO_OP_GATHER, "tree"},
+		   {TOPO_OP_GATHER, "chunked"},
+		   {TOPO_OP_REDUCE, "tree"},
 		   {TOPO_OP_REDUCE, "hierarchical"},
+		   {TOPO_OP_REDUCE, "direct"},
 		   {TOPO_OP_ALLREDUCE, "tree"},
 		   {TOPO_OP_ALLREDUCE, "hierarchical"},
 		   {TOPO_OP_ALLREDUCE, "ring"},

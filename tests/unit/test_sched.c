@@ -63,7 +63,7 @@ static const char *const algos[TOPO_OP_COUNT][6] = {
     [TOPO_OP_BCAST] = {"flood"},
     [TOPO_OP_SCATTER] = {"tree", "or-combine", "direct"},
     [TOPO_OP_GATHER] = {"chunked", "tree"},
-    [TOPO_OP_REDUCE] = {"hierarchical", "tree"},
+    [TOPO_OP_REDUCE] = {"hierarchical", "tree", "direct"},
     [TOPO_OP_ALLREDUCE] = {"tree", "hierarchical", "ring", "recursive-doubling",
 			   "rabenseifner"},
     [TOPO_OP_ALLGATHER] = {"ring", "tree", "recursive-doubling", "bruck"},

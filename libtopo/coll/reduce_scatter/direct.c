@@ -86,26 +86,11 @@ int topo__plan_reduce_scatter_direct(struct topo_plan *p, topo_error *err)
 		int64_t off = k * seg, len = B - off < seg ? B - off : seg;
 
 		for (int32_t q = 0; rc == 0 && q < n; q++) {
-			int64_t prev = -1;
-
-			m.kind = TOPO__COPY;
-			m.src = m.dst = q;
+			m.dst = q;
 			m.soff = (int64_t)q * B + off;
 			m.doff = off;
 			m.len = len;
-			m.slot = -1;
-			rc = topo__plan_msg(p, &m, &prev, err);
-			m.kind = TOPO__REDUCE;
-			m.slot = slot0 + q;
-			for (int32_t j = 1; rc == 0 && j < n; j++) {
-				int64_t id = -1;
-
-				m.src = (int32_t)(((int64_t)q + j) % n);
-				rc = topo__plan_msg(p, &m, &id, err);
-				if (rc == 0)
-					rc = topo__plan_dep(p, prev, id, err);
-				prev = id;
-			}
+			rc = topo__plan_chain(p, &m, q, n, slot0 + q, err);
 		}
 	}
 	return rc;

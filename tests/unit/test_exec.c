@@ -2366,13 +2366,16 @@ static void test_deadlines(void)
 	topo_report_free(r);
 
 	/* All the time gone before the run: it stops while filling the
-	 * inputs, at its first member, and says so. */
+	 * inputs, at its first member, and says so (the detail below).  The
+	 * bound only says that it did not wait out a timeout: under
+	 * ThreadSanitizer on a loaded 2-CPU machine setting up took 1.015 s
+	 * once, so it is half the 10 s, not a speed claim. */
 	rp.progress = NULL;
 	rp.timeout = 10;
 	rp.elapsed = 10;
 	t0 = now();
 	CHECK_INT(topo_plan_run(p, &rp, &r, &err), 0);
-	CHECK(now() - t0 < 1, "took %.3f s", now() - t0);
+	CHECK(now() - t0 < 5, "took %.3f s", now() - t0);
 	CHECK(!topo_report_verified(r), "a run out of time verified");
 	CHECK_INT(topo_report_iterations(r), 0);
 	CHECK_INT(topo_report_error(r, 0, &kind, &detail), -1);

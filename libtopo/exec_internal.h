@@ -247,6 +247,13 @@ int topo__plan_expect(struct topo_plan *p, int64_t msgs, int64_t deps,
 int topo__plan_segment(const struct topo_plan *p, int64_t total,
 		       int64_t auto_min, int64_t auto_seg, int64_t *seg,
 		       int64_t *nseg, topo_error *err);
+/* Refuses (TOPO_ELIMIT, naming the operation and algorithm) a segmented
+ * plan whose nseg segments of seg bytes over n members, at per_seg
+ * messages each plus fixed others, would build more than max messages:
+ * the hint is a larger segment. */
+int topo__plan_segments_fit(const struct topo_plan *p, int64_t nseg,
+			    int64_t seg, int64_t per_seg, int64_t fixed,
+			    int64_t max, topo_error *err);
 /* What a run of the finished plan p needs beyond the plan: arena bytes of
  * buffers, the wait counts and receipt counts of a run. */
 void topo__plan_run_need(const struct topo_plan *p, int64_t arena,

@@ -383,6 +383,20 @@ int topo__plan_segment(const struct topo_plan *p, int64_t total,
 	return 0;
 }
 
+int topo__plan_segments_fit(const struct topo_plan *p, int64_t nseg,
+			    int64_t seg, int64_t per_seg, int64_t fixed,
+			    int64_t max, topo_error *err)
+{
+	if (fixed <= max && nseg <= (max - fixed) / per_seg)
+		return 0;
+	return topo__err(err, TOPO_ELIMIT, NULL, NULL,
+			 "%s %s: %lld segments of %lld bytes over %d members "
+			 "need more than %lld messages (use a larger segment)",
+			 topo_op_name(p->params.op), p->algorithm,
+			 (long long)nseg, (long long)seg, (int)p->n,
+			 (long long)max);
+}
+
 int topo__plan_expect(struct topo_plan *p, int64_t msgs, int64_t deps,
 		      int64_t slots, topo_error *err)
 {

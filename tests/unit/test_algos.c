@@ -991,6 +991,54 @@ static void test_reduce_segments(const topo_machine *m)
 		 "need more than 1073741824 messages (use a larger segment)",
 		 (int)g3->size);
 	CHECK_STR(err.text, want);
+	/* Every segmented algorithm refuses the same way (one helper). */
+	{
+		static const struct {
+			enum topo_op op;
+			const char *algo, *opname;
+		} seg_cases[] = {
+		    {TOPO_OP_BCAST, "flood", "bcast"},
+		    {TOPO_OP_REDUCE, "hierarchical", "reduce"},
+		    {TOPO_OP_REDUCE, "direct", "reduce"},
+		    {TOPO_OP_ALLREDUCE, "tree", "allreduce"},
+		    {TOPO_OP_ALLREDUCE, "hierarchical", "allreduce"},
+		    {TOPO_OP_REDUCE_SCATTER, "tree", "reduce-scatter"},
+		    {TOPO_OP_REDUCE_SCATTER, "direct", "reduce-scatter"},
+		};
+		for (size_t i = 0; i < sizeof(seg_cases) / sizeof(seg_cases[0]);
+		     i++) {
+			topo_plan_params_init(&pp, sizeof(pp), seg_cases[i].op);
+			pp.algorithm = seg_cases[i].algo;
+			pp.type = TOPO_INT32;
+			bool hier =
+			    strcmp(seg_cases[i].algo, "hierarchical") == 0;
+			const topo_tree *tt = hier ? t : t3;
+			const topo_group *gg = hier ? g : g3;
+
+			if (seg_cases[i].op == TOPO_OP_BCAST ||
+			    seg_cases[i].op == TOPO_OP_REDUCE)
+				pp.root = gg->members[0];
+			pp.bytes = (size_t)1 << 34;
+			pp.segment = 4;
+			topo_error_clear(&err);
+			CHECK_INT(topo_plan_new(&p, tt, &pp, &err),
+				  TOPO_ELIMIT);
+			CHECK(p == NULL, "no plan on error");
+			/* reduce-scatter tree cuts all n blocks at once */
+			long long nseg = (long long)1 << 32;
+
+			if (seg_cases[i].op == TOPO_OP_REDUCE_SCATTER &&
+			    strcmp(seg_cases[i].algo, "tree") == 0)
+				nseg *= gg->size;
+			snprintf(want, sizeof(want),
+				 "%s %s: %lld segments of 4 bytes over %d "
+				 "members need more than 1073741824 messages "
+				 "(use a larger segment)",
+				 seg_cases[i].opname, seg_cases[i].algo, nseg,
+				 (int)gg->size);
+			CHECK_STR(err.text, want);
+		}
+	}
 
 	topo_tree_free(t);
 	topo_tree_free(t3);

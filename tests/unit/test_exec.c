@@ -2307,9 +2307,12 @@ static void test_deadlines(void)
 	pp.bytes = (size_t)2 << 20;
 	pp.segment = 16;
 	pp.timeout = 0.05;
+	/* The whole plan (8 million messages) takes more than a second
+	 * here; stopping takes 0.05 s and a glance, and the bounds leave a
+	 * loaded CI machine room for its stalls. */
 	t0 = now();
 	CHECK_INT(topo_plan_new(&p, t, &pp, &err), TOPO_ETIMEDOUT);
-	CHECK(now() - t0 < (SANITIZED ? 3.0 : 0.5),
+	CHECK(now() - t0 < (SANITIZED ? 5.0 : 1.0),
 	      "planning stopped %.3f s after its start", now() - t0);
 	CHECK(p == NULL, "a plan that timed out was returned");
 	CHECK(strncmp(err.text,
@@ -2669,7 +2672,9 @@ static void test_plan_memory(void)
 		topo_error_clear(&err);
 		t0 = now();
 		CHECK_INT(topo_plan_new(&p, t, &q, &err), TOPO_ELIMIT);
-		CHECK(now() - t0 < 1.0, "%s refused after %.3f s",
+		/* Refused before anything is built: building it would take
+		 * hours (or all memory); 5 s leaves a loaded host room. */
+		CHECK(now() - t0 < 5.0, "%s refused after %.3f s",
 		      topo_op_name(q.op), now() - t0);
 		CHECK(p == NULL, "refused plan set *out");
 		snprintf(head, sizeof(head), "MiB: buffers %lld, plan ",

@@ -112,13 +112,8 @@ int topo__allreduce_over_tree(struct topo_plan *p, const char *name,
 	/* Messages per segment: at most a copy and a REDUCE per member, the
 	 * root's step and a copy down per member. */
 	per_seg = 3 * (int64_t)n;
-	if (nseg > ALLREDUCE_MAX_MESSAGES / per_seg)
-		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
-				 "allreduce %s: %lld segments of %lld bytes "
-				 "over %d members need more than %lld "
-				 "messages (use a larger segment)",
-				 name, (long long)nseg, (long long)seg, (int)n,
-				 (long long)ALLREDUCE_MAX_MESSAGES);
+	rc = topo__plan_segments_fit(p, nseg, seg, per_seg, 0,
+				     ALLREDUCE_MAX_MESSAGES, err);
 
 	for (int32_t v = 0; rc == 0 && v < n; v++) {
 		int32_t nc = t->child_off[v + 1] - t->child_off[v];

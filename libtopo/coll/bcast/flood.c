@@ -440,15 +440,10 @@ int topo__plan_bcast_flood(struct topo_plan *p, topo_error *err)
 	}
 	if (rc != 0)
 		goto fail;
-	if (nseg > FLOOD_MAX_MESSAGES / (f.cnt + 1)) {
-		rc = topo__err(err, TOPO_ELIMIT, NULL, NULL,
-			       "bcast flood: %lld segments of %zu bytes over "
-			       "%d members need more than %lld messages "
-			       "(use a larger segment)",
-			       (long long)nseg, seg, (int)p->n,
-			       (long long)FLOOD_MAX_MESSAGES);
+	rc = topo__plan_segments_fit(p, nseg, (int64_t)seg, (int64_t)f.cnt + 1,
+				     0, FLOOD_MAX_MESSAGES, err);
+	if (rc != 0)
 		goto done;
-	}
 
 	/* Buffers: the root's input, everyone's result. */
 	rc = topo__plan_bufsize(p, TOPO__SEND, p->root, bytes, err);

@@ -70,13 +70,8 @@ int topo__plan_reduce_direct(struct topo_plan *p, topo_error *err)
 		seg -= seg % ts;
 		nseg = (B + seg - 1) / seg;
 	}
-	if (nseg > DIRECT_MAX_MESSAGES / n)
-		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
-				 "reduce direct: %lld segments of %lld bytes "
-				 "over %d members need more than %lld messages "
-				 "(use a larger segment)",
-				 (long long)nseg, (long long)seg, (int)n,
-				 (long long)DIRECT_MAX_MESSAGES);
+	rc = topo__plan_segments_fit(p, nseg, seg, n, 0, DIRECT_MAX_MESSAGES,
+				     err);
 	for (int32_t r = 0; rc == 0 && r < n; r++)
 		rc = topo__plan_bufsize(p, TOPO__SEND, r, B, err);
 	if (rc == 0)

@@ -158,13 +158,8 @@ static int reduce_over_tree(struct topo_plan *p, const char *name,
 	/* Messages per segment: at most a copy and a REDUCE per member, and
 	 * the forward. */
 	per_seg = 2 * (int64_t)n + 1;
-	if (nseg > REDUCE_MAX_MESSAGES / per_seg)
-		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
-				 "reduce %s: %lld segments of %lld bytes over "
-				 "%d members need more than %lld messages "
-				 "(use a larger segment)",
-				 name, (long long)nseg, (long long)seg, (int)n,
-				 (long long)REDUCE_MAX_MESSAGES);
+	rc = topo__plan_segments_fit(p, nseg, seg, per_seg, 0,
+				     REDUCE_MAX_MESSAGES, err);
 
 	/* Buffers first (plan.c checks them against memory before the first
 	 * message is built). */

@@ -55,13 +55,8 @@ int topo__plan_reduce_scatter_direct(struct topo_plan *p, topo_error *err)
 
 	if (rc != 0)
 		return rc;
-	if (nseg > RSD_MAX_MESSAGES / n / n)
-		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
-				 "reduce-scatter direct: %lld segments of "
-				 "%lld bytes over %d members need more than "
-				 "%lld messages (use a larger segment)",
-				 (long long)nseg, (long long)seg, (int)n,
-				 (long long)RSD_MAX_MESSAGES);
+	rc = topo__plan_segments_fit(p, nseg, seg, (int64_t)n * n, 0,
+				     RSD_MAX_MESSAGES, err);
 	for (int32_t r = 0; rc == 0 && r < n; r++) {
 		rc = topo__plan_bufsize(p, TOPO__SEND, r, (int64_t)n * B, err);
 		if (rc == 0)

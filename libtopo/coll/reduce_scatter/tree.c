@@ -128,13 +128,10 @@ int topo__plan_reduce_scatter_tree(struct topo_plan *p, topo_error *err)
 
 	if (rc != 0)
 		return rc;
-	if (nseg > (RS_MAX_MESSAGES - 3 * (int64_t)n) / (2 * (int64_t)n))
-		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
-				 "reduce-scatter tree: %lld segments of %lld "
-				 "bytes over %d members need more than %lld "
-				 "messages (use a larger segment)",
-				 (long long)nseg, (long long)seg, (int)n,
-				 (long long)RS_MAX_MESSAGES);
+	rc = topo__plan_segments_fit(p, nseg, seg, 2 * (int64_t)n,
+				     3 * (int64_t)n, RS_MAX_MESSAGES, err);
+	if (rc != 0)
+		return rc;
 	if (topo__layout_new(&lay, p->t, n, root) != 0)
 		return topo__err(err, TOPO_ENOMEM, NULL, NULL,
 				 "out of memory planning reduce-scatter tree "

@@ -354,6 +354,9 @@ extern int32_t topo__verify_member_task;
 /* Successors one task of a run releases: a message with more shares the
  * rest as tasks of this many (exec.c; tests lower it). */
 extern int64_t topo__release_chunk;
+/* A bcast flood of at least this many messages, none a duplicate, is
+ * numbered depth first (coll/bcast/flood.c); tests lower it. */
+extern int64_t topo__flood_depth_first;
 
 /* Checks member buffers after an iteration; buf(ctx, r, kind) gives
  * member r's buffer.  Calls report(ctx2, e) for each error found (at most

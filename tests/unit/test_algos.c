@@ -330,6 +330,55 @@ static void over_all(const topo_machine *const *ms, int nm,
 
 static size_t flood_bytes, flood_segment;
 
+/*
+ * Whether flood plan p is numbered depth first, as exec.c's worker takes
+ * it (coll/bcast/flood.c): per segment, the root's own copy, then its
+ * forwards; then, as a LIFO stack of successor lists (each pushed in
+ * order, the last popped first), each list popped must start where the
+ * last one ended and be consecutive indices.
+ */
+static bool depth_first_order(const topo_plan *p)
+{
+	int64_t(*stk)[2] = malloc(sizeof(*stk) * (size_t)(p->nmsg + 1));
+	int64_t i = 0;
+	bool ok = stk != NULL;
+
+	while (ok && i < p->nmsg) {
+		int64_t a = i + 1, b = a, next = a, top = 0;
+
+		/* the root's copy, waiting for nothing */
+		ok = p->msg[i].src == p->msg[i].dst && p->msg[i].nwait == 0;
+		while (b < p->nmsg && p->msg[b].nwait == 0 &&
+		       p->msg[b].src != p->msg[b].dst)
+			b++;
+		if (b > a) {
+			stk[top][0] = a;
+			stk[top++][1] = b;
+		}
+		while (ok && top > 0) {
+			int64_t s = stk[--top][0], e = stk[top][1];
+
+			ok = s == next;
+			next = e;
+			for (int64_t j = s; ok && j < e; j++) {
+				int64_t k0 = p->succ_off[j],
+					k1 = p->succ_off[j + 1];
+
+				for (int64_t k = k0; ok && k < k1; k++)
+					ok = p->succ[k] ==
+					     p->succ[k0] + (k - k0);
+				if (k1 > k0) {
+					stk[top][0] = p->succ[k0];
+					stk[top++][1] = p->succ[k0] + (k1 - k0);
+				}
+			}
+		}
+		i = next;
+	}
+	free(stk);
+	return ok;
+}
+
 static void check_flood(const topo_tree *t, int32_t L)
 {
 	struct topo_plan_params pp;
@@ -363,8 +412,117 @@ static void check_flood(const topo_tree *t, int32_t L)
 	CHECK_INT(bsize(p, TOPO__SEND, L), (int64_t)flood_bytes);
 	CHECK_INT(bsize(p, TOPO__SEND, L == 0 ? 1 % p->n : 0),
 		  p->n == 1 ? (int64_t)flood_bytes : 0);
+	/* Numbered depth first when asked (every table here is correct),
+	 * and from 5 members on, never by accident when not. */
+	if (topo__flood_depth_first == 0)
+		CHECK(depth_first_order(p), "%s: not numbered depth first",
+		      label);
 	check_replay(p, 1);
 	topo_plan_free(p);
+}
+
+/*
+ * Depth-first numbering against breadth-first: the same messages (each
+ * member's forwards in the same order), the same dependencies between
+ * them, and the order told apart by depth_first_order, which a
+ * breadth-first plan of a binomial tree over 16 members fails.  Below
+ * the threshold nothing is renumbered; a table that delivers twice never
+ * is (test_faulty_tables runs at threshold 0).
+ */
+static void test_depth_first(const topo_machine *m)
+{
+	static const char *const dshapes[] = {"binomial", "kary:3", "chain",
+					      "physical", "hierarchical"};
+	topo_group *g = group(m, "all");
+	int64_t saved = topo__flood_depth_first;
+	char what[96];
+
+	for (size_t s = 0; s < sizeof(dshapes) / sizeof(dshapes[0]); s++) {
+		topo_tree *t = tree(g, dshapes[s]);
+		struct topo_plan_params pp;
+		topo_plan *bfs = NULL, *dfs = NULL;
+		topo_error err;
+
+		snprintf(what, sizeof(what), "depth first, %s tree of %d",
+			 dshapes[s], (int)g->size);
+		label = what;
+		topo_plan_params_init(&pp, sizeof(pp), TOPO_OP_BCAST);
+		pp.root = g->members[3];
+		pp.bytes = 40;
+		pp.segment = 16;
+		topo__flood_depth_first = INT64_MAX;
+		topo_error_clear(&err);
+		CHECK(topo_plan_new(&bfs, t, &pp, &err) == 0, "%s", err.text);
+		/* at the threshold exactly: renumbered */
+		topo__flood_depth_first = g->size - 1;
+		CHECK(topo_plan_new(&dfs, t, &pp, &err) == 0, "%s", err.text);
+		if (bfs != NULL && dfs != NULL) {
+			int64_t *pos =
+			    calloc((size_t)bfs->nmsg, sizeof(int64_t));
+			int64_t *seen =
+			    calloc((size_t)bfs->nmsg, sizeof(int64_t));
+			bool same = bfs->nmsg == dfs->nmsg && pos != NULL &&
+				    seen != NULL;
+
+			CHECK(depth_first_order(dfs), "%s: order", label);
+			if (strcmp(dshapes[s], "binomial") == 0)
+				CHECK(!depth_first_order(bfs),
+				      "%s: breadth first passes", label);
+			/* Each dfs message's bfs twin: the one with the
+			 * same source, destination and bytes (a flood
+			 * without duplicates has one per segment). */
+			for (int64_t i = 0; same && i < dfs->nmsg; i++) {
+				const struct topo__msg *d = &dfs->msg[i];
+				int64_t j = 0;
+
+				while (j < bfs->nmsg &&
+				       (bfs->msg[j].src != d->src ||
+					bfs->msg[j].dst != d->dst ||
+					bfs->msg[j].soff != d->soff ||
+					bfs->msg[j].sbuf != d->sbuf))
+					j++;
+				same = j < bfs->nmsg && seen[j] == 0 &&
+				       memcmp(&bfs->msg[j], d, sizeof(*d)) == 0;
+				if (same) {
+					seen[j] = 1;
+					pos[i] = j;
+				}
+			}
+			CHECK(same, "%s: not the same messages", label);
+			/* the same dependencies, and the same order of each
+			 * member's forwards */
+			for (int64_t i = 0; same && i < dfs->nmsg; i++) {
+				int64_t a0 = dfs->succ_off[i],
+					a1 = dfs->succ_off[i + 1],
+					b0 = bfs->succ_off[pos[i]];
+
+				same =
+				    a1 - a0 == bfs->succ_off[pos[i] + 1] - b0;
+				for (int64_t k = 0; same && k < a1 - a0; k++)
+					same = pos[dfs->succ[a0 + k]] ==
+					       bfs->succ[b0 + k];
+			}
+			CHECK(same, "%s: not the same dependencies", label);
+			free(pos);
+			free(seen);
+		}
+		/* one message short of the threshold: breadth first */
+		if (strcmp(dshapes[s], "binomial") == 0) {
+			topo_plan_free(dfs);
+			dfs = NULL;
+			topo__flood_depth_first = g->size;
+			CHECK(topo_plan_new(&dfs, t, &pp, &err) == 0, "%s",
+			      err.text);
+			CHECK(dfs != NULL && !depth_first_order(dfs),
+			      "%s: renumbered below the threshold", label);
+		}
+		topo_plan_free(bfs);
+		topo_plan_free(dfs);
+		topo_tree_free(t);
+	}
+	topo__flood_depth_first = saved;
+	label = "depth first";
+	topo_group_free(g);
 }
 
 /* A scatter's receipt counters: every member but the root expects its
@@ -1132,19 +1290,23 @@ static void test_nomem(const topo_machine *m)
 {
 	topo_group *g = group(m, "all");
 	topo_tree *t = tree(g, "hierarchical");
+	/* (the flood twice: the second numbered depth first) */
 	static const struct {
 		enum topo_op op;
 		const char *algo;
-	} a[] = {{TOPO_OP_BCAST, "flood"},	  {TOPO_OP_SCATTER, "tree"},
-		 {TOPO_OP_SCATTER, "or-combine"}, {TOPO_OP_SCATTER, "direct"},
-		 {TOPO_OP_GATHER, "chunked"},
-		 {TOPO_OP_GATHER, "tree"},	  {TOPO_OP_REDUCE, "tree"},
-		 {TOPO_OP_REDUCE, "hierarchical"}};
+	} a[] = {
+	    {TOPO_OP_BCAST, "flood"},	     {TOPO_OP_BCAST, "flood"},
+	    {TOPO_OP_SCATTER, "tree"},	     {TOPO_OP_SCATTER, "or-combine"},
+	    {TOPO_OP_SCATTER, "direct"},     {TOPO_OP_GATHER, "chunked"},
+	    {TOPO_OP_GATHER, "tree"},	     {TOPO_OP_REDUCE, "tree"},
+	    {TOPO_OP_REDUCE, "hierarchical"}};
+	int64_t saved = topo__flood_depth_first;
 
 	for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++) {
 		int rc = -1, other = 0;
 		long k;
 
+		topo__flood_depth_first = i == 1 ? 0 : saved;
 		for (k = 0; k < 100000 && rc != 0; k++) {
 			topo_error err;
 			topo_plan *p;
@@ -1163,6 +1325,7 @@ static void test_nomem(const topo_machine *m)
 		      topo_op_name(a[i].op), a[i].algo, other, rc);
 		CHECK(k > 3, "%s: only %ld allocations", a[i].algo, k);
 	}
+	topo__flood_depth_first = saved;
 	topo_tree_free(t);
 	topo_group_free(g);
 }
@@ -1202,6 +1365,17 @@ int main(void)
 	over_all((const topo_machine *const *)ms, 2, specs, check_flood, 0);
 	test_faulty_tables(ms[0]);
 	test_explicit_tables(ms[1]);
+	/* The same, numbered depth first (as floods of 65,536 messages and
+	 * more are): the same checks and replays, and the order. */
+	topo__flood_depth_first = 0;
+	flood_segment = 0;
+	over_all((const topo_machine *const *)ms, 2, specs, check_flood, 0);
+	flood_segment = 5;
+	over_all((const topo_machine *const *)ms, 2, specs, check_flood, 0);
+	test_faulty_tables(ms[0]);
+	test_explicit_tables(ms[1]);
+	topo__flood_depth_first = (int64_t)1 << 16;
+	test_depth_first(ms[1]);
 
 	over_all((const topo_machine *const *)ms, 2, specs, check_scatter_tree,
 		 0);

@@ -1932,6 +1932,84 @@ static void test_release_chunks(void)
 	topo_machine_free(m);
 }
 
+/*
+ * Floods numbered depth first (coll/bcast/flood.c), run: over every tree
+ * shape, 8 bytes (leaves that run at once) and 24 in segments of 16, on 1
+ * and 4 threads, every member gets its data once; and at the default
+ * threshold, a flood over 70,000 members (renumbered) on 2 threads.
+ */
+static void test_flood_depth_first(void)
+{
+	static const char *const shapes[] = {"binomial", "kary:3", "chain",
+					     "physical", "hierarchical"};
+	static const int32_t tasks[] = {16, 16, 16, 16, 16};
+	topo_machine *m = machine(5, tasks, 1);
+	topo_group *g = group_of(m, "world", NULL, 80);
+	int64_t saved = topo__flood_depth_first;
+	char what[96];
+
+	topo__flood_depth_first = 0;
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+		topo_tree *t = NULL;
+		topo_error err;
+
+		topo_error_clear(&err);
+		CHECK_INT(topo_tree_new(&t, g, shapes[s], &err), 0);
+		for (int len = 8; t != NULL && len <= 24; len += 16) {
+			struct topo_plan_params pp;
+			topo_plan *p = NULL;
+
+			topo_plan_params_init(&pp, sizeof(pp), TOPO_OP_BCAST);
+			pp.root = g->members[37];
+			pp.bytes = (size_t)len;
+			pp.segment = len == 24 ? 16 : 0;
+			CHECK_INT(topo_plan_new(&p, t, &pp, &err), 0);
+			for (int th = 1; p != NULL && th <= 4; th *= 4) {
+				topo_report *r = run(p, th, 3, 0);
+
+				snprintf(what, sizeof(what),
+					 "depth-first flood, %s, %d bytes, %d "
+					 "thread(s)",
+					 shapes[s], len, th);
+				expect_verified(r, what);
+				CHECK_INT(topo_report_iterations(r), 3);
+				topo_report_free(r);
+			}
+			topo_plan_free(p);
+		}
+		topo_tree_free(t);
+	}
+	topo__flood_depth_first = saved;
+	topo_group_free(g);
+	topo_machine_free(m);
+	{
+		static const int32_t big[] = {70000};
+		topo_machine *mb = machine(1, big, 1);
+		topo_group *gb = group_of(mb, "world", NULL, 70000);
+		struct topo_plan_params pp;
+		topo_tree *t = NULL;
+		topo_plan *p = NULL;
+		topo_error err;
+
+		topo_error_clear(&err);
+		CHECK_INT(topo_tree_new(&t, gb, "kary:4", &err), 0);
+		topo_plan_params_init(&pp, sizeof(pp), TOPO_OP_BCAST);
+		pp.bytes = 8;
+		if (t != NULL)
+			CHECK_INT(topo_plan_new(&p, t, &pp, &err), 0);
+		if (p != NULL) {
+			topo_report *r = run(p, 2, 2, 0);
+
+			expect_verified(r, "depth-first flood, 70,000 members");
+			topo_report_free(r);
+		}
+		topo_plan_free(p);
+		topo_tree_free(t);
+		topo_group_free(gb);
+		topo_machine_free(mb);
+	}
+}
+
 /* Gather straight to the root: every member copies its SEND into its
  * block of the root's RECV (many writers, distinct bytes, no lock). */
 static void test_gather(int threads)
@@ -3239,6 +3317,7 @@ int main(void)
 	test_reduce(8, 301, TOPO_INT16, TOPO_BXOR, 64);
 	test_reduce(1, 5, TOPO_DOUBLE, TOPO_MAX, 8);
 	test_release_chunks();
+	test_flood_depth_first();
 	test_fill(1);
 	test_fill(2);
 	test_faults();

@@ -290,6 +290,89 @@ static int order_forwards(struct flood *f, int32_t maxdeg)
 }
 
 /*
+ * Depth-first numbering, for a flood of at least topo__flood_depth_first
+ * messages that sends no duplicate.  A worker runs a bcast depth first:
+ * a message releases its member's forwards (a leaf's own copy runs at
+ * once) and the last one it pushes runs next (exec.c, a LIFO stack).  In
+ * breadth-first order every such step lands far from the last in the
+ * plan's arrays: over a million members each forward cost two misses one
+ * after the other, its successor list and then their records.  Numbered
+ * in the order a worker takes them, the groups it reads follow one
+ * another in memory.  Only the numbering changes: every member's forwards
+ * stay one group in their order (order_forwards), each after the member's
+ * arrival, so a dependency still goes from a lower index to a higher.
+ * The breadth-first order is kept below the threshold, where plans gain
+ * nothing and their outputs (GOAL, traces) list it, and in a plan that is
+ * only predicted: the simulation takes the messages in time order, which
+ * is breadth first, and so is memory's.
+ */
+int64_t topo__flood_depth_first = (int64_t)1 << 16;
+
+static int depth_first(struct flood *f)
+{
+	int64_t cnt = f->cnt, k = 0, top = 0;
+	int32_t *gstart = topo__mallocarray((size_t)cnt, sizeof(int32_t));
+	int32_t *stack = topo__mallocarray((size_t)cnt, sizeof(int32_t));
+	int32_t *perm = topo__mallocarray((size_t)cnt, sizeof(int32_t));
+	int32_t *tmp, **arr[3] = {&f->src, &f->dst, &f->wait};
+
+	if (cnt == 0) {
+		topo__free(gstart);
+		topo__free(stack);
+		topo__free(perm);
+		return 0;
+	}
+	if (gstart == NULL || stack == NULL || perm == NULL) {
+		topo__free(gstart);
+		topo__free(stack);
+		topo__free(perm);
+		return TOPO_ENOMEM;
+	}
+	topo__populate_wait(&f->populate); /* the arrays are replaced */
+	/* Where the forwards of arrival j start (a member's forwards are
+	 * one group, sharing its arrival as their wait); -1: none. */
+	for (int64_t j = 0; j < cnt; j++)
+		gstart[j] = -1;
+	for (int64_t j = 0; j < cnt; j++)
+		if (f->wait[j] >= 0 && (j == 0 || f->wait[j - 1] != f->wait[j]))
+			gstart[f->wait[j]] = (int32_t)j;
+	/* The root's group first (index 0), then as a worker's stack. */
+	stack[top++] = 0;
+	while (top > 0) {
+		int64_t g = stack[--top], e = g + 1;
+
+		while (e < cnt && f->wait[e] == f->wait[g])
+			e++;
+		for (int64_t j = g; j < e; j++)
+			perm[j] = (int32_t)k++;
+		for (int64_t j = g; j < e; j++)
+			if (gstart[j] >= 0)
+				stack[top++] = gstart[j];
+	}
+	topo__free(stack);
+	topo__free(gstart);
+	tmp = topo__mallocarray((size_t)cnt, sizeof(int32_t));
+	if (tmp == NULL) {
+		topo__free(perm);
+		return TOPO_ENOMEM;
+	}
+	for (int j = 0; j < 3; j++) {
+		int32_t *a = *arr[j], *swap;
+
+		for (int64_t i = 0; i < cnt; i++)
+			tmp[perm[i]] =
+			    a == f->wait && a[i] >= 0 ? perm[a[i]] : a[i];
+		swap = *arr[j];
+		*arr[j] = tmp;
+		tmp = swap;
+	}
+	topo__free(tmp);
+	topo__free(perm);
+	f->cap = cnt;
+	return 0;
+}
+
+/*
  * Duplicates land in the member's WORK (see the file comment), where only
  * duplicates write: each waits for the previous one at the same member.
  * Returns pairs {before, after} of flood indices, computed once for all
@@ -428,6 +511,9 @@ int topo__plan_bcast_flood(struct topo_plan *p, topo_error *err)
 	rc = simulate(&f, t, p->root);
 	if (rc == 0)
 		rc = order_forwards(&f, maxdeg);
+	if (rc == 0 && !p->predict_only && f.ndup == 0 &&
+	    f.cnt >= topo__flood_depth_first)
+		rc = depth_first(&f);
 	if (rc == 0)
 		rc = dup_deps(&f, &dd, &nd, has_dup);
 	if (rc == TOPO_ELIMIT) {

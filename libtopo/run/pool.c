@@ -36,7 +36,11 @@
  * spin longer (topo__pool_wake_spin_ns, extending a spin under way) before
  * work the caller is about to release, and topo__pool_calm ends that
  * longer spin; topo__pool_ready also waits until they all spin, so that
- * even a plan of two tasks is shared at once.
+ * even a plan of two tasks is shared at once.  The caller waiting for the
+ * end (topo__pool_wait) spins as long: a caller asleep when the last
+ * task ends saw it a futex wake-up later (about 90 us on this host's
+ * guest: a reduce of 1 MiB over 16 members took 0.95 of its time, and
+ * bcast, scatter and allreduce 0.92-0.93, once it spun).
  *
  * A wait that ends early (deadline, abort) discards every queued task and
  * waits for the running ones to return, so the pool is idle and reusable.
@@ -382,7 +386,7 @@ static void spin(struct topo__pool *pool, struct worker *w, int done,
 		until = atomic_load_explicit(&pool->spin_until,
 					     memory_order_relaxed);
 
-	if (!done && until > end)
+	if (until > end)
 		end = until;
 	if (deadline >= 0 && deadline < end)
 		end = deadline;
@@ -400,13 +404,11 @@ static void spin(struct topo__pool *pool, struct worker *w, int done,
 			continue;
 		/* topo__pool_wake may extend a spin under way, and
 		 * topo__pool_calm end the extension. */
-		if (!done) {
-			until = atomic_load_explicit(&pool->spin_until,
-						     memory_order_relaxed);
-			end = until > base ? until : base;
-			if (deadline >= 0 && deadline < end)
-				end = deadline;
-		}
+		until = atomic_load_explicit(&pool->spin_until,
+					     memory_order_relaxed);
+		end = until > base ? until : base;
+		if (deadline >= 0 && deadline < end)
+			end = deadline;
 		if (now_ns() >= end)
 			return;
 	}

@@ -46,7 +46,8 @@ enum shape {
 	ABORTING,
 	GROWING,
 	MEETING,
-	STOPPING
+	STOPPING,
+	NAP
 };
 
 struct ctx {
@@ -105,6 +106,13 @@ static void run(void *vctx, int64_t task, int worker)
 			nanosleep(&d, NULL);
 		}
 		break;
+	case NAP: {
+		/* 100 ms asleep: a wait for it is long */
+		struct timespec d = {0, 100 * 1000 * 1000};
+
+		nanosleep(&d, NULL);
+		break;
+	}
 	case BLOCKING:
 		if (task != 0)
 			break;
@@ -611,6 +619,53 @@ static void calm_case(void)
 	ctx_free(c);
 }
 
+static double thread_cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The caller waiting for the end polls as long as topo__pool_wake's
+ * workers do: with that spin made a minute long, a wait for a worker's
+ * task of 100 ms costs the calling thread most of 100 ms of CPU; calmed,
+ * it sleeps after its short spin and costs almost none. */
+static void caller_spin_case(void)
+{
+	struct ctx *c = ctx_new(NAP, 1);
+	int64_t was = topo__pool_wake_spin_ns;
+	double t0, used;
+
+	if (topo__cpus_allowed(NULL, 0) < 2 || UNDER_VALGRIND) {
+		printf("test_pool: caller's spin not checked (one CPU, or "
+		       "valgrind)\n");
+		ctx_free(c);
+		return;
+	}
+	topo__pool_wake_spin_ns = (int64_t)60 * 1000 * 1000 * 1000;
+	pool_new(c, 2);
+	topo__pool_wake(c->pool);
+	topo__pool_push_to(c->pool, 0, 1);
+	t0 = thread_cpu_now();
+	CHECK_INT(topo__pool_wait(c->pool, NULL), 0);
+	used = thread_cpu_now() - t0;
+	CHECK(used > 0.05, "woken: the caller used %.3f s of CPU waiting 0.1 s",
+	      used);
+	CHECK_INT(c->on[0], 1);
+	topo__pool_calm(c->pool);
+	topo__pool_push_to(c->pool, 0, 1);
+	t0 = thread_cpu_now();
+	CHECK_INT(topo__pool_wait(c->pool, NULL), 0);
+	used = thread_cpu_now() - t0;
+	CHECK(used < 0.02,
+	      "calmed: the caller used %.3f s of CPU waiting 0.1 s", used);
+	CHECK_INT(count_ran(c, 0, c->n, 2), c->n);
+	topo__pool_free(c->pool);
+	topo__pool_wake_spin_ns = was;
+	ctx_free(c);
+}
+
 /* Allocation failures: every one in topo__pool_new is reported and cleaned
  * up; a push whose stack cannot grow goes through the queue (nothing lost);
  * a push that finds no memory at all makes the wait fail with
@@ -849,6 +904,7 @@ int main(void)
 	mail_case(8);
 	idle_case();
 	calm_case();
+	caller_spin_case();
 	ready_case();
 	nomem_case();
 	cpuset_case();

@@ -1358,23 +1358,24 @@ int main(void)
 
 	test_pattern(ms[0]);
 
+	/* Floods as numbered by default (breadth first at this size), then
+	 * numbered depth first (as floods of 65,536 messages and more are):
+	 * the same checks and replays, and then the order. */
 	flood_bytes = 24;
-	flood_segment = 0;
-	over_all((const topo_machine *const *)ms, 2, specs, check_flood, 0);
-	flood_segment = 5;
-	over_all((const topo_machine *const *)ms, 2, specs, check_flood, 0);
-	test_faulty_tables(ms[0]);
-	test_explicit_tables(ms[1]);
-	/* The same, numbered depth first (as floods of 65,536 messages and
-	 * more are): the same checks and replays, and the order. */
-	topo__flood_depth_first = 0;
-	flood_segment = 0;
-	over_all((const topo_machine *const *)ms, 2, specs, check_flood, 0);
-	flood_segment = 5;
-	over_all((const topo_machine *const *)ms, 2, specs, check_flood, 0);
-	test_faulty_tables(ms[0]);
-	test_explicit_tables(ms[1]);
-	topo__flood_depth_first = (int64_t)1 << 16;
+	for (int df = 0; df < 2; df++) {
+		int64_t saved = topo__flood_depth_first;
+
+		topo__flood_depth_first = df ? 0 : saved;
+		flood_segment = 0;
+		over_all((const topo_machine *const *)ms, 2, specs, check_flood,
+			 0);
+		flood_segment = 5;
+		over_all((const topo_machine *const *)ms, 2, specs, check_flood,
+			 0);
+		test_faulty_tables(ms[0]);
+		test_explicit_tables(ms[1]);
+		topo__flood_depth_first = saved;
+	}
 	test_depth_first(ms[1]);
 
 	over_all((const topo_machine *const *)ms, 2, specs, check_scatter_tree,

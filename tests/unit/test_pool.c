@@ -171,12 +171,18 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static double cpu_now(void)
+/* CPU seconds so far on CLOCK (the process's or the calling thread's). */
+static double cpu_seconds(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	clock_gettime(clock, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpu_now(void)
+{
+	return cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 /* The process's CPU seconds over a sleep of 0.2 s, after settling for
@@ -621,10 +627,7 @@ static void calm_case(void)
 
 static double thread_cpu_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	return cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /* The caller waiting for the end polls as long as topo__pool_wake's

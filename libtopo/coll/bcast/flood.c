@@ -311,17 +311,14 @@ int64_t topo__flood_depth_first = (int64_t)1 << 16;
 static int depth_first(struct flood *f)
 {
 	int64_t cnt = f->cnt, k = 0, top = 0;
-	int32_t *gstart = topo__mallocarray((size_t)cnt, sizeof(int32_t));
-	int32_t *stack = topo__mallocarray((size_t)cnt, sizeof(int32_t));
-	int32_t *perm = topo__mallocarray((size_t)cnt, sizeof(int32_t));
-	int32_t *tmp, **arr[3] = {&f->src, &f->dst, &f->wait};
+	int32_t *gstart, *stack, *perm, *tmp;
+	int32_t **arr[3] = {&f->src, &f->dst, &f->wait};
 
-	if (cnt == 0) {
-		topo__free(gstart);
-		topo__free(stack);
-		topo__free(perm);
-		return 0;
-	}
+	if (cnt == 0)
+		return 0; /* nothing to number (the threshold at 0, in tests) */
+	gstart = topo__mallocarray((size_t)cnt, sizeof(int32_t));
+	stack = topo__mallocarray((size_t)cnt, sizeof(int32_t));
+	perm = topo__mallocarray((size_t)cnt, sizeof(int32_t));
 	if (gstart == NULL || stack == NULL || perm == NULL) {
 		topo__free(gstart);
 		topo__free(stack);

@@ -3,7 +3,7 @@
  * collective must move, on the CPUs the run has: the copy limit of the
  * data-movement benchmark (tests/bench/replay.py).
  *
- *   copy_ideal OP MEMBERS BYTES THREADS
+ *   copy_ideal OP MEMBERS BYTES THREADS [checked]
  *
  * OP is bcast, scatter, gather, reduce, allreduce, allgather,
  * reduce-scatter or alltoall; BYTES is collrun's --bytes (per member, or
@@ -39,6 +39,20 @@
  * destinations, untimed, as collrun resets its receive buffers between
  * iterations.  Each repetition is timed from a barrier to a barrier.
  *
+ * With "checked", every repetition is then checked before the next, as
+ * collrun verifies every iteration before it resets the buffers and
+ * times the next: thread 0 alone compares every destination byte with its
+ * sources (collrun verifies a plan of fewer than 65,536 members on its
+ * calling thread), while the other threads wait asleep in a
+ * pthread_barrier (collrun's idle workers sleep after a 50 us spin).  The
+ * check is not timed, but what follows such a pause is: on the 2-vCPU
+ * guest this was written on, a 16 MiB copy after a pause of a
+ * verification's length took 1.2-1.5 times as long as one repeated back
+ * to back, in some phases of the host (tests/bench/README.md).  Without
+ * "checked" the timed repetitions follow each other back to back; the
+ * result of each way's untimed first pass and of the last repetition is
+ * checked.
+ *
  * Two ways of writing are measured, interleaved: memcpy (and plain
  * stores for the sums), and streaming (non-temporal) stores, which write
  * a line without reading it first.  The faster median is the limit, so
@@ -46,12 +60,13 @@
  *
  * Output, one JSON line:
  *   {"op": OP, "members": N, "bytes": B, "threads": T, "reps": R,
- *    "written": W, "memcpy_seconds": X, "stream_seconds": Y,
+ *    "checked": C, "written": W, "memcpy_seconds": X, "stream_seconds": Y,
  *    "seconds": min(X, Y), "min_seconds": A, "max_seconds": Z,
  *    "verified": true}
- * W is the bytes the result must hold (written once each); R shrinks with
- * W so that a case takes about a quarter second; A and Z are the fastest
- * and slowest repetition of the faster way.
+ * C is true with "checked", false without; W is the bytes the result must
+ * hold (written once each); R shrinks with W (checked: with the bytes
+ * read too) so that a case takes about a quarter second, checks aside; A
+ * and Z are the fastest and slowest repetition of the faster way.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -90,6 +105,8 @@ static struct item *items;
 static size_t nitems;
 static int nthreads;
 static int reps;
+static int checked;	      /* check every repetition (see the top) */
+static pthread_barrier_t nap; /* where the others sleep during a check */
 static double *times[2];
 
 /* A spinning barrier: a sleeping one would add a wake-up's tens of
@@ -292,6 +309,38 @@ static void clear(int t)
 	__atomic_fetch_xor(&warm, acc, __ATOMIC_RELAXED);
 }
 
+/* Every destination compared with the sum of its sources (a copy's one
+ * source); a difference ends the program with status 1. */
+static void check(void)
+{
+	_Alignas(64) static uint32_t want[CHUNK / 4];
+
+	for (size_t k = 0; k < nitems; k++) {
+		const struct item *it = &items[k];
+
+		if (it->nsrc == 1) {
+			if (memcmp(it->dst, it->src[0], it->len) != 0)
+				die("wrong result");
+			continue;
+		}
+		/* the sums again, a chunk at a time, by the kernels sum_range
+		 * uses (a sum's length is a multiple of 4: collrun's int32) */
+		for (size_t at = 0; at < it->len; at += CHUNK) {
+			size_t len =
+			    it->len - at < CHUNK ? it->len - at : CHUNK;
+			size_t n = len / 4;
+
+			add2(want, (const uint32_t *)(it->src[0] + at),
+			     (const uint32_t *)(it->src[1] + at), n);
+			for (int k = 2; k < it->nsrc; k++)
+				add1(want, (const uint32_t *)(it->src[k] + at),
+				     n);
+			if (memcmp(it->dst + at, want, len) != 0)
+				die("wrong result");
+		}
+	}
+}
+
 static void *thread_main(void *arg)
 {
 	int t = (int)(intptr_t)arg;
@@ -300,7 +349,8 @@ static void *thread_main(void *arg)
 	CPU_ZERO(&set);
 	CPU_SET(t % CPU_SETSIZE, &set);
 	(void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-	/* one untimed pass of each way: pages, TLB and caches as reused */
+	/* one untimed pass of each way: pages, TLB and caches as reused,
+	 * and each way's result checked */
 	for (int r = -2; r < 2 * reps; r++) {
 		int stream = (r + 2) % 2;
 		double t0 = 0;
@@ -313,6 +363,13 @@ static void *thread_main(void *arg)
 		barrier_wait();
 		if (t == 0 && r >= 0)
 			times[stream][r / 2] = now() - t0;
+		/* the untimed passes' results too, so that both ways are
+		 * checked once without "checked" */
+		if (checked || r < 0) {
+			if (t == 0)
+				check();
+			(void)pthread_barrier_wait(&nap);
+		}
 	}
 	return NULL;
 }
@@ -430,13 +487,16 @@ int main(int argc, char **argv)
 {
 	const char *op;
 	long n, t;
-	size_t b, written = 0;
+	size_t b, written = 0, touched = 0;
 	size_t *send, *recv, *srcs;
 	const unsigned char **srcp;
 	pthread_t tid[MAX_THREADS];
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: copy_ideal OP MEMBERS BYTES THREADS\n");
+	if (argc == 6 && !strcmp(argv[5], "checked"))
+		checked = 1;
+	else if (argc != 5) {
+		fprintf(stderr, "usage: copy_ideal OP MEMBERS BYTES THREADS "
+				"[checked]\n");
 		return 2;
 	}
 	op = argv[1];
@@ -464,17 +524,23 @@ int main(int argc, char **argv)
 	}
 	if (n == 1 && nitems == 0)
 		die("nothing to move with one member");
-	for (size_t k = 0; k < nitems; k++)
+	for (size_t k = 0; k < nitems; k++) {
 		written += items[k].len;
+		touched += items[k].len * (size_t)(items[k].nsrc + 1);
+	}
 
-	/* about a quarter second of both ways, at least 5 of each */
-	reps = (int)(0.125 / ((double)written / 20e9));
+	/* about a quarter second of both ways, at least 5 of each; checked,
+	 * by every byte read and written, since each repetition's check
+	 * reads them all again on one thread */
+	reps = (int)(0.125 / ((double)(checked ? touched : written) / 20e9));
 	reps = reps < 5 ? 5 : reps > 1000 ? 1000 : reps;
 	times[0] = calloc((size_t)reps, sizeof(double));
 	times[1] = calloc((size_t)reps, sizeof(double));
 	if (times[0] == NULL || times[1] == NULL)
 		die("out of memory");
 
+	if (pthread_barrier_init(&nap, NULL, (unsigned)nthreads) != 0)
+		die("pthread_barrier_init failed");
 	for (int i = 1; i < nthreads; i++)
 		if (pthread_create(&tid[i], NULL, thread_main,
 				   (void *)(intptr_t)i) != 0)
@@ -483,25 +549,12 @@ int main(int argc, char **argv)
 	for (int i = 1; i < nthreads; i++)
 		pthread_join(tid[i], NULL);
 
-	/* the last pass's result, so that a fast wrong kernel cannot pass
+	/* the last pass's result (every pass's, checked; the untimed ones'
+	 * above), so that a fast wrong kernel of either way cannot pass
 	 * ("verified" in the output; a wrong result exits 1) */
-	for (size_t k = 0; k < nitems; k++) {
-		const struct item *it = &items[k];
-
-		for (size_t i = 0; i + 4 <= it->len; i += 4) {
-			uint32_t want = 0, got;
-
-			for (int s = 0; s < it->nsrc; s++) {
-				uint32_t v;
-
-				memcpy(&v, it->src[s] + i, 4);
-				want += v;
-			}
-			memcpy(&got, it->dst + i, 4);
-			if (got != want)
-				die("wrong result");
-		}
-	}
+	pthread_barrier_destroy(&nap);
+	if (!checked)
+		check();
 
 	{
 		double m = median(times[0], reps), s = median(times[1], reps);
@@ -509,12 +562,13 @@ int main(int argc, char **argv)
 		    m < s ? times[0] : times[1]; /* sorted by median() */
 
 		printf("{\"op\": \"%s\", \"members\": %ld, \"bytes\": %zu, "
-		       "\"threads\": %d, \"reps\": %d, \"written\": %zu, "
+		       "\"threads\": %d, \"reps\": %d, \"checked\": %s, "
+		       "\"written\": %zu, "
 		       "\"memcpy_seconds\": %.9g, \"stream_seconds\": %.9g, "
 		       "\"seconds\": %.9g, \"min_seconds\": %.9g, "
 		       "\"max_seconds\": %.9g, \"verified\": true}\n",
-		       op, n, b, nthreads, reps, written, m, s, m < s ? m : s,
-		       w[0], w[reps - 1]);
+		       op, n, b, nthreads, reps, checked ? "true" : "false",
+		       written, m, s, m < s ? m : s, w[0], w[reps - 1]);
 	}
 	free(times[0]);
 	free(times[1]);

@@ -247,6 +247,18 @@ int topo__plan_expect(struct topo_plan *p, int64_t msgs, int64_t deps,
 int topo__plan_segment(const struct topo_plan *p, int64_t total,
 		       int64_t auto_min, int64_t auto_seg, int64_t *seg,
 		       int64_t *nseg, topo_error *err);
+/*
+ * The automatic segment of the segmented trees (bcast flood, reduce and
+ * allreduce tree and hierarchical), from TOPO__AUTO_SEGMENT_MIN bytes per
+ * member: TOPO__AUTO_SEGMENT_NODE for a group on one node, else
+ * TOPO__AUTO_SEGMENT (plan.c says why).
+ */
+#define TOPO__AUTO_SEGMENT_MIN ((int64_t)256 << 10)
+#define TOPO__AUTO_SEGMENT ((int64_t)64 << 10)
+#define TOPO__AUTO_SEGMENT_NODE ((int64_t)256 << 10)
+int64_t topo__auto_segment(const struct topo_plan *p);
+/* Whether every member of g is on one node of its machine. */
+bool topo__group_on_one_node(const topo_group *g);
 /* Refuses (TOPO_ELIMIT, naming the operation and algorithm) a segmented
  * plan whose nseg segments of seg bytes over n members, at per_seg
  * messages each plus fixed others, would build more than max messages:

@@ -582,8 +582,9 @@ struct topo_plan_params {
 	enum topo_redop redop; /* the reductions only; default TOPO_SUM */
 	/* bcast, reduce, allreduce tree and hierarchical, reduce-scatter
 	 * tree: segment size in bytes (the reductions: a multiple of the
-	 * type size); 0 (default): 64 KiB segments from 256 KiB up, else
-	 * whole; the other algorithms ignore it */
+	 * type size); 0 (default): from 256 KiB up 64 KiB segments (256
+	 * KiB ones for a group on one node), else whole; the other
+	 * algorithms ignore it */
 	size_t segment;
 	size_t chunk; /* gather chunked: chunk size; 0 (default): auto */
 	/* seconds planning may take; 0 (default): no limit.  A plan not

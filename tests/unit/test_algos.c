@@ -1332,6 +1332,100 @@ static void test_nomem(const topo_machine *m)
 
 /* ---------------------------------------------------------------------- */
 
+/* The automatic segment (topo__auto_segment): 256 KiB for a group on
+ * one node, 64 KiB across nodes, from 256 KiB per member; whole below;
+ * a segment asked for is kept.  Seen in the plans of bcast flood, reduce
+ * and allreduce over the tree and the hierarchical tree: the longest
+ * message, and how many segments (distinct destination offsets) cut B. */
+static void test_auto_segments(const topo_machine *m)
+{
+	static const struct {
+		enum topo_op op;
+		const char *algo, *shape;
+	} cases[] = {{TOPO_OP_BCAST, "flood", "physical"},
+		     {TOPO_OP_REDUCE, "tree", "binomial"},
+		     {TOPO_OP_REDUCE, "hierarchical", "hierarchical"},
+		     {TOPO_OP_ALLREDUCE, "tree", "binomial"},
+		     {TOPO_OP_ALLREDUCE, "hierarchical", "hierarchical"}};
+	/* bytes, segment asked for, and the segment wanted on one node and
+	 * across nodes */
+	static const int64_t sizes[][4] = {
+	    {1 << 20, 0, 256 << 10, 64 << 10},
+	    {512 << 10, 0, 256 << 10, 64 << 10},
+	    {256 << 10, 0, 256 << 10, 64 << 10},
+	    {(256 << 10) - 4, 0, (256 << 10) - 4, (256 << 10) - 4},
+	    {1 << 20, 64 << 10, 64 << 10, 64 << 10},
+	    {1 << 20, 512 << 10, 512 << 10, 512 << 10}};
+	/* node 2 of machine a: 4 tasks on one node; all: 4 nodes */
+	const char *specs[2] = {"node 2", "all"};
+
+	for (int one = 0; one < 2; one++) {
+		topo_group *g = group(m, specs[one]);
+
+		CHECK(topo__group_on_one_node(g) == (one == 0),
+		      "%s on one node", specs[one]);
+		for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+			topo_tree *t = tree(g, cases[c].shape);
+
+			for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]);
+			     z++) {
+				struct topo_plan_params pp;
+				topo_plan *p = NULL;
+				topo_error err;
+				int64_t B = sizes[z][0],
+					want = sizes[z][2 + one], longest = 0,
+					nseg = 0, offs[64];
+
+				topo_plan_params_init(&pp, sizeof(pp),
+						      cases[c].op);
+				pp.algorithm = cases[c].algo;
+				pp.bytes = (size_t)B;
+				pp.segment = (size_t)sizes[z][1];
+				if (cases[c].op != TOPO_OP_BCAST)
+					pp.type = TOPO_INT32;
+				if (cases[c].op != TOPO_OP_ALLREDUCE)
+					pp.root = g->members[0];
+				topo_error_clear(&err);
+				CHECK(topo_plan_new(&p, t, &pp, &err) == 0,
+				      "%s %s: %s", topo_op_name(cases[c].op),
+				      cases[c].algo, err.text);
+				if (p == NULL)
+					continue;
+				/* every message lies within one segment, at
+				 * that segment's offset in every buffer:
+				 * count the distinct offsets */
+				for (int64_t i = 0; i < p->nmsg; i++) {
+					int64_t k = 0;
+
+					if (p->msg[i].len > longest)
+						longest = p->msg[i].len;
+					while (k < nseg &&
+					       offs[k] != p->msg[i].doff)
+						k++;
+					if (k == nseg && nseg < 64)
+						offs[nseg++] = p->msg[i].doff;
+				}
+				CHECK(longest == want,
+				      "%s %s over %s, %lld bytes, segment "
+				      "%lld: longest message %lld, want %lld",
+				      topo_op_name(cases[c].op), cases[c].algo,
+				      specs[one], (long long)B,
+				      (long long)sizes[z][1],
+				      (long long)longest, (long long)want);
+				CHECK(nseg == (B + want - 1) / want,
+				      "%s %s over %s, %lld bytes: %lld "
+				      "segments, want %lld",
+				      topo_op_name(cases[c].op), cases[c].algo,
+				      specs[one], (long long)B, (long long)nseg,
+				      (long long)((B + want - 1) / want));
+				topo_plan_free(p);
+			}
+			topo_tree_free(t);
+		}
+		topo_group_free(g);
+	}
+}
+
 int main(void)
 {
 	/* Uneven: 3, 1, 4, 2 tasks; and 2, 5, 1, 3, 2 tasks of 2 endpoints
@@ -1418,6 +1512,7 @@ int main(void)
 
 	test_sizes(ms[1]);
 	test_reduce_segments(ms[1]);
+	test_auto_segments(ms[0]);
 	test_hierarchical_refusal(ms[1]);
 	test_or_limit();
 	test_nomem(ms[1]);

@@ -30,8 +30,9 @@
  * down, which wait for it.
  *
  * Segmentation: params.segment > 0 (a multiple of the type size) cuts B
- * into segments of that size; 0 picks 64 KiB segments once B reaches
- * 256 KiB, as reduce and bcast do (measured there).
+ * into segments of that size; 0 picks topo__auto_segment once B reaches
+ * 256 KiB, as reduce and bcast do: 64 KiB, or 256 KiB for a group on one
+ * node (plan.c).
  *
  * Receipt slots: one per (segment, member), slot0 + rank within a
  * segment, expecting the member's number of children (the REDUCEs into
@@ -43,9 +44,6 @@
 #include "exec_internal.h"
 
 #include <string.h>
-
-#define ALLREDUCE_AUTO_MIN ((int64_t)256 << 10)
-#define ALLREDUCE_AUTO_SEGMENT ((int64_t)64 << 10)
 
 /* More messages than this is refused (plan.c's limit too), here with a
  * hint at the segment size. */
@@ -104,8 +102,8 @@ int topo__allreduce_over_tree(struct topo_plan *p, const char *name,
 	int32_t n = p->n, R = t->root, *order = NULL;
 	struct topo__reduce_ids ids = {NULL, NULL};
 	int64_t B = (int64_t)p->params.bytes, seg, nseg, per_seg, *down = NULL;
-	int rc = topo__plan_segment(p, B, ALLREDUCE_AUTO_MIN,
-				    ALLREDUCE_AUTO_SEGMENT, &seg, &nseg, err);
+	int rc = topo__plan_segment(p, B, TOPO__AUTO_SEGMENT_MIN,
+				    topo__auto_segment(p), &seg, &nseg, err);
 
 	if (rc != 0)
 		return rc;

@@ -35,9 +35,10 @@
  * 0, so an arrival back at the root counts as a duplicate.
  *
  * Segmentation: params.segment > 0 cuts B into segments of that size;
- * 0 picks FLOOD_AUTO_SEGMENT bytes once B reaches FLOOD_AUTO_MIN (see
- * there).  Each segment is its own flood with its own slots, so segment
- * k + 1 leaves the root while segment k is still on its way.
+ * 0 picks topo__auto_segment bytes once B reaches 256 KiB (64 KiB, or
+ * 256 KiB for a group on one node: below, and plan.c).  Each segment is
+ * its own flood with its own slots, so segment k + 1 leaves the root
+ * while segment k is still on its way.
  */
 #define TOPO_INTERNAL
 #include "exec_internal.h"
@@ -46,19 +47,18 @@
 #include <string.h>
 
 /*
- * Automatic segmentation: 64 KiB segments once B reaches 256 KiB, so a
- * path has at least four segments in flight and the two threads of this
- * machine both copy from the first microseconds on.  Measured with the
+ * Automatic segmentation (topo__auto_segment): 64 KiB segments once B
+ * reaches 256 KiB across nodes, so a path has at least four segments in
+ * flight and the two threads of this machine both copy from the first
+ * microseconds on.  Measured with the
  * in-process transport (2 threads, 16 members on 4 nodes of 4 tasks,
  * physical tree, median of 100 iterations, middle of 5 runs, a loaded
  * 2-core host): 1 MiB whole 1.02 ms, 256 KiB segments 0.79, 64 KiB 0.78,
  * 32 KiB 0.97; on a chain 1.08 whole against 0.74-0.87 segmented.  At
  * 256 KiB, 64 KiB segments gain a little (0.175 -> 0.171 ms, 32 KiB
  * 0.156); at 128 KiB nothing (0.063 whole, 0.064 in 64 KiB).  Smaller
- * segments only add messages.
+ * segments only add messages.  Within one node, 256 KiB (plan.c).
  */
-#define FLOOD_AUTO_MIN ((size_t)256 << 10)
-#define FLOOD_AUTO_SEGMENT ((size_t)64 << 10)
 
 /* More messages than this is refused (plan.c's limit too: some 50 GiB of
  * plan), here with a hint at the segment size. */
@@ -470,8 +470,9 @@ int topo__plan_bcast_flood(struct topo_plan *p, topo_error *err)
 	memset(&f, 0, sizeof(f));
 	f.n = p->n;
 	if (seg == 0)
-		seg = p->params.bytes >= FLOOD_AUTO_MIN ? FLOOD_AUTO_SEGMENT
-							: p->params.bytes;
+		seg = (int64_t)p->params.bytes >= TOPO__AUTO_SEGMENT_MIN
+			  ? (size_t)topo__auto_segment(p)
+			  : p->params.bytes;
 	if (seg > p->params.bytes)
 		seg = p->params.bytes;
 	nseg = bytes == 0 ? 1 : (bytes + (int64_t)seg - 1) / (int64_t)seg;

@@ -22,8 +22,9 @@
  * The tree root's final WORK is then copied to the logical root's RECV.
  *
  * Segmentation: params.segment > 0 (a multiple of the type size) cuts B
- * into segments of that size; 0 picks REDUCE_AUTO_SEGMENT bytes once B
- * reaches REDUCE_AUTO_MIN, as bcast does.  Each segment is the plan above
+ * into segments of that size; 0 picks topo__auto_segment bytes once B
+ * reaches 256 KiB, as bcast does: 64 KiB, or 256 KiB for a group on one
+ * node (below, and plan.c).  Each segment is the plan above
  * over its own bytes [off, off + len) of every buffer, with its own
  * receipt slots, so a member's segment k goes up as soon as segment k of
  * its children is in, while segment k + 1 is still being combined below.
@@ -49,22 +50,22 @@
 #include <string.h>
 
 /*
- * Automatic segmentation, as bcast's: 64 KiB segments once B reaches 256
- * KiB.  A segment of the accumulator stays in a core's cache while all
- * the children's contributions stream into it, and different segments
- * combine on different threads.  Measured with the in-process transport
- * (2 threads, int32 sum, 1 MiB per member, medians of 30 iterations,
- * middle of 3 runs, 2-core KVM guest), 1 node x 16 tasks: whole 2.15 ms,
- * 256 KiB segments 2.15, 128 KiB 2.10, 64 KiB 2.02, 32 KiB 1.93, 16 KiB
- * 1.86; the same with the two workers pinned to the two cores (the pool
- * as it is often leaves one waiting for a core): whole 2.50, 256 KiB
+ * Automatic segmentation, as bcast's (topo__auto_segment): 64 KiB
+ * segments once B reaches 256 KiB.  A segment of the accumulator stays in
+ * a core's cache while all the children's contributions stream into it,
+ * and different segments combine on different threads.  Measured with
+ * the in-process transport (2 threads, int32 sum, 1 MiB per member,
+ * medians of 30 iterations, middle of 3 runs, 2-core KVM guest, the
+ * executor of the time), 1 node x 16 tasks: whole 2.15 ms, 256 KiB
+ * segments 2.15, 128 KiB 2.10, 64 KiB 2.02, 32 KiB 1.93, 16 KiB 1.86; the
+ * same with the two workers pinned to the two cores: whole 2.50, 256 KiB
  * 1.17, 128 KiB 1.15, 64 KiB 1.13, 32 KiB 1.12, 16 KiB 1.27; 4 nodes x 4
  * tasks, pinned: whole 2.02, 256 KiB 1.50, 64 KiB 1.38, 32 KiB 1.39, 16
  * KiB 1.45.  Below 32 KiB the messages start to cost more than they
- * spread.
+ * spread.  Within one node the segments are now 256 KiB: on the 2-vCPU
+ * EPYC guest of 2026-11-28, with today's executor, they took 0.54-0.88 of
+ * 64 KiB ones' time at 2 and 16 members from 512 KiB to 16 MiB (plan.c).
  */
-#define REDUCE_AUTO_MIN ((int64_t)256 << 10)
-#define REDUCE_AUTO_SEGMENT ((int64_t)64 << 10)
 
 /* More messages than this is refused (plan.c's limit too), here with a
  * hint at the segment size. */
@@ -150,8 +151,8 @@ static int reduce_over_tree(struct topo_plan *p, const char *name,
 	int32_t n = p->n, R = t->root, L = p->root;
 	struct topo__reduce_ids ids = {NULL, NULL};
 	int64_t B = (int64_t)p->params.bytes, seg, nseg, per_seg;
-	int rc = topo__plan_segment(p, B, REDUCE_AUTO_MIN, REDUCE_AUTO_SEGMENT,
-				    &seg, &nseg, err);
+	int rc = topo__plan_segment(p, B, TOPO__AUTO_SEGMENT_MIN,
+				    topo__auto_segment(p), &seg, &nseg, err);
 
 	if (rc != 0)
 		return rc;

@@ -407,6 +407,8 @@ int64_t topo__verify_barrier(const struct topo_plan *p, const int64_t *stamp,
  * sets it); the times of n iterations (sorted in place), the total of
  * errors found and the verdict. */
 topo_report *topo__report_new(const struct topo_plan *p, int threads);
+/* The parts a run's iterations offered (exec.c), all told (tests). */
+int64_t topo__report_parts(const topo_report *r);
 void topo__report_error(topo_report *r, int32_t endpoint, const char *kind,
 			const char *detail);
 void topo__report_finish(topo_report *r, double *seconds, int n,
@@ -471,6 +473,18 @@ struct topo__transport_ops {
 	 * test's) clears deliver_trusted and slices, or its deliver is
 	 * bypassed. */
 	const struct topo__slices *(*slices)(void *state);
+	/* Splitting one message between threads (exec.c's parts), both NULL
+	 * when the transport cannot: splits(state, p, m) says whether
+	 * message m may be delivered in parts, and deliver_part moves bytes
+	 * [lo, hi) of it alone (0 <= lo < hi <= its len, both multiples of
+	 * 64 but for hi == len), with deliver_trusted's contract.  Parts of
+	 * one message run at once on different threads, and with other
+	 * messages as deliver's do; a part of a REDUCE combines its bytes
+	 * atomically with respect to other REDUCEs into them.  Used only
+	 * where deliver_trusted is. */
+	bool (*splits)(void *state, const struct topo_plan *p, int64_t m);
+	int (*deliver_part)(void *state, const struct topo_plan *p, int64_t m,
+			    int64_t lo, int64_t hi);
 };
 
 /* Bytes of member r's buffer of kind b (0: it has none). */
@@ -518,6 +532,13 @@ extern int topo__exec_homes;
  * its first combine (transport_inproc.c): 1 (the default), 0 never
  * (tests, benchmarks). */
 extern int topo__fuse_copies;
+/* Messages of at least this many bytes are delivered in parts, and a part
+ * of at least this many bytes is halved whenever a participant is idle
+ * (exec.c, parts): 0 never (tests set it low, benchmarks to 0). */
+extern int64_t topo__split_min;
+/* 1: such a part is halved whether or not a participant is idle (tests:
+ * parts on every run); 0 (the default): only for an idle one. */
+extern int topo__split_eager;
 /* Copies of at most this many bytes are moved by the run itself (exec.c),
  * not by the transport. */
 #define TOPO__SMALL_COPY 16
@@ -643,6 +664,10 @@ void topo__pool_push(struct topo__pool *pool, int64_t task, int worker);
 void topo__pool_push_to(struct topo__pool *pool, int64_t task, int target);
 /* Whether idle participants spin: each has a CPU of its own. */
 bool topo__pool_spins(const struct topo__pool *pool);
+/* Whether a participant is spinning idle with the queue empty (a hint,
+ * one relaxed load): work pushed to the shared queue now would be taken
+ * at once.  False where idle participants only sleep. */
+bool topo__pool_hungry(struct topo__pool *pool);
 /* Runs tasks on the calling thread until every pushed task (and those they
  * pushed) has run, or until the absolute CLOCK_MONOTONIC deadline.
  * Returns 0, 1 on timeout or abort (queued tasks are then dropped and the

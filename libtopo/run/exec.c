@@ -49,6 +49,9 @@
  * p->succ[k ..], at most topo__release_chunk of them and not past the end
  * of the list k is in (release()). */
 #define RELEASE_TASK(x, k) (-1 - (x)->nroots - (int64_t)(k))
+/* Part tasks: task -1 - part_base - k delivers x->part[k] (see parts,
+ * below); part_base is past every seed and release task. */
+#define PART_TASK(x, k) (-1 - (x)->part_base - (int64_t)(k))
 
 /* Filling the inputs in parallel: tasks of at most FILL_BYTES bytes or
  * FILL_MEMBERS members (a larger member is cut into pieces). */
@@ -72,6 +75,7 @@ struct topo_report {
 	int verified;
 	int threads;
 	int iterations;		       /* completed */
+	int64_t parts;		       /* offered (exec.c's parts), all told */
 	int64_t messages[2], bytes[2]; /* shm, net */
 	double min, median, max;
 	size_t nerr;
@@ -133,9 +137,20 @@ struct run {
 	void *job_arg;
 	struct timespec deadline_ts; /* deadline, for topo__pool_wait */
 	bool heavy; /* is_heavy(): workers woken every time (wake_at()) */
+	/* Parts (see deliver_parts), or NULL where messages are delivered
+	 * whole: this iteration's x->nparts of them, at most PART_CAP. */
+	struct part *part;
+	_Atomic int64_t nparts;
+	int64_t part_base;
 	_Atomic int64_t failed; /* first message whose delivery failed */
 	unsigned char warm;	/* reset()'s reads, kept */
 	_Atomic int failed_rc;
+};
+
+/* Bytes [lo, hi) of message msg, a part of it that another participant
+ * delivers. */
+struct part {
+	int64_t msg, lo, hi;
 };
 
 /* Fill task k (see struct fill_task). */
@@ -333,6 +348,112 @@ static int64_t seed_last(const struct run *x, int64_t i)
 	return x->home_roots[last_at_or_before(x->home_roots, x->nhome, i) + 1];
 }
 
+/* A failed delivery of message i: the first is kept, and the run ends. */
+static void fail(struct run *x, int64_t i, int rc)
+{
+	int64_t none = -1;
+
+	if (atomic_compare_exchange_strong(&x->failed, &none, i))
+		atomic_store(&x->failed_rc, rc);
+	topo__pool_abort(x->pool);
+}
+
+/* Message i, delivered: its receipt counted, its mark stamped, and its
+ * successors released. */
+static void finish(struct run *x, int64_t i, int worker)
+{
+	const struct topo_plan *p = x->p;
+	const struct topo__msg *m = &p->msg[i];
+
+	if (m->slot >= 0)
+		count_receipt(x, m->slot, worker);
+	/* Before its successors are released: a step that depends on this
+	 * one is always stamped later. */
+	if (m->mark != TOPO__MARK_NONE)
+		x->stamp[i] = atomic_fetch_add(&x->seq, 1);
+	release(x, p, p->succ_off[i], p->succ_off[i + 1], worker);
+}
+
+/*
+ * Parts.  A message is one task, so a large one keeps one thread busy
+ * while another may have nothing to do: two members' allgather of 1 MiB
+ * blocks is four copies along two chains, and the thread whose chain ends
+ * first waits for the other's last copy.  So a message of at least
+ * topo__split_min bytes is delivered SPLIT_CHUNK bytes at a time, and
+ * before each chunk the thread looks whether a participant is spinning
+ * idle (topo__pool_hungry, one relaxed load): if one is and at least
+ * topo__split_min bytes are left, it hands the upper half of them to the
+ * shared queue as a part task and goes on with the lower half.  A part
+ * splits again the same way.  nwait[i], which has done its work once the
+ * message runs, counts its parts still being delivered (1 to start); the
+ * participant whose part brings it to 0 finishes the message.  So the
+ * parts are made only when, and as far as, a participant is free to take
+ * them, at any point of a delivery: its start, or the end of a run where
+ * one thread's last copy would otherwise run alone.  Each offer costs a
+ * lock of the pool's queue and a cache line or two between threads, about
+ * a microsecond here, against the 5 us that half of the smallest part
+ * (topo__split_min, 256 KiB) takes to copy.  Parts stop at PART_CAP a
+ * iteration (an idle pool is not that fickle; the rest go whole).
+ */
+#define SPLIT_CHUNK ((int64_t)128 << 10)
+#define PART_CAP 4096
+int64_t topo__split_min = (int64_t)256 << 10;
+int topo__split_eager = 0;
+
+static inline bool splits(const struct run *x, int64_t i)
+{
+	return x->part != NULL && x->p->msg[i].len >= topo__split_min &&
+	       x->tr->splits(x->state, x->p, i);
+}
+
+/* Offers bytes [lo, hi) of message i as a part task; returns whether it
+ * was (false: this iteration has PART_CAP parts already). */
+static bool offer(struct run *x, int64_t i, int64_t lo, int64_t hi)
+{
+	int64_t k =
+	    atomic_fetch_add_explicit(&x->nparts, 1, memory_order_relaxed);
+
+	if (k >= PART_CAP)
+		return false;
+	x->part[k] = (struct part){i, lo, hi};
+	/* The caller still holds its own count, so nwait[i] cannot reach 0
+	 * before this part is added; the push (under the pool's lock)
+	 * publishes part[k] to whoever takes the task. */
+	__atomic_add_fetch(&x->nwait[i], 1, __ATOMIC_RELAXED);
+	topo__pool_push(x->pool, PART_TASK(x, k), -1);
+	return true;
+}
+
+/* Delivers bytes [lo, hi) of message i (see Parts), then the message's
+ * end when this was its last part. */
+static void deliver_parts(struct run *x, int64_t i, int64_t lo, int64_t hi,
+			  int worker)
+{
+	int64_t min = topo__split_min;
+
+	while (lo < hi) {
+		int64_t end;
+		int rc;
+
+		if (hi - lo >= min && min > 0 &&
+		    (topo__split_eager || topo__pool_hungry(x->pool))) {
+			int64_t mid = lo + ((hi - lo) / 2 & ~(int64_t)63);
+
+			if (mid > lo && offer(x, i, mid, hi))
+				hi = mid;
+		}
+		end = hi - lo > SPLIT_CHUNK ? lo + SPLIT_CHUNK : hi;
+		rc = x->tr->deliver_part(x->state, x->p, i, lo, end);
+		if (rc != 0) {
+			fail(x, i, rc);
+			return;
+		}
+		lo = end;
+	}
+	if (__atomic_sub_fetch(&x->nwait[i], 1, __ATOMIC_ACQ_REL) == 0)
+		finish(x, i, worker);
+}
+
 static void run_task(void *ctx, int64_t task, int worker)
 {
 	struct run *x = ctx;
@@ -346,6 +467,12 @@ static void run_task(void *ctx, int64_t task, int worker)
 	}
 	if (x->filling) {
 		fill_one(x, task, worker);
+		return;
+	}
+	if (task < 0 && -1 - task >= x->part_base) {
+		const struct part *q = &x->part[-1 - task - x->part_base];
+
+		deliver_parts(x, q->msg, q->lo, q->hi, worker);
 		return;
 	}
 	if (task < 0 && -1 - task >= x->nroots) {
@@ -373,26 +500,24 @@ static void run_task(void *ctx, int64_t task, int worker)
 		return;
 	}
 	m = &p->msg[task];
+	if (splits(x, task)) {
+		/* nwait[task] is 0 or (a single wait, never counted) 1 now,
+		 * and read by nobody else until this thread offers a
+		 * part. */
+		x->nwait[task] = 1;
+		deliver_parts(x, task, 0, m->len, worker);
+		return;
+	}
 	rc = 0;
 	if (is_small_copy(x, m))
 		move_small(x, m);
 	else
 		rc = x->deliver(x->state, p, task);
 	if (rc != 0) {
-		int64_t none = -1;
-
-		if (atomic_compare_exchange_strong(&x->failed, &none, task))
-			atomic_store(&x->failed_rc, rc);
-		topo__pool_abort(x->pool);
+		fail(x, task, rc);
 		return;
 	}
-	if (m->slot >= 0)
-		count_receipt(x, m->slot, worker);
-	/* Before its successors are released: a step that depends on this
-	 * one is always stamped later. */
-	if (m->mark != TOPO__MARK_NONE)
-		x->stamp[task] = atomic_fetch_add(&x->seq, 1);
-	release(x, p, p->succ_off[task], p->succ_off[task + 1], worker);
+	finish(x, task, worker);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -610,6 +735,11 @@ int topo_report_verified(const topo_report *r)
 int topo_report_threads(const topo_report *r)
 {
 	return r != NULL ? r->threads : 0;
+}
+
+int64_t topo__report_parts(const topo_report *r)
+{
+	return r->parts;
 }
 
 int topo_report_iterations(const topo_report *r)
@@ -1119,6 +1249,7 @@ counters:
 		       (size_t)x->threads * (size_t)p->nslots *
 			   sizeof(int32_t));
 	memcpy(x->nwait, nwait0, (size_t)p->nmsg * sizeof(int32_t));
+	atomic_store_explicit(&x->nparts, 0, memory_order_relaxed);
 	if (x->stamp != NULL) {
 		for (int64_t m = 0; m < p->nmsg; m++)
 			x->stamp[m] = -1;
@@ -1289,6 +1420,14 @@ int topo__plan_run_transport(const topo_plan *p,
 				x.sl = tr->slices(x.state);
 		}
 	}
+	x.part_base = INT64_MAX;
+	atomic_init(&x.nparts, 0);
+	if (x.deliver == tr->deliver_trusted && tr->deliver_part != NULL &&
+	    threads > 1 && topo__split_min > 0) {
+		x.part = topo__mallocarray(PART_CAP, sizeof(*x.part));
+		if (x.part == NULL)
+			goto out;
+	}
 	x.roots = topo__mallocarray((size_t)x.nroots, sizeof(int64_t));
 	if (x.roots == NULL)
 		goto out;
@@ -1296,6 +1435,8 @@ int topo__plan_run_transport(const topo_plan *p,
 	for (int64_t i = 0; i < p->nmsg; i++)
 		if (nwait0[i] == 0)
 			x.roots[x.nroots++] = i;
+	if (x.part != NULL)
+		x.part_base = x.nroots + p->succ_off[p->nmsg];
 	/* The inputs, by every thread, under the run's deadline too: over
 	 * tens of thousands of members of large buffers they take
 	 * seconds. */
@@ -1422,6 +1563,12 @@ int topo__plan_run_transport(const topo_plan *p,
 				       "out of memory while running the plan");
 			goto out;
 		}
+		{
+			int64_t k = atomic_load_explicit(&x.nparts,
+							 memory_order_relaxed);
+
+			r->parts += k < PART_CAP ? k : PART_CAP;
+		}
 		if (atomic_load(&x.failed) >= 0) {
 			int64_t f = atomic_load(&x.failed);
 			const struct topo__msg *m = &p->msg[f];
@@ -1497,6 +1644,7 @@ out:
 	topo__free(x.tcount);
 	topo__free(x.stamp);
 	topo__free(x.nwait);
+	topo__free(x.part);
 	topo__free(nwait0);
 	topo__free(seconds);
 	if (rc != 0) {

@@ -948,3 +948,8 @@ bool topo__pool_spins(const struct topo__pool *pool)
 {
 	return pool->spin_ns > 0;
 }
+
+bool topo__pool_hungry(struct topo__pool *pool)
+{
+	return atomic_load_explicit(&pool->hungry, memory_order_relaxed) == 1;
+}

@@ -437,12 +437,13 @@ static int overlaps(const struct range *list, const struct range *r)
 	return 0;
 }
 
-/* m's reduction, once no other reduction into overlapping bytes runs
- * (see the file comment).  The list holds at most one range per thread,
+/* Bytes [lo, lo + len) of m's reduction (dst and src point at the
+ * first), once no other reduction into overlapping bytes runs (see the
+ * file comment).  The list holds at most one range per thread,
  * so the overlap scan is short. */
 static void reduce_locked(struct inproc *s, const struct topo_plan *p,
-			  int64_t id, unsigned char *dst,
-			  const unsigned char *src)
+			  int64_t id, int64_t lo, int64_t len,
+			  unsigned char *dst, const unsigned char *src)
 {
 	const struct topo__msg *m = &p->msg[id];
 	int32_t c = s->fuse != NULL ? s->fuse[id] : -1;
@@ -450,7 +451,8 @@ static void reduce_locked(struct inproc *s, const struct topo_plan *p,
 	uint32_t i = ((uint32_t)m->dst * TOPO__NBUF + m->dbuf) % NBUCKETS;
 	union bucket *k = &s->buckets[i];
 	pthread_cond_t *freed = &s->freed[i];
-	struct range me = {m->dst, m->dbuf, m->doff, m->doff + m->len, NULL};
+	struct range me = {m->dst, m->dbuf, m->doff + lo, m->doff + lo + len,
+			   NULL};
 	struct range **pp;
 
 	pthread_mutex_lock(&k->b.mu);
@@ -463,11 +465,11 @@ static void reduce_locked(struct inproc *s, const struct topo_plan *p,
 	if (c >= 0 && s->park[c]) {
 		const struct topo__msg *l = &p->msg[c];
 
-		a = inproc_buffer(s, l->src, l->sbuf) + l->soff;
+		a = inproc_buffer(s, l->src, l->sbuf) + l->soff + lo;
 		s->park[c] = 0;
 	}
-	if (m->len <= SMALL_REDUCE) {
-		combine(s, dst, a, src, m->len);
+	if (len <= SMALL_REDUCE) {
+		combine(s, dst, a, src, len);
 		pthread_mutex_unlock(&k->b.mu);
 		return;
 	}
@@ -475,7 +477,7 @@ static void reduce_locked(struct inproc *s, const struct topo_plan *p,
 	k->b.busy = &me;
 	pthread_mutex_unlock(&k->b.mu);
 
-	combine(s, dst, a, src, m->len);
+	combine(s, dst, a, src, len);
 
 	pthread_mutex_lock(&k->b.mu);
 	for (pp = &k->b.busy; *pp != &me; pp = &(*pp)->next)
@@ -543,7 +545,38 @@ static int inproc_deliver_trusted(void *state, const struct topo_plan *p,
 			memcpy(dst, src, (size_t)m->len);
 		return 0;
 	}
-	reduce_locked(s, p, i, dst, src);
+	reduce_locked(s, p, i, 0, m->len, dst, src);
+	return 0;
+}
+
+/* Whether message i may be delivered in parts: not a fused copy or
+ * combine (a parked copy's first combine writes its bytes whole), nor a
+ * move within one buffer (memmove's order). */
+static bool inproc_splits(void *state, const struct topo_plan *p, int64_t i)
+{
+	const struct inproc *s = state;
+	const struct topo__msg *m = &p->msg[i];
+
+	if (s->fuse != NULL && s->fuse[i] >= 0)
+		return false;
+	return !(m->src == m->dst && m->sbuf == m->dbuf);
+}
+
+static int inproc_deliver_part(void *state, const struct topo_plan *p,
+			       int64_t i, int64_t lo, int64_t hi)
+{
+	struct inproc *s = state;
+	const struct topo__msg *m = &p->msg[i];
+	const unsigned char *src =
+	    inproc_buffer(s, m->src, m->sbuf) + m->soff + lo;
+	unsigned char *dst = inproc_buffer(s, m->dst, m->dbuf) + m->doff + lo;
+
+	if (m->kind != TOPO__COPY)
+		reduce_locked(s, p, i, lo, hi - lo, dst, src);
+	else if (streams(s, p, i))
+		stream_copy(dst, src, (size_t)(hi - lo));
+	else
+		memcpy(dst, src, (size_t)(hi - lo));
 	return 0;
 }
 
@@ -585,4 +618,6 @@ const struct topo__transport_ops topo__transport_inproc = {
     .deliver_trusted = inproc_deliver_trusted,
     .fill = inproc_fill,
     .slices = inproc_slices,
+    .splits = inproc_splits,
+    .deliver_part = inproc_deliver_part,
 };

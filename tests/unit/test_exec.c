@@ -1359,6 +1359,301 @@ static void test_fuse(void)
 	topo_machine_free(m);
 }
 
+/*
+ * Parts (exec.c): a message of at least topo__split_min bytes may be
+ * delivered in parts by several threads.  First the transport's side:
+ * which messages may split, and that a part moves exactly its bytes,
+ * copied, streamed or combined.  Then runs of every operation and
+ * algorithm with parts made eagerly (topo__split_eager: whether or not a
+ * thread is idle), so that every run splits: each ends verified, with at
+ * least one part a splittable message an iteration and at most one per
+ * 192 of its bytes (halves of at least 256 - 64).
+ */
+static void check_part_bytes(const unsigned char *got, const unsigned char *was,
+			     const unsigned char *want, int64_t len, int64_t lo,
+			     int64_t hi, const char *what)
+{
+	int64_t bad = -1;
+
+	for (int64_t j = 0; j < len && bad < 0; j++)
+		if (got[j] != (j >= lo && j < hi ? want[j] : was[j]))
+			bad = j;
+	CHECK(bad < 0, "%s [%lld, %lld): byte %lld wrong", what, (long long)lo,
+	      (long long)hi, (long long)bad);
+}
+
+static void test_part_transport(void)
+{
+	const struct topo__transport_ops *tr = &topo__transport_inproc;
+	static const int32_t tasks[] = {4};
+	topo_machine *m = machine(1, tasks, 1);
+	topo_group *g = group_of(m, "world", NULL, 4);
+	topo_tree t = fake_tree(g, 0);
+	const int64_t L = 20000; /* int32 elements, B bytes: copies of as
+				    many stream when asked to */
+	const int64_t B = 4 * L;
+	int was_stream = topo__stream_copies;
+	unsigned char *before = malloc((size_t)B), *want = malloc((size_t)B);
+	void *state = NULL;
+	topo_error err;
+
+	for (int stream = 0; stream <= 1; stream++) {
+		struct topo_plan *p = hand_plan(&t, TOPO_OP_REDUCE, (size_t)B,
+						TOPO_INT32, TOPO_SUM);
+		const int64_t range[][2] = {
+		    {0, 64}, {64, 4096}, {4096, B}, {128, B - 64}, {0, B}};
+		int64_t a, b, c, d;
+		unsigned char *s0, *s2, *r1, *w1;
+
+		for (int32_t r = 0; r < 4; r++) {
+			bufsize(p, TOPO__SEND, r, B);
+			bufsize(p, TOPO__RECV, r, 2 * B);
+			bufsize(p, TOPO__WORK, r, B);
+		}
+		/* a: a copy between members, at an odd offset; b: a combine
+		 * nothing fuses with; c: a move within one buffer, after d,
+		 * a copy into member 2 */
+		a = msg(p, TOPO__COPY, 0, TOPO__SEND, 0, 1, TOPO__RECV, 3,
+			B - 3, -1);
+		b = msg(p, TOPO__REDUCE, 2, TOPO__SEND, 0, 1, TOPO__WORK, 0, B,
+			-1);
+		c = msg(p, TOPO__COPY, 1, TOPO__RECV, 0, 1, TOPO__RECV, B, B,
+			-1);
+		d = msg(p, TOPO__COPY, 3, TOPO__SEND, 0, 2, TOPO__RECV, 0, B,
+			-1);
+		dep(p, d, c);
+		finish(p);
+		topo__stream_copies = stream;
+		topo_error_clear(&err);
+		CHECK_INT(tr->open(&state, p, &err), 0);
+		CHECK(tr->splits != NULL && tr->deliver_part != NULL,
+		      "the in-process transport delivers parts");
+		CHECK(tr->splits(state, p, a), "a copy splits");
+		CHECK(tr->splits(state, p, b), "a combine fused with no copy "
+					       "splits");
+		CHECK(!tr->splits(state, p, c), "a move within one buffer "
+						"does not split");
+		CHECK(tr->splits(state, p, d), "a copy splits");
+		CHECK_INT(topo__inproc_streams(state, p, a), stream);
+		s0 = tr->buffer(state, 0, TOPO__SEND);
+		s2 = tr->buffer(state, 2, TOPO__SEND);
+		r1 = tr->buffer(state, 1, TOPO__RECV);
+		w1 = tr->buffer(state, 1, TOPO__WORK);
+		for (int64_t j = 0; j < B; j++) {
+			s0[j] = (unsigned char)(j * 7 + 1);
+			s2[j] = (unsigned char)(j * 13 + 5);
+		}
+		for (size_t k = 0; k < sizeof(range) / sizeof(range[0]); k++) {
+			int64_t lo = range[k][0], hi = range[k][1];
+			char what[64];
+
+			/* the copy: a's len is B - 3, its last part ends
+			 * there */
+			if (hi > B - 3)
+				hi = B - 3;
+			memset(r1, 0xa5, (size_t)(2 * B));
+			memcpy(before, r1 + 3, (size_t)(B - 3));
+			memcpy(want, s0, (size_t)(B - 3));
+			CHECK_INT(tr->deliver_part(state, p, a, lo, hi), 0);
+			snprintf(what, sizeof(what), "copy part, stream %d",
+				 stream);
+			check_part_bytes(r1 + 3, before, want, B - 3, lo, hi,
+					 what);
+			CHECK_INT(r1[0] + r1[1] + r1[2], 3 * 0xa5);
+			CHECK_INT(r1[B], 0xa5);
+			/* the combine: int32 sums over whole elements */
+			hi = range[k][1];
+			for (int64_t j = 0; j < B; j++)
+				w1[j] = (unsigned char)(j * 3 + k);
+			memcpy(before, w1, (size_t)B);
+			memcpy(want, w1, (size_t)B);
+			topo__reduce(TOPO_INT32, TOPO_SUM, want, s2, (size_t)B);
+			CHECK_INT(tr->deliver_part(state, p, b, lo, hi), 0);
+			check_part_bytes(w1, before, want, B, lo, hi,
+					 "combine part");
+		}
+		tr->close(state);
+		state = NULL;
+		topo_plan_free(p);
+	}
+	topo__stream_copies = was_stream;
+	/* Fused copies and their combines never split: the first combine
+	 * writes the copy's bytes whole. */
+	{
+		struct topo_plan *p = fuse_plan(&t, B, false);
+
+		topo_error_clear(&err);
+		CHECK_INT(tr->open(&state, p, &err), 0);
+		for (int64_t i = 0; i < p->nmsg; i++) {
+			bool fused = topo__inproc_fused(state, p, i) >= 0;
+
+			CHECK(fused, "fuse_plan's message %lld is fused",
+			      (long long)i);
+			CHECK(!tr->splits(state, p, i),
+			      "fused message %lld does not split",
+			      (long long)i);
+		}
+		tr->close(state);
+		state = NULL;
+		topo_plan_free(p);
+	}
+	free(before);
+	free(want);
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
+static void test_part_runs(void)
+{
+	static const struct {
+		enum topo_op op;
+		const char *algos[6];
+	} ops[] = {
+	    {TOPO_OP_BCAST, {"flood"}},
+	    {TOPO_OP_SCATTER, {"tree", "or-combine", "direct"}},
+	    {TOPO_OP_GATHER, {"chunked", "tree"}},
+	    {TOPO_OP_REDUCE, {"hierarchical", "tree", "direct"}},
+	    {TOPO_OP_ALLREDUCE,
+	     {"tree", "hierarchical", "ring", "recursive-doubling",
+	      "rabenseifner"}},
+	    {TOPO_OP_ALLGATHER,
+	     {"ring", "tree", "recursive-doubling", "bruck"}},
+	    {TOPO_OP_REDUCE_SCATTER,
+	     {"ring", "tree", "recursive-halving", "direct"}},
+	    {TOPO_OP_ALLTOALL, {"pairwise", "bruck", "direct"}},
+	};
+	static const struct {
+		size_t bytes;
+		enum topo_type type;
+		enum topo_redop redop;
+	} kinds[] = {{3000, TOPO_INT32, TOPO_SUM},
+		     {2056, TOPO_DOUBLE, TOPO_MAX},
+		     {1601, TOPO_INT8, TOPO_BXOR}};
+	const int64_t min = 512;
+	int64_t was_min = topo__split_min;
+	int was_eager = topo__split_eager;
+	topo_machine *m = small_machine();
+	topo_group *g = group_of(m, "world", NULL, 12);
+	topo_tree *t = NULL, *th = NULL;
+	topo_error err;
+	int64_t split_runs = 0;
+
+	topo_error_clear(&err);
+	CHECK_INT(topo_tree_new(&t, g, "physical", &err), 0);
+	CHECK_INT(topo_tree_new(&th, g, "hierarchical", &err), 0);
+	topo__split_min = min;
+	topo__split_eager = 1;
+	for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++)
+		for (size_t a = 0; a < 6 && ops[o].algos[a] != NULL; a++)
+			for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]);
+			     k++) {
+				struct topo_plan_params q;
+				topo_plan *p = NULL;
+				void *state = NULL;
+				int64_t nsplit = 0, most = 0;
+				bool reduces =
+				    ops[o].op == TOPO_OP_REDUCE ||
+				    ops[o].op == TOPO_OP_ALLREDUCE ||
+				    ops[o].op == TOPO_OP_REDUCE_SCATTER;
+
+				if (!reduces && k > 0)
+					break;
+				topo_plan_params_init(&q, sizeof(q), ops[o].op);
+				q.algorithm = ops[o].algos[a];
+				q.bytes = kinds[k].bytes;
+				if (reduces) {
+					q.type = kinds[k].type;
+					q.redop = kinds[k].redop;
+				}
+				topo_error_clear(&err);
+				CHECK(topo_plan_new(&p,
+						    strcmp(q.algorithm,
+							   "hierarchical") == 0
+							? th
+							: t,
+						    &q, &err) == 0,
+				      "%s: %s", ops[o].algos[a], err.text);
+				if (p == NULL)
+					continue;
+				CHECK_INT(topo__transport_inproc.open(&state, p,
+								      &err),
+					  0);
+				for (int64_t i = 0; i < p->nmsg; i++)
+					if (p->msg[i].len >= min &&
+					    topo__transport_inproc.splits(
+						state, p, i)) {
+						nsplit++;
+						most += p->msg[i].len / 192;
+					}
+				topo__transport_inproc.close(state);
+				for (int threads = 1; threads <= 4;
+				     threads *= 2) {
+					topo_report *r = run(p, threads, 2, 60);
+					int64_t parts = topo__report_parts(r);
+					char what[96];
+
+					snprintf(what, sizeof(what),
+						 "%s in parts, %zu bytes, %d "
+						 "threads",
+						 ops[o].algos[a],
+						 kinds[k].bytes, threads);
+					expect_verified(r, what);
+					if (threads == 1)
+						CHECK(parts == 0,
+						      "%s: %lld parts", what,
+						      (long long)parts);
+					else
+						CHECK(parts >= 2 * nsplit &&
+							  parts <= 2 * most,
+						      "%s: %lld parts, %lld "
+						      "splittable messages",
+						      what, (long long)parts,
+						      (long long)nsplit);
+					split_runs += threads > 1 && parts > 0;
+					topo_report_free(r);
+				}
+				topo_plan_free(p);
+			}
+	/* Most plans have messages to split at these sizes. */
+	CHECK(split_runs >= 40, "%lld runs in parts", (long long)split_runs);
+	/* Never: no parts, and the runs are as verified. */
+	topo__split_min = 0;
+	{
+		struct topo_plan_params q;
+		topo_plan *p = NULL;
+		topo_report *r;
+
+		topo_plan_params_init(&q, sizeof(q), TOPO_OP_ALLTOALL);
+		q.bytes = 4096;
+		CHECK_INT(topo_plan_new(&p, t, &q, &err), 0);
+		r = run(p, 4, 2, 60);
+		expect_verified(r, "alltoall without parts");
+		CHECK_INT(topo__report_parts(r), 0);
+		topo_report_free(r);
+		/* the default: parts only for an idle thread, 256 KiB and
+		 * up */
+		topo__split_min = was_min;
+		topo__split_eager = 0;
+		topo_plan_free(p);
+		topo_plan_params_init(&q, sizeof(q), TOPO_OP_SCATTER);
+		q.algorithm = "direct";
+		q.bytes = (size_t)1 << 20;
+		CHECK_INT(topo_plan_new(&p, t, &q, &err), 0);
+		r = run(p, 2, 3, 60);
+		expect_verified(r, "scatter of 1 MiB blocks, parts on demand");
+		CHECK(topo__report_parts(r) <= 3 * 11 * ((1 << 20) / 192),
+		      "%lld parts", (long long)topo__report_parts(r));
+		topo_report_free(r);
+		topo_plan_free(p);
+	}
+	topo__split_min = was_min;
+	topo__split_eager = was_eager;
+	topo_tree_free(th);
+	topo_tree_free(t);
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
 static void test_transport(void)
 {
 	const struct topo__transport_ops *tr = &topo__transport_inproc;
@@ -3296,6 +3591,8 @@ int main(void)
 	test_bufsizes_compact();
 	test_stream();
 	test_fuse();
+	test_part_transport();
+	test_part_runs();
 	test_range_locks();
 	for (int threads = 1; threads <= 8; threads *= 8) {
 		test_bcast(threads);

@@ -30,9 +30,10 @@ which goes first alternates too, so that noise hits both.
    same rounds as collrun; target: at least 0.8 of it (the limit's time
    over collrun's, per part).  The limit is measured two ways in the same
    rounds: back to back (each repetition straight after the last;
-   each way's untimed first pass and the last repetition checked) and checked (`copy_ideal ... checked`: every
-   repetition checked on one thread, the others asleep, before the next,
-   as collrun verifies every iteration); both are shown and counted.
+   each way's untimed first pass and the last repetition checked) and
+   checked (`copy_ideal ... checked`: every repetition checked on one
+   thread, the others asleep, before the next, as collrun verifies every
+   iteration); both are shown and counted.
 2. OVERSUBSCRIBED - 16 members on 2 CPUs, 8 B, 64 KiB, 1 MiB and 16 MiB of
    input per member (allgather, reduce-scatter and alltoall: 16 blocks of
    a sixteenth, at least 8 B): `collrun OP --json` on a machine of 1 node x
@@ -569,8 +570,9 @@ def main():
          "copy limit' = its median / collrun's (above 1: collrun is "
          "faster), per round = the range of the rounds' own ratios. The "
          "**copy limit** column times repetitions back to back (each way's "
-         "untimed first pass and the last repetition checked); the **checked limit** (`copy_ideal ... "
-         "checked`) checks every repetition before the next, on one "
+         "untimed first pass and the last repetition checked); the "
+         "**checked limit** (`copy_ideal ... checked`) checks every "
+         "repetition before the next, on one "
          "thread while the others sleep, as collrun verifies every "
          "iteration on its calling thread (plans of fewer than 65,536 "
          "members) while its workers sleep. On this kind of host a copy "

@@ -110,11 +110,16 @@ def prepare_tree(src, tree):
         f.writelines(lines)
 
 
+def mpicc_of(flavour):
+    """The flavour's compiler wrapper, as Debian installs both."""
+    return "mpicc." + flavour
+
+
 def build(tree, progs, flavour, log, env):
     """util/'s objects once, then each of PROGS (coll/NAME.c, as the suite's
     Makefile builds them) that is not built yet, JOBS at a time, with the
     flavour's mpicc.  Returns the ones that did not build."""
-    mpicc = "mpicc." + flavour
+    mpicc = mpicc_of(flavour)
     flags = ["-O2", "-DHAVE_CONFIG_H", "-I" + os.path.join(tree, "include"),
              "-I" + os.path.join(tree, "dtpools", "include")]
     if flavour == "openmpi":
@@ -186,7 +191,7 @@ def main():
         src = os.path.join(cache, sorted(found)[-1])
     tree = os.path.join(b, "mpich-suite", a.flavour)
     log = os.path.join(b, "mpich-suite", a.flavour + ".log")
-    mpicc = "mpicc." + a.flavour
+    mpicc = mpicc_of(a.flavour)
     if a.flavour == "openmpi":
         launch = ["mpirun.openmpi", "--oversubscribe"]
     else:

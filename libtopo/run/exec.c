@@ -392,7 +392,7 @@ static void finish(struct run *x, int64_t i, int worker)
  * one thread's last copy would otherwise run alone.  Each offer costs a
  * lock of the pool's queue and a cache line or two between threads, about
  * a microsecond here, against the 5 us that half of the smallest part
- * (topo__split_min, 256 KiB) takes to copy.  Parts stop at PART_CAP a
+ * (topo__split_min, 256 KiB) takes to copy.  Parts stop at PART_CAP an
  * iteration (an idle pool is not that fickle; the rest go whole).
  */
 #define SPLIT_CHUNK ((int64_t)128 << 10)

@@ -17,6 +17,7 @@
 #define TOPO_INTERNAL
 #include "exec_internal.h"
 
+#include "all_algos.h"
 #include "check.h"
 
 #include <float.h>
@@ -1506,23 +1507,6 @@ static void test_part_transport(void)
 static void test_part_runs(void)
 {
 	static const struct {
-		enum topo_op op;
-		const char *algos[6];
-	} ops[] = {
-	    {TOPO_OP_BCAST, {"flood"}},
-	    {TOPO_OP_SCATTER, {"tree", "or-combine", "direct"}},
-	    {TOPO_OP_GATHER, {"chunked", "tree"}},
-	    {TOPO_OP_REDUCE, {"hierarchical", "tree", "direct"}},
-	    {TOPO_OP_ALLREDUCE,
-	     {"tree", "hierarchical", "ring", "recursive-doubling",
-	      "rabenseifner"}},
-	    {TOPO_OP_ALLGATHER,
-	     {"ring", "tree", "recursive-doubling", "bruck"}},
-	    {TOPO_OP_REDUCE_SCATTER,
-	     {"ring", "tree", "recursive-halving", "direct"}},
-	    {TOPO_OP_ALLTOALL, {"pairwise", "bruck", "direct"}},
-	};
-	static const struct {
 		size_t bytes;
 		enum topo_type type;
 		enum topo_redop redop;
@@ -1543,8 +1527,11 @@ static void test_part_runs(void)
 	CHECK_INT(topo_tree_new(&th, g, "hierarchical", &err), 0);
 	topo__split_min = min;
 	topo__split_eager = 1;
-	for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++)
-		for (size_t a = 0; a < 6 && ops[o].algos[a] != NULL; a++)
+	for (size_t o = 0; o < sizeof(all_algos) / sizeof(all_algos[0]); o++)
+		for (size_t a = 0;
+		     a < 6 && all_algos[o].algorithms[a] != NULL &&
+		     all_algos[o].op != TOPO_OP_BARRIER;
+		     a++)
 			for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]);
 			     k++) {
 				struct topo_plan_params q;
@@ -1552,14 +1539,15 @@ static void test_part_runs(void)
 				void *state = NULL;
 				int64_t nsplit = 0, most = 0;
 				bool reduces =
-				    ops[o].op == TOPO_OP_REDUCE ||
-				    ops[o].op == TOPO_OP_ALLREDUCE ||
-				    ops[o].op == TOPO_OP_REDUCE_SCATTER;
+				    all_algos[o].op == TOPO_OP_REDUCE ||
+				    all_algos[o].op == TOPO_OP_ALLREDUCE ||
+				    all_algos[o].op == TOPO_OP_REDUCE_SCATTER;
 
 				if (!reduces && k > 0)
 					break;
-				topo_plan_params_init(&q, sizeof(q), ops[o].op);
-				q.algorithm = ops[o].algos[a];
+				topo_plan_params_init(&q, sizeof(q),
+						      all_algos[o].op);
+				q.algorithm = all_algos[o].algorithms[a];
 				q.bytes = kinds[k].bytes;
 				if (reduces) {
 					q.type = kinds[k].type;
@@ -1572,7 +1560,8 @@ static void test_part_runs(void)
 							? th
 							: t,
 						    &q, &err) == 0,
-				      "%s: %s", ops[o].algos[a], err.text);
+				      "%s: %s", all_algos[o].algorithms[a],
+				      err.text);
 				if (p == NULL)
 					continue;
 				CHECK_INT(topo__transport_inproc.open(&state, p,
@@ -1595,7 +1584,7 @@ static void test_part_runs(void)
 					snprintf(what, sizeof(what),
 						 "%s in parts, %zu bytes, %d "
 						 "threads",
-						 ops[o].algos[a],
+						 all_algos[o].algorithms[a],
 						 kinds[k].bytes, threads);
 					expect_verified(r, what);
 					if (threads == 1)

@@ -26,6 +26,7 @@
 #define TOPO_INTERNAL
 #include "exec_hook.h"
 
+#include "all_algos.h"
 #include "check.h"
 
 #include <pthread.h>
@@ -228,22 +229,6 @@ static topo_report *run(const topo_plan *p, int threads, int iterations)
 /* ---------------------------------------------------------------------- */
 /* Every operation and algorithm, with homes */
 
-static const struct {
-	enum topo_op op;
-	const char *algorithms[6];
-} ops[] = {
-    {TOPO_OP_BCAST, {"flood"}},
-    {TOPO_OP_SCATTER, {"tree", "or-combine", "direct"}},
-    {TOPO_OP_GATHER, {"chunked", "tree"}},
-    {TOPO_OP_REDUCE, {"hierarchical", "tree", "direct"}},
-    {TOPO_OP_ALLREDUCE,
-     {"tree", "hierarchical", "ring", "recursive-doubling", "rabenseifner"}},
-    {TOPO_OP_ALLGATHER, {"ring", "tree", "recursive-doubling", "bruck"}},
-    {TOPO_OP_REDUCE_SCATTER, {"ring", "tree", "recursive-halving", "direct"}},
-    {TOPO_OP_ALLTOALL, {"pairwise", "bruck", "direct"}},
-    {TOPO_OP_BARRIER, {"dissemination", "tree"}},
-};
-
 static const char *const shapes[] = {
     "1, \"tasks_per_node\": 2",
     "3, \"tasks_per_node\": [3, 1, 2]",
@@ -254,8 +239,8 @@ static void test_all_ops(void)
 	int runs = 0;
 
 	topo__exec_homes = 1;
-	for (size_t i = 0; i < sizeof(ops) / sizeof(*ops); i++)
-		for (int a = 0; ops[i].algorithms[a] != NULL; a++)
+	for (size_t i = 0; i < sizeof(all_algos) / sizeof(*all_algos); i++)
+		for (int a = 0; all_algos[i].algorithms[a] != NULL; a++)
 			for (size_t s = 0; s < sizeof(shapes) / sizeof(*shapes);
 			     s++)
 				for (int threads = 2; threads <= 3; threads++) {
@@ -264,19 +249,19 @@ static void test_all_ops(void)
 
 					/* 4 KiB blocks in 1 KiB segments: parts
 					 * that split members' buffers */
-					if (fixture_new(&f, shapes[s],
-							ops[i].op,
-							ops[i].algorithms[a],
-							4096, 1024) != 0)
+					if (fixture_new(
+						&f, shapes[s], all_algos[i].op,
+						all_algos[i].algorithms[a],
+						4096, 1024) != 0)
 						continue;
 					w_reset(-1, 0);
 					r = run(f.p, threads, 3);
 					CHECK(topo_report_verified(r),
 					      "%s %s over %s, %d threads: not "
 					      "verified with homes",
-					      topo_op_name(ops[i].op),
-					      ops[i].algorithms[a], shapes[s],
-					      threads);
+					      topo_op_name(all_algos[i].op),
+					      all_algos[i].algorithms[a],
+					      shapes[s], threads);
 					runs++;
 					topo_report_free(r);
 					fixture_free(&f);

@@ -1346,8 +1346,8 @@ int topo__plan_run_transport(const topo_plan *p,
 	atomic_init(&x.failed, -1);
 	atomic_init(&x.failed_rc, 0);
 	/* First, so that a run too big for memory allocates nothing: the
-	 * buffers, the run's state and the workers' stacks (the transport
-	 * checks its exact arena again). */
+	 * buffers, the run's state, the parts' table and the workers' stacks
+	 * (the transport checks its exact arena again). */
 	{
 		struct topo__memory_need need;
 		int64_t buffers = topo_plan_buffer_bytes(p);
@@ -1359,6 +1359,9 @@ int topo__plan_run_transport(const topo_plan *p,
 			    (int64_t)(threads - 1) * (int64_t)TOPO__POOL_STACK +
 			    (use_tcount(p, threads)
 				 ? (int64_t)threads * p->nslots * 4
+				 : 0) +
+			    (threads > 1
+				 ? PART_CAP * (int64_t)sizeof(struct part)
 				 : 0);
 		rc = topo__memory_check(&need, err);
 		if (rc != 0)

@@ -528,6 +528,15 @@ extern int topo__stream_copies;
  * participants by address (exec.c, homes): -1 where it helps (the
  * default), 0 never, 1 whenever the transport gives its slices (tests). */
 extern int topo__exec_homes;
+/* Tests: when set, called by each participant of a run with homes for
+ * every range of a send buffer it reads in the reset, where the run
+ * chose them message by message (exec.c, homes); concurrently. */
+extern void (*topo__warm_probe)(int home, int32_t member, int64_t lo,
+				int64_t hi);
+/* The most messages out of send buffers for which it does (16384; tests
+ * set 0); beyond, each participant reads its first messages' sources and
+ * its part of every send buffer. */
+extern int64_t topo__warm_ranges_max;
 /* Whether the in-process transport fuses a reduction's first copy with
  * its first combine (transport_inproc.c): 1 (the default), 0 never
  * (tests, benchmarks). */

@@ -14,6 +14,11 @@
  *    of plans, a delivery skipped in the second iteration (the bytes keep
  *    the first iteration's correct data unless the reset poisoned them)
  *    is caught whenever it is caught without homes;
+ *  - the send bytes each participant reads in the reset are exactly
+ *    those its home's messages read (every message's home by its
+ *    destination, as the roots'), in sorted and merged ranges; none
+ *    through that path without homes, or for a plan with more messages
+ *    out of send buffers than topo__warm_ranges_max;
  *  - each participant starts on its home: the first message the caller
  *    delivers is home 0's last root, and those the workers deliver are
  *    the other homes' last roots, the homes worked out here from the rule
@@ -522,11 +527,218 @@ static void test_starts(void)
 	start_case(&scatter, many, 0);
 }
 
+/* ---------------------------------------------------------------------- */
+/* What each participant reads of the send buffers in the reset */
+
+/* The probe's record: for each home and member, which send bytes it read
+ * (one byte per byte), the ranges it was given in order, and whether
+ * they came sorted by member and offset, apart and not touching. */
+#define WARM_MEMBERS 8
+static struct {
+	pthread_mutex_t mu;
+	unsigned char *read[MAX_HOMES][WARM_MEMBERS];
+	int64_t size[WARM_MEMBERS];
+	int32_t last_member[MAX_HOMES];
+	int64_t last_hi[MAX_HOMES];
+	int64_t calls, bad_order, out_of_range;
+} probe = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void warm_probe(int home, int32_t member, int64_t lo, int64_t hi)
+{
+	pthread_mutex_lock(&probe.mu);
+	probe.calls++;
+	if (home < 0 || home >= MAX_HOMES || member < 0 ||
+	    member >= WARM_MEMBERS || lo < 0 || lo >= hi ||
+	    hi > probe.size[member]) {
+		probe.out_of_range++;
+		pthread_mutex_unlock(&probe.mu);
+		return;
+	}
+	/* merged: after the last range of this home, and not touching it */
+	if (member < probe.last_member[home] ||
+	    (member == probe.last_member[home] && lo <= probe.last_hi[home]))
+		probe.bad_order++;
+	probe.last_member[home] = member;
+	probe.last_hi[home] = hi;
+	memset(probe.read[home][member] + lo, 1, (size_t)(hi - lo));
+	pthread_mutex_unlock(&probe.mu);
+}
+
+static void probe_reset(const topo_plan *p)
+{
+	probe.calls = probe.bad_order = probe.out_of_range = 0;
+	for (int t = 0; t < MAX_HOMES; t++) {
+		probe.last_member[t] = -1;
+		probe.last_hi[t] = -1;
+		for (int32_t r = 0; r < WARM_MEMBERS; r++) {
+			free(probe.read[t][r]);
+			probe.read[t][r] = NULL;
+		}
+	}
+	for (int32_t r = 0; r < WARM_MEMBERS; r++) {
+		probe.size[r] = r < p->n ? topo__bufsize(p, TOPO__SEND, r) : 0;
+		for (int t = 0; t < MAX_HOMES; t++)
+			probe.read[t][r] = calloc(
+			    (size_t)(probe.size[r] > 0 ? probe.size[r] : 1), 1);
+	}
+}
+
+/* Each participant of n reads in the reset exactly the send bytes that
+ * the messages of its home read, every message's home worked out here
+ * from its destination as the roots' are (home()), in ranges sorted and
+ * merged. */
+static void warm_case(const struct plan_case *pc, int n)
+{
+	struct fixture f;
+	const struct topo__slices *sl;
+	int64_t last[MAX_HOMES], want_bytes = 0, wrong = 0;
+	unsigned char *want[MAX_HOMES][WARM_MEMBERS] = {{NULL}};
+	void *state;
+	topo_error err;
+	topo_report *r;
+	int by_offset;
+
+	if (fixture_new(&f, pc->nodes, pc->op, pc->algorithm, pc->bytes,
+			pc->segment) != 0)
+		return;
+	if (f.p->n > WARM_MEMBERS) {
+		CHECK(0, "%s: %d members, at most %d watched",
+		      topo_op_name(pc->op), (int)f.p->n, WARM_MEMBERS);
+		fixture_free(&f);
+		return;
+	}
+	probe_reset(f.p);
+	topo_error_clear(&err);
+	if (topo__transport_inproc.open(&state, f.p, &err) != 0) {
+		CHECK(0, "open: %s", err.text);
+		fixture_free(&f);
+		return;
+	}
+	sl = topo__transport_inproc.slices(state);
+	by_offset = last_roots(f.p, sl, n, last);
+	for (int t = 0; t < n; t++)
+		for (int32_t q = 0; q < f.p->n; q++)
+			want[t][q] = calloc(
+			    (size_t)(probe.size[q] > 0 ? probe.size[q] : 1), 1);
+	for (int64_t i = 0; i < f.p->nmsg; i++) {
+		const struct topo__msg *m = &f.p->msg[i];
+
+		if (m->sbuf != TOPO__SEND || m->len == 0)
+			continue;
+		memset(want[home(f.p, sl, i, by_offset, n)][m->src] + m->soff,
+		       1, (size_t)m->len);
+	}
+	topo__transport_inproc.close(state);
+
+	topo__exec_homes = 1;
+	topo__warm_probe = warm_probe;
+	w_reset(-1, 0);
+	r = run(f.p, n, 1);
+	topo__warm_probe = NULL;
+	topo__exec_homes = -1;
+	CHECK(topo_report_verified(r), "%s %s: not verified",
+	      topo_op_name(pc->op), pc->algorithm);
+	topo_report_free(r);
+
+	for (int t = 0; t < n; t++)
+		for (int32_t q = 0; q < f.p->n; q++)
+			for (int64_t b = 0; b < probe.size[q]; b++) {
+				want_bytes += want[t][q][b];
+				wrong += want[t][q][b] != probe.read[t][q][b];
+			}
+	for (int t = n; t < MAX_HOMES; t++)
+		for (int32_t q = 0; q < f.p->n; q++)
+			for (int64_t b = 0; b < probe.size[q]; b++)
+				wrong += probe.read[t][q][b];
+	CHECK(want_bytes > 0, "%s %s: no message reads a send buffer",
+	      topo_op_name(pc->op), pc->algorithm);
+	CHECK(wrong == 0 && probe.out_of_range == 0,
+	      "%s %s over %s, %d threads: %lld send bytes read in the reset "
+	      "by another participant than their messages' home, or by "
+	      "none, %lld ranges out of the buffers",
+	      topo_op_name(pc->op), pc->algorithm, pc->nodes, n,
+	      (long long)wrong, (long long)probe.out_of_range);
+	CHECK(probe.bad_order == 0,
+	      "%s %s, %d threads: %lld ranges out of order or unmerged",
+	      topo_op_name(pc->op), pc->algorithm, n,
+	      (long long)probe.bad_order);
+	for (int t = 0; t < n; t++)
+		for (int32_t q = 0; q < f.p->n; q++)
+			free(want[t][q]);
+	fixture_free(&f);
+}
+
+static void test_warm(void)
+{
+	/* a gather's chunks: every chunk of a member's block, not just the
+	 * first (its root), is read by the home of the block */
+	static const struct plan_case gather = {
+	    TOPO_OP_GATHER, "chunked", "1, \"tasks_per_node\": 4", 8192, 0};
+	int64_t calls = 0;
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(*cases); c++)
+		for (int n = 2; n <= 3; n++) {
+			warm_case(&cases[c], n);
+			calls += probe.calls;
+		}
+	warm_case(&gather, 2);
+	CHECK(probe.calls >= 4, "gather: %lld ranges read",
+	      (long long)probe.calls);
+	calls += probe.calls;
+	CHECK(calls > 0, "no range read at all");
+	printf("homes: %lld send ranges read in resets\n", (long long)calls);
+
+	/* Homes off: the reset reads every send buffer on the caller, and
+	 * the probe (ranges chosen by homes) is not called. */
+	{
+		struct fixture f;
+		topo_report *r;
+
+		if (fixture_new(&f, gather.nodes, gather.op, gather.algorithm,
+				gather.bytes, 0) == 0) {
+			probe_reset(f.p);
+			topo__exec_homes = 0;
+			topo__warm_probe = warm_probe;
+			w_reset(-1, 0);
+			r = run(f.p, 2, 1);
+			topo__warm_probe = NULL;
+			topo__exec_homes = -1;
+			CHECK(topo_report_verified(r), "gather: not verified");
+			CHECK(probe.calls == 0,
+			      "without homes: %lld ranges through the probe",
+			      (long long)probe.calls);
+			topo_report_free(r);
+
+			/* More messages out of send buffers than ranges
+			 * are sorted for: the reads by part, as before. */
+			probe_reset(f.p);
+			topo__exec_homes = 1;
+			topo__warm_ranges_max = 0;
+			topo__warm_probe = warm_probe;
+			w_reset(-1, 0);
+			r = run(f.p, 2, 1);
+			topo__warm_probe = NULL;
+			topo__warm_ranges_max = 16384;
+			topo__exec_homes = -1;
+			CHECK(topo_report_verified(r), "gather: not verified");
+			CHECK(probe.calls == 0,
+			      "over the limit: %lld ranges through the probe",
+			      (long long)probe.calls);
+			topo_report_free(r);
+			fixture_free(&f);
+		}
+	}
+}
+
 int main(void)
 {
 	test_all_ops();
 	test_reset_covers();
 	test_starts();
+	test_warm();
 	free(w.count);
+	for (int t = 0; t < MAX_HOMES; t++)
+		for (int32_t q = 0; q < WARM_MEMBERS; q++)
+			free(probe.read[t][q]);
 	return check_done("test_homes");
 }

@@ -976,6 +976,19 @@ static void sum_receipts(struct run *x)
  * untimed: see reset(). */
 #define WARM_BYTES ((int64_t)64 << 20)
 
+/* Reads bytes [lo, hi) of c into the caches, one byte a line; returns
+ * their xor, for the caller to keep (struct run's warm) so that the
+ * reads are not optimised away. */
+static unsigned char read_lines(const unsigned char *c, int64_t lo, int64_t hi)
+{
+	const volatile unsigned char *v = c;
+	unsigned char acc = 0;
+
+	for (int64_t k = lo; k < hi; k += 64)
+		acc ^= v[k];
+	return acc;
+}
+
 /*
  * Homes.  The reset between iterations writes every receive and work
  * buffer, and leaves the lines it wrote in the cache of the CPU that ran
@@ -1106,6 +1119,12 @@ static int warm_cmp(const void *a, const void *b)
 	return u->lo < v->lo ? -1 : u->lo > v->lo;
 }
 
+/* Whether message m reads bytes of a send buffer. */
+static bool reads_send(const struct topo__msg *m)
+{
+	return m->sbuf == TOPO__SEND && m->len > 0;
+}
+
 /* x->warm_ranges and x->warm_at (see Homes): the bytes of send buffers that
  * each message reads, under the home of its destination, sorted and merged.
  * Left NULL when the reset reads nothing (buffers beyond WARM_BYTES) or
@@ -1119,8 +1138,7 @@ static int plan_warm(struct run *x)
 	if (topo_plan_buffer_bytes(p) > WARM_BYTES)
 		return 0;
 	for (int64_t i = 0; i < p->nmsg; i++)
-		if (p->msg[i].sbuf == TOPO__SEND && p->msg[i].len > 0 &&
-		    ++n > topo__warm_ranges_max)
+		if (reads_send(&p->msg[i]) && ++n > topo__warm_ranges_max)
 			return 0;
 	x->warm_ranges =
 	    topo__mallocarray((size_t)(n > 0 ? n : 1), sizeof(*x->warm_ranges));
@@ -1130,7 +1148,7 @@ static int plan_warm(struct run *x)
 	for (int64_t i = 0; i < p->nmsg; i++) {
 		const struct topo__msg *m = &p->msg[i];
 
-		if (m->sbuf == TOPO__SEND && m->len > 0)
+		if (reads_send(m))
 			x->warm_ranges[k++] =
 			    (struct warm){home_of(x, m, x->home_by_offset),
 					  m->src, m->soff, m->soff + m->len};
@@ -1249,14 +1267,13 @@ static void reset_part(void *arg, int64_t t)
 
 		for (int64_t i = x->warm_at[t]; i < x->warm_at[t + 1]; i++) {
 			const struct warm *w = &x->warm_ranges[i];
-			const volatile unsigned char *c =
-			    topo__slice(sl, w->member, TOPO__SEND);
 
 			if (topo__warm_probe != NULL)
 				topo__warm_probe((int)t, w->member, w->lo,
 						 w->hi);
-			for (int64_t k = w->lo; k < w->hi; k += 64)
-				acc ^= c[k];
+			acc ^=
+			    read_lines(topo__slice(sl, w->member, TOPO__SEND),
+				       w->lo, w->hi);
 		}
 		__atomic_fetch_xor(&x->warm, acc, __ATOMIC_RELAXED);
 	} else if (topo_plan_buffer_bytes(p) <= WARM_BYTES) {
@@ -1266,34 +1283,29 @@ static void reset_part(void *arg, int64_t t)
 		for (int64_t i = x->home_roots[t]; i < x->home_roots[t + 1];
 		     i++) {
 			const struct topo__msg *m = &p->msg[x->roots[i]];
-			const volatile unsigned char *c =
-			    topo__slice(sl, m->src, m->sbuf) + m->soff;
 
-			if (m->sbuf != TOPO__SEND)
-				continue;
-			for (int64_t k = 0; k < m->len; k += 64)
-				acc ^= c[k];
+			if (m->sbuf == TOPO__SEND)
+				acc ^=
+				    read_lines(topo__slice(sl, m->src, m->sbuf),
+					       m->soff, m->soff + m->len);
 		}
 		/* and its part of the send buffers, which later messages
 		 * read, as without homes */
 		if (x->home_by_offset) {
 			for (int32_t r = 0; r < p->n; r++) {
-				const volatile unsigned char *c =
-				    topo__slice(sl, r, TOPO__SEND);
-				int64_t size = topo__bufsize(p, TOPO__SEND, r),
-					hi = part_lo(size, t + 1, n);
+				int64_t size = topo__bufsize(p, TOPO__SEND, r);
 
-				for (int64_t k = part_lo(size, t, n); k < hi;
-				     k += 64)
-					acc ^= c[k];
+				acc ^=
+				    read_lines(topo__slice(sl, r, TOPO__SEND),
+					       part_lo(size, t, n),
+					       part_lo(size, t + 1, n));
 			}
 		} else {
-			const volatile unsigned char *c = sl->arena[TOPO__SEND];
-			int64_t size = sl->bytes[TOPO__SEND],
-				hi = part_lo(size, t + 1, n);
+			int64_t size = sl->bytes[TOPO__SEND];
 
-			for (int64_t k = part_lo(size, t, n); k < hi; k += 64)
-				acc ^= c[k];
+			acc ^= read_lines(sl->arena[TOPO__SEND],
+					  part_lo(size, t, n),
+					  part_lo(size, t + 1, n));
 		}
 		__atomic_fetch_xor(&x->warm, acc, __ATOMIC_RELAXED);
 	}
@@ -1351,14 +1363,10 @@ static int reset(struct run *x, const int32_t *nwait0)
 	    topo_plan_buffer_bytes(p) <= WARM_BYTES) {
 		unsigned char acc = 0;
 
-		for (int32_t r = 0; r < p->n; r++) {
-			const volatile unsigned char *b =
-			    x->tr->buffer(x->state, r, TOPO__SEND);
-
-			for (int64_t i = 0; i < topo__bufsize(p, TOPO__SEND, r);
-			     i += 64)
-				acc ^= b[i];
-		}
+		for (int32_t r = 0; r < p->n; r++)
+			acc ^=
+			    read_lines(x->tr->buffer(x->state, r, TOPO__SEND),
+				       0, topo__bufsize(p, TOPO__SEND, r));
 		x->warm = acc;
 	}
 counters:

@@ -1530,7 +1530,7 @@ static void test_part_runs(void)
 	for (size_t o = 0; o < sizeof(all_algos) / sizeof(all_algos[0]); o++)
 		for (size_t a = 0;
 		     a < 6 && all_algos[o].algorithms[a] != NULL &&
-		     all_algos[o].op != TOPO_OP_BARRIER;
+		     all_algos[o].op != TOPO_OP_BARRIER; /* no bytes */
 		     a++)
 			for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]);
 			     k++) {
@@ -1538,10 +1538,7 @@ static void test_part_runs(void)
 				topo_plan *p = NULL;
 				void *state = NULL;
 				int64_t nsplit = 0, most = 0;
-				bool reduces =
-				    all_algos[o].op == TOPO_OP_REDUCE ||
-				    all_algos[o].op == TOPO_OP_ALLREDUCE ||
-				    all_algos[o].op == TOPO_OP_REDUCE_SCATTER;
+				bool reduces = topo_op_reduces(all_algos[o].op);
 
 				if (!reduces && k > 0)
 					break;

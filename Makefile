@@ -199,7 +199,7 @@ TSAN_B := build-thread
 tsan-build:
 	@$(MAKE) -j$(NPROC) SANITIZE=thread B=$(TSAN_B) $(TSAN_B)/collrun \
 	    $(TSAN_B)/tests/test_pool $(TSAN_B)/tests/test_exec \
-	    $(TSAN_B)/tests/test_homes
+	    $(TSAN_B)/tests/test_homes $(TSAN_B)/tests/test_lanes
 
 check-unit: $(UNIT_BIN)
 	@sh tests/check.sh $(B) unit

@@ -556,6 +556,16 @@ extern int topo__split_eager;
  * (transport_inproc.c). */
 #define TOPO__FUSE_BYTES ((int64_t)sizeof(int32_t))
 #define TOPO__PARK_BYTES ((int64_t)sizeof(uint8_t))
+/* Bytes per message of a reducing plan that a run's lanes take at most
+ * (exec.c, Lanes): a lane position per message (4), and per combine in a
+ * lane an entry (16) and half a lane (a cache line, 64). */
+#define TOPO__LANE_BYTES ((int64_t)52)
+/* Combines of at least this many bytes into the same bytes run in a lane
+ * (exec.c): 0 never (tests, benchmarks). */
+extern int64_t topo__lane_min;
+/* Called, when set, for every combine that joins a lane while another
+ * participant is delivering one of its combines (tests). */
+extern void (*topo__lane_probe)(int64_t msg, int worker);
 /* For message i of p, opened as state by the in-process transport: a
  * REDUCE's fused copy, or i for a fusable copy, or -1 (tests). */
 int topo__inproc_fused(const void *state, const struct topo_plan *p, int64_t i);
@@ -677,6 +687,10 @@ bool topo__pool_spins(const struct topo__pool *pool);
  * one relaxed load): work pushed to the shared queue now would be taken
  * at once.  False where idle participants only sleep. */
 bool topo__pool_hungry(struct topo__pool *pool);
+/* Whether the pool is discarding its tasks (a failed delivery, an abort,
+ * the wait's deadline): a task running a queue of its own stops (a hint,
+ * one relaxed load). */
+bool topo__pool_dropping(struct topo__pool *pool);
 /* Runs tasks on the calling thread until every pushed task (and those they
  * pushed) has run, or until the absolute CLOCK_MONOTONIC deadline.
  * Returns 0, 1 on timeout or abort (queued tasks are then dropped and the

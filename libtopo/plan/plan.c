@@ -348,9 +348,12 @@ void topo__plan_run_need(const struct topo_plan *p, int64_t arena,
 {
 	/* Two wait counts and a root entry per message, a count per receipt
 	 * counter, and for a reduction the in-process transport's flags of
-	 * parked copies: the plan itself is in memory already. */
+	 * parked copies and the run's lanes: the plan itself is in memory
+	 * already. */
 	int64_t per =
-	    4 + 4 + 8 + (topo_op_reduces(p->params.op) ? TOPO__PARK_BYTES : 0);
+	    4 + 4 + 8 +
+	    (topo_op_reduces(p->params.op) ? TOPO__PARK_BYTES + TOPO__LANE_BYTES
+					   : 0);
 	int64_t a = mul_sat(p->nmsg, per), b = mul_sat(p->nslots, 8);
 
 	need->buffers = arena;

@@ -953,3 +953,8 @@ bool topo__pool_hungry(struct topo__pool *pool)
 {
 	return atomic_load_explicit(&pool->hungry, memory_order_relaxed) == 1;
 }
+
+bool topo__pool_dropping(struct topo__pool *pool)
+{
+	return atomic_load_explicit(&pool->drop, memory_order_relaxed) != 0;
+}

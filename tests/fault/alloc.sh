@@ -210,6 +210,7 @@ set -- \
 	"collrun scatter|collrun|-|scatter|--threads|2|--bytes|64|$m" \
 	"collrun gather|collrun|-|gather|--threads|2|--bytes|64|$m" \
 	"collrun reduce|collrun|-|reduce|--threads|2|--bytes|64|$m" \
+	"collrun reduce lanes|collrun|-|reduce|--threads|2|--bytes|64K|$m" \
 	"collrun bcast routes|collrun|-|bcast|--threads|2|--root|5|routes.json" \
 	"collrun gather routes json|collrun|-|gather|--threads|2|--json|routes.json"
 # JOBS lanes, each taking the next sweep nobody has taken (mkdir claims

@@ -1,9 +1,9 @@
 #!/bin/sh
 # tests/tsan/run.sh TSAN_BUILD - the executor under ThreadSanitizer: the
-# pool, engine and homes unit tests, then collrun for every operation and
-# algorithm with more threads than cores (participants block when idle),
-# then with one per CPU (idle ones spin first, and heavy plans wake them
-# before the clock starts).  Any ThreadSanitizer report fails
+# pool, engine, homes and lanes unit tests, then collrun for every
+# operation and algorithm with more threads than cores (participants block
+# when idle), then with one per CPU (idle ones spin first, and heavy plans
+# wake them before the clock starts).  Any ThreadSanitizer report fails
 # (halt_on_error, a distinct exit code, and a scan of stderr).
 B=$(cd "${1:?usage: run.sh TSAN_BUILD}" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -23,6 +23,7 @@ check() {  # check NAME CMD...: passes when CMD exits 0 with no TSan report
 check test_pool "$B/tests/test_pool"
 check test_exec "$B/tests/test_exec"
 check test_homes "$B/tests/test_homes"
+check test_lanes "$B/tests/test_lanes"
 m="$top/examples/uneven.json"
 for run in "bcast" "bcast --segment 16 --bytes 100" "scatter" \
 	"scatter --algorithm or-combine" "gather" "gather --algorithm tree" \

@@ -1,0 +1,432 @@
+/*
+ * test_lanes.c - the run's lanes (exec.c): REDUCEs of at least
+ * topo__lane_min bytes into exactly the same bytes (a star's combines into
+ * one accumulator) join a lane, and one participant at a time delivers a
+ * lane's combines while the others go on with other work, instead of
+ * sleeping on the transport's range lock.
+ *
+ * Checked, through a transport that wraps the in-process one:
+ *  - contention arranged: the first combine of each iteration is held in
+ *    its delivery until another participant has taken a combine into the
+ *    same bytes.  With lanes, that participant joins the lane (the probe,
+ *    topo__lane_probe, is called) and never delivers a combine while
+ *    another is being delivered into the same bytes; each combine that
+ *    joined is delivered by another thread than the one that joined it;
+ *    every byte verifies.  Without lanes (topo__lane_min 0, or combines
+ *    below it, or one thread) the same arrangement does put two
+ *    deliveries into the same bytes at once, and the probe is never
+ *    called: so the arrangement provokes what lanes prevent;
+ *  - every reducing operation and algorithm verifies with lanes formed
+ *    from tiny combines up (topo__lane_min 1), on 2 and 3 threads, on
+ *    machines of even and uneven tasks per node, several iterations;
+ *  - a delivery that fails inside a lane ends the run with that message
+ *    reported, and the next run over the same plan verifies.
+ */
+#define TOPO_INTERNAL
+#include "exec_hook.h"
+
+#include "all_algos.h"
+#include "check.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+
+/* ---------------------------------------------------------------------- */
+/* Fixtures */
+
+struct fixture {
+	topo_machine *m;
+	topo_group *g;
+	topo_tree *t;
+	topo_plan *p;
+};
+
+/* A plan of op over the machine of `nodes` (the machine's "nodes" and
+ * what follows it), the default tree of collrun for op. */
+static int fixture_new(struct fixture *f, const char *nodes, enum topo_op op,
+		       const char *algorithm, size_t bytes, size_t segment)
+{
+	struct topo_plan_params pp;
+	topo_error err;
+	char json[256];
+	int n;
+
+	memset(f, 0, sizeof(*f));
+	n = snprintf(json, sizeof(json),
+		     "{\"nodes\": %s, \"network\": {\"type\": \"kary\", "
+		     "\"fanout\": 2}}",
+		     nodes);
+	topo_error_clear(&err);
+	topo_plan_params_init(&pp, sizeof(pp), op);
+	pp.algorithm = algorithm;
+	pp.bytes = bytes;
+	pp.segment = segment;
+	if (topo_machine_load_string(&f->m, json, (size_t)n, NULL, &err) != 0 ||
+	    topo_group_new(&f->g, f->m, "world", "all", &err) != 0 ||
+	    topo_tree_new(&f->t, f->g,
+			  op == TOPO_OP_REDUCE || op == TOPO_OP_ALLREDUCE
+			      ? "hierarchical"
+			      : "physical",
+			  &err) != 0 ||
+	    topo_plan_new(&f->p, f->t, &pp, &err) != 0) {
+		CHECK(0, "%s %s over %s: %s", topo_op_name(op),
+		      algorithm ? algorithm : "(default)", nodes, err.text);
+		return -1;
+	}
+	return 0;
+}
+
+static void fixture_free(struct fixture *f)
+{
+	topo_plan_free(f->p);
+	topo_tree_free(f->t);
+	topo_group_free(f->g);
+	topo_machine_free(f->m);
+}
+
+/* ---------------------------------------------------------------------- */
+/* A transport that watches the combines: the in-process one underneath
+ * (its slices and fill kept), and for every REDUCE the deliveries into its
+ * bytes in flight.  Runs are sequential, so its settings are globals. */
+
+#define MAX_MSG 4096
+
+static struct {
+	const struct topo_plan *p;
+	/* deliveries in flight into the bytes of each message's destination
+	 * (counted under the message's first combine of the same bytes) */
+	_Atomic int inflight[MAX_MSG];
+	_Atomic int most; /* the most ever in flight into the same bytes */
+	_Atomic int64_t reduces; /* REDUCE deliveries so far */
+	int64_t per_iter;	 /* REDUCEs per iteration */
+	bool hold;		 /* hold each iteration's first REDUCE */
+	_Atomic int held_out;	 /* holds that gave up (after 10 s) */
+	_Atomic int joined;	 /* probe calls */
+	/* the thread that each message last joined a lane from, and in
+	 * which iteration (-1: never) */
+	pthread_t joiner[MAX_MSG];
+	_Atomic int64_t joined_in[MAX_MSG];
+	_Atomic int bad_deliverer; /* joined and delivered by one thread */
+	int64_t fail_at;	   /* fail this REDUCE delivery (-1: none) */
+	_Atomic int64_t failed_msg;
+} w;
+
+static void w_reset(const struct topo_plan *p, bool hold, int64_t fail_at)
+{
+	w.p = p;
+	for (int64_t i = 0; i < MAX_MSG; i++) {
+		atomic_store(&w.inflight[i], 0);
+		atomic_store(&w.joined_in[i], -1);
+	}
+	atomic_store(&w.most, 0);
+	atomic_store(&w.reduces, 0);
+	atomic_store(&w.held_out, 0);
+	atomic_store(&w.joined, 0);
+	atomic_store(&w.bad_deliverer, 0);
+	atomic_store(&w.failed_msg, -1);
+	w.per_iter = 0;
+	for (int64_t i = 0; i < p->nmsg; i++)
+		w.per_iter += p->msg[i].kind == TOPO__REDUCE;
+	w.hold = hold;
+	w.fail_at = fail_at;
+}
+
+/* The first message of p writing the same bytes as message i: where the
+ * deliveries into those bytes are counted. */
+static int64_t key_of(const struct topo_plan *p, int64_t i)
+{
+	const struct topo__msg *m = &p->msg[i];
+
+	for (int64_t k = 0; k < i; k++) {
+		const struct topo__msg *q = &p->msg[k];
+
+		if (q->kind == TOPO__REDUCE && q->dst == m->dst &&
+		    q->dbuf == m->dbuf && q->doff == m->doff &&
+		    q->len == m->len)
+			return k;
+	}
+	return i;
+}
+
+static void lane_probe(int64_t msg, int worker)
+{
+	(void)worker;
+	/* Every REDUCE of the iterations before has been delivered, and
+	 * this one has not, so this is the iteration of the count. */
+	if (msg >= 0 && msg < MAX_MSG && w.per_iter > 0) {
+		w.joiner[msg] = pthread_self();
+		atomic_store(&w.joined_in[msg],
+			     atomic_load(&w.reduces) / w.per_iter);
+	}
+	atomic_fetch_add(&w.joined, 1);
+}
+
+static int w_open(void **state, const struct topo_plan *p, topo_error *err)
+{
+	return topo__transport_inproc.open(state, p, err);
+}
+
+static void w_close(void *state)
+{
+	topo__transport_inproc.close(state);
+}
+
+static unsigned char *w_buffer(void *state, int32_t r, int b)
+{
+	return topo__transport_inproc.buffer(state, r, b);
+}
+
+static void w_fill(void *state, int b, int c)
+{
+	topo__transport_inproc.fill(state, b, c);
+}
+
+static const struct topo__slices *w_slices(void *state)
+{
+	return topo__transport_inproc.slices(state);
+}
+
+/* Holds the calling delivery until another participant has joined a
+ * lane, or has entered a delivery into the same bytes as one in flight
+ * (10 s at most). */
+static void hold(int joined0)
+{
+	struct timespec nap = {0, 100000};
+
+	for (int k = 0; k < 100000; k++) {
+		if (atomic_load(&w.joined) > joined0 ||
+		    atomic_load(&w.most) > 1)
+			return;
+		nanosleep(&nap, NULL);
+	}
+	atomic_fetch_add(&w.held_out, 1);
+}
+
+static int w_deliver(void *state, const struct topo_plan *p, int64_t m)
+{
+	int64_t key, k;
+	int in, most, rc;
+
+	if (p->msg[m].kind != TOPO__REDUCE || m >= MAX_MSG)
+		return topo__transport_inproc.deliver(state, p, m);
+	k = atomic_fetch_add(&w.reduces, 1);
+	if (k == w.fail_at) {
+		atomic_store(&w.failed_msg, m);
+		return TOPO_EIO;
+	}
+	key = key_of(p, m);
+	in = atomic_fetch_add(&w.inflight[key], 1) + 1;
+	most = atomic_load(&w.most);
+	while (in > most && !atomic_compare_exchange_weak(&w.most, &most, in))
+		;
+	if (atomic_load(&w.joined_in[m]) ==
+		k / (w.per_iter > 0 ? w.per_iter : 1) &&
+	    pthread_equal(w.joiner[m], pthread_self()))
+		atomic_fetch_add(&w.bad_deliverer, 1);
+	if (w.hold && w.per_iter > 0 && k % w.per_iter == 0)
+		hold(atomic_load(&w.joined));
+	rc = topo__transport_inproc.deliver(state, p, m);
+	atomic_fetch_sub(&w.inflight[key], 1);
+	return rc;
+}
+
+static const struct topo__transport_ops watcher = {
+    .name = "watcher",
+    .open = w_open,
+    .close = w_close,
+    .buffer = w_buffer,
+    .deliver = w_deliver,
+    .deliver_trusted = w_deliver,
+    .fill = w_fill,
+    .slices = w_slices,
+};
+
+static topo_report *run(const topo_plan *p, int threads, int iterations,
+			int *rc_out)
+{
+	struct topo_run_params rp;
+	topo_report *r = NULL;
+	topo_error err;
+	int rc;
+
+	topo_run_params_init(&rp, sizeof(rp));
+	rp.threads = threads;
+	rp.iterations = iterations;
+	topo_error_clear(&err);
+	rc = topo__plan_run_transport(p, &rp, &watcher, &r, &err);
+	if (rc_out != NULL)
+		*rc_out = rc;
+	else
+		CHECK(rc == 0, "run: %s", err.text);
+	return r;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Contention arranged */
+
+/* One segment of 512 KiB, so that its combines are large enough for the
+ * default topo__lane_min and for a heavy run (idle workers spin and
+ * share), over 8 members of one node: a star, the root's fused copy and
+ * 7 combines into the same bytes, all released at once by the copy. */
+#define STAR_BYTES ((size_t)512 << 10)
+
+static void star(struct fixture *f)
+{
+	fixture_new(f, "1, \"tasks_per_node\": 8", TOPO_OP_REDUCE, NULL,
+		    STAR_BYTES, STAR_BYTES);
+}
+
+static void test_arranged(void)
+{
+	struct fixture f;
+	int64_t lane_min = topo__lane_min;
+	int homes = topo__exec_homes, iters = 6;
+	topo_report *r;
+
+	if (star(&f), f.p == NULL)
+		return;
+	CHECK(f.p->nmsg < MAX_MSG, "%lld messages", (long long)f.p->nmsg);
+	topo__exec_homes = 0;
+	topo__lane_probe = lane_probe;
+
+	/* Lanes (the default topo__lane_min). */
+	w_reset(f.p, true, -1);
+	r = run(f.p, 2, iters, NULL);
+	CHECK(r != NULL && topo_report_verified(r),
+	      "the star with lanes verifies");
+	CHECK_INT(atomic_load(&w.most), 1);
+	CHECK(atomic_load(&w.joined) >= iters,
+	      "%d combines joined a lane in %d iterations",
+	      atomic_load(&w.joined), iters);
+	CHECK_INT(atomic_load(&w.bad_deliverer), 0);
+	CHECK_INT(atomic_load(&w.held_out), 0);
+	CHECK_INT(atomic_load(&w.reduces), w.per_iter * iters);
+	topo_report_free(r);
+
+	/* No lanes: the same arrangement puts two deliveries into the same
+	 * bytes (one of them waiting on the transport's range lock). */
+	for (int k = 0; k < 3; k++) {
+		const char *why[] = {"topo__lane_min 0", "combines below it",
+				     "one thread"};
+
+		topo__lane_min = k == 0	  ? 0
+				 : k == 1 ? (int64_t)1 << 20
+					  : lane_min;
+		w_reset(f.p, k < 2, -1);
+		r = run(f.p, k < 2 ? 2 : 1, iters, NULL);
+		CHECK(r != NULL && topo_report_verified(r),
+		      "the star without lanes (%s) verifies", why[k]);
+		CHECK(atomic_load(&w.joined) == 0,
+		      "without lanes (%s), %d probe calls", why[k],
+		      atomic_load(&w.joined));
+		if (k < 2) {
+			CHECK(atomic_load(&w.most) == 2,
+			      "without lanes (%s), at most %d in flight",
+			      why[k], atomic_load(&w.most));
+			CHECK_INT(atomic_load(&w.held_out), 0);
+		}
+		topo_report_free(r);
+	}
+	topo__lane_min = lane_min;
+	topo__exec_homes = homes;
+	topo__lane_probe = NULL;
+	fixture_free(&f);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Every reducing operation and algorithm, lanes from tiny combines up */
+
+static const char *const shapes[] = {
+    "1, \"tasks_per_node\": 6",
+    "3, \"tasks_per_node\": [3, 1, 2]",
+};
+
+static void reducing_case(enum topo_op op, const char *algorithm,
+			  const char *shape, size_t bytes)
+{
+	struct fixture f;
+
+	if (fixture_new(&f, shape, op, algorithm, bytes, 16) != 0)
+		return;
+	for (int threads = 2; threads <= 3; threads++) {
+		topo_report *r;
+
+		w_reset(f.p, false, -1);
+		r = run(f.p, threads, 4, NULL);
+		CHECK(r != NULL && topo_report_verified(r),
+		      "%s %s over %s, %zu bytes, %d threads, lanes from 1 "
+		      "byte",
+		      topo_op_name(op), algorithm, shape, bytes, threads);
+		topo_report_free(r);
+	}
+	fixture_free(&f);
+}
+
+static void test_all_reducing(void)
+{
+	int64_t lane_min = topo__lane_min;
+	size_t sizes[] = {64, 4096};
+
+	topo__lane_min = 1;
+	for (size_t a = 0; a < sizeof(all_algos) / sizeof(*all_algos); a++)
+		for (size_t k = 0; all_algos[a].algorithms[k] != NULL; k++)
+			if (topo_op_reduces(all_algos[a].op))
+				for (size_t s = 0; s < 2; s++)
+					for (size_t z = 0; z < 2; z++)
+						reducing_case(
+						    all_algos[a].op,
+						    all_algos[a].algorithms[k],
+						    shapes[s], sizes[z]);
+	topo__lane_min = lane_min;
+}
+
+/* ---------------------------------------------------------------------- */
+/* A failed delivery inside a lane */
+
+static void test_failure(void)
+{
+	struct fixture f;
+	topo_report *r;
+	int rc, homes = topo__exec_homes;
+	const char *kind = NULL, *text = NULL;
+
+	if (star(&f), f.p == NULL)
+		return;
+	topo__exec_homes = 0;
+	w_reset(f.p, false, 3);
+	r = run(f.p, 2, 3, &rc);
+	CHECK_INT(rc, 0);
+	CHECK(r != NULL && !topo_report_verified(r),
+	      "a failed combine fails the run");
+	if (r != NULL) {
+		char want[64];
+
+		CHECK_INT(topo_report_error_count(r), 1);
+		topo_report_error(r, 0, &kind, &text);
+		snprintf(want, sizeof(want), "message %lld ",
+			 (long long)atomic_load(&w.failed_msg));
+		CHECK(kind != NULL && strcmp(kind, "failed") == 0 &&
+			  text != NULL && strstr(text, want) != NULL,
+		      "reported as %s: %s (want %s)", kind ? kind : "-",
+		      text ? text : "-", want);
+		CHECK_INT(topo_report_iterations(r), 0);
+	}
+	topo_report_free(r);
+	/* The same plan again: lanes start empty. */
+	w_reset(f.p, false, -1);
+	r = run(f.p, 2, 3, NULL);
+	CHECK(r != NULL && topo_report_verified(r),
+	      "the run after a failed one verifies");
+	topo_report_free(r);
+	topo__exec_homes = homes;
+	fixture_free(&f);
+}
+
+int main(void)
+{
+	test_arranged();
+	test_all_reducing();
+	test_failure();
+	return check_done("test_lanes");
+}

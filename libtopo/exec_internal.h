@@ -557,9 +557,10 @@ extern int topo__split_eager;
 #define TOPO__FUSE_BYTES ((int64_t)sizeof(int32_t))
 #define TOPO__PARK_BYTES ((int64_t)sizeof(uint8_t))
 /* Bytes per message of a reducing plan that a run's lanes take at most
- * (exec.c, Lanes): a lane position per message (4), and per combine in a
- * lane an entry (16) and half a lane (a cache line, 64). */
-#define TOPO__LANE_BYTES ((int64_t)52)
+ * (exec.c, Lanes): a lane position per message (4), and per combine that
+ * may join one its sort key while the lanes are made (32), an entry (16)
+ * and half a lane (a cache line, 64). */
+#define TOPO__LANE_BYTES ((int64_t)84)
 /* Combines of at least this many bytes into the same bytes run in a lane
  * (exec.c): 0 never (tests, benchmarks). */
 extern int64_t topo__lane_min;

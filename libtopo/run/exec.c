@@ -502,7 +502,7 @@ static void deliver_parts(struct run *x, int64_t i, int64_t lo, int64_t hi,
  * 483.  So REDUCEs of at least topo__lane_min bytes into exactly the same
  * bytes of the same buffer (two or more of them, not delivered in parts)
  * form a lane.  A participant that takes one while the lane is empty
- * delivers it at once, one atomic exchange on the lane's count; one that
+ * delivers it at once, one compare-and-swap on the lane's count; one that
  * finds the lane busy pushes its combine onto the lane's stack, counts it
  * in and goes on with other work.  The participant delivering (the
  * runner) counts each combine out once delivered and pops the next until

@@ -28,86 +28,14 @@
  *    sleep, so that only the run's hand-out (not the pool's sharing with
  *    a spinning worker) can start them.
  */
-#define TOPO_INTERNAL
-#include "exec_hook.h"
-
 #include "all_algos.h"
-#include "check.h"
+#include "planfix.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 
 /* Participants watched at most. */
 #define MAX_HOMES 8
-
-/* ---------------------------------------------------------------------- */
-/* Fixtures */
-
-static topo_machine *machine(const char *tasks)
-{
-	char json[256];
-	topo_machine *m = NULL;
-	topo_error err;
-	int n;
-
-	n = snprintf(json, sizeof(json),
-		     "{\"nodes\": %s, \"network\": {\"type\": \"kary\", "
-		     "\"fanout\": 2}}",
-		     tasks);
-	topo_error_clear(&err);
-	if (topo_machine_load_string(&m, json, (size_t)n, NULL, &err) != 0) {
-		fprintf(stderr, "machine %s: %s\n", tasks, err.text);
-		exit(2);
-	}
-	return m;
-}
-
-struct fixture {
-	topo_machine *m;
-	topo_group *g;
-	topo_tree *t;
-	topo_plan *p;
-};
-
-/* nodes: the machine's "nodes" and what follows, such as
- * "2, \"tasks_per_node\": 3" or "3, \"tasks_per_node\": [3, 1, 2]"; the
- * tree is collrun's default for op (hierarchical for the reductions to
- * one result, physical otherwise). */
-static int fixture_new(struct fixture *f, const char *nodes, enum topo_op op,
-		       const char *algorithm, size_t bytes, size_t segment)
-{
-	struct topo_plan_params pp;
-	topo_error err;
-
-	memset(f, 0, sizeof(*f));
-	f->m = machine(nodes);
-	topo_error_clear(&err);
-	topo_plan_params_init(&pp, sizeof(pp), op);
-	pp.algorithm = algorithm;
-	if (op != TOPO_OP_BARRIER)
-		pp.bytes = bytes;
-	pp.segment = segment;
-	if (topo_group_new(&f->g, f->m, "world", "all", &err) != 0 ||
-	    topo_tree_new(&f->t, f->g,
-			  op == TOPO_OP_REDUCE || op == TOPO_OP_ALLREDUCE
-			      ? "hierarchical"
-			      : "physical",
-			  &err) != 0 ||
-	    topo_plan_new(&f->p, f->t, &pp, &err) != 0) {
-		CHECK(0, "%s %s over %s: %s", topo_op_name(op),
-		      algorithm ? algorithm : "(default)", nodes, err.text);
-		return -1;
-	}
-	return 0;
-}
-
-static void fixture_free(struct fixture *f)
-{
-	topo_plan_free(f->p);
-	topo_tree_free(f->t);
-	topo_group_free(f->g);
-	topo_machine_free(f->m);
-}
 
 /* ---------------------------------------------------------------------- */
 /* A transport that watches: the in-process one underneath, its slices
@@ -179,21 +107,6 @@ static void w_close(void *state)
 	w.state = NULL;
 }
 
-static unsigned char *w_buffer(void *state, int32_t r, int b)
-{
-	return topo__transport_inproc.buffer(state, r, b);
-}
-
-static void w_fill(void *state, int b, int c)
-{
-	topo__transport_inproc.fill(state, b, c);
-}
-
-static const struct topo__slices *w_slices(void *state)
-{
-	return topo__transport_inproc.slices(state);
-}
-
 static int w_deliver(void *state, const struct topo_plan *p, int64_t m)
 {
 	int k = atomic_fetch_add(&w.count[m], 1) + 1;
@@ -208,27 +121,16 @@ static const struct topo__transport_ops watcher = {
     .name = "watcher",
     .open = w_open,
     .close = w_close,
-    .buffer = w_buffer,
+    .buffer = pass_buffer,
     .deliver = w_deliver,
     .deliver_trusted = w_deliver,
-    .fill = w_fill,
-    .slices = w_slices,
+    .fill = pass_fill,
+    .slices = pass_slices,
 };
 
 static topo_report *run(const topo_plan *p, int threads, int iterations)
 {
-	struct topo_run_params rp;
-	topo_report *r = NULL;
-	topo_error err;
-	int rc;
-
-	topo_run_params_init(&rp, sizeof(rp));
-	rp.threads = threads;
-	rp.iterations = iterations;
-	topo_error_clear(&err);
-	rc = topo__plan_run_transport(p, &rp, &watcher, &r, &err);
-	CHECK(rc == 0, "run: %s", err.text);
-	return r;
+	return run_over(p, &watcher, threads, iterations, NULL);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -153,7 +153,6 @@ struct run {
 	int32_t *lane_at;
 	struct lane_ent *lane_ent;
 	union lane *lanes;
-	int32_t nlanes;
 	_Atomic int64_t failed; /* first message whose delivery failed */
 	unsigned char warm;	/* reset()'s reads, kept */
 	_Atomic int failed_rc;
@@ -1460,20 +1459,7 @@ static int lane_cmp(const void *a, const void *b)
 		return u->buf < v->buf ? -1 : 1;
 	if (u->off != v->off)
 		return u->off < v->off ? -1 : 1;
-	if (u->len != v->len)
-		return u->len < v->len ? -1 : 1;
-	return u->msg < v->msg ? -1 : u->msg > v->msg;
-}
-
-/* The end of the run of key[i ..] (sorted) that write key[i]'s bytes. */
-static int64_t same_bytes_end(const struct lane_key *key, int64_t n, int64_t i)
-{
-	int64_t k = i + 1;
-
-	while (k < n && key[k].dst == key[i].dst && key[k].buf == key[i].buf &&
-	       key[k].off == key[i].off && key[k].len == key[i].len)
-		k++;
-	return k;
+	return u->len < v->len ? -1 : u->len > v->len;
 }
 
 /* Whether message i may join a lane (see Lanes). */
@@ -1512,31 +1498,19 @@ static int plan_lanes(struct run *x)
 						     m->dbuf};
 	}
 	qsort(key, (size_t)n, sizeof(*key), lane_cmp);
-	/* Lanes only where two or more write the same bytes. */
-	for (int64_t i = 0; i < n; i = k) {
-		k = same_bytes_end(key, n, i);
-		if (k - i >= 2) {
-			e += k - i;
-			nl++;
-		}
-	}
-	if (nl == 0) {
-		topo__free(key);
-		return 0;
-	}
+	/* Room for every candidate: lanes only where two or more write the
+	 * same bytes, so at most n / 2 of them. */
 	x->lane_at = topo__mallocarray((size_t)p->nmsg, sizeof(int32_t));
-	x->lane_ent = topo__mallocarray((size_t)e, sizeof(*x->lane_ent));
-	x->lanes = topo__mallocarray((size_t)nl, sizeof(*x->lanes));
+	x->lane_ent = topo__mallocarray((size_t)n, sizeof(*x->lane_ent));
+	x->lanes = topo__mallocarray((size_t)(n / 2), sizeof(*x->lanes));
 	if (x->lane_at == NULL || x->lane_ent == NULL || x->lanes == NULL) {
 		topo__free(key);
 		return -1;
 	}
 	memset(x->lane_at, 0xff, (size_t)p->nmsg * sizeof(int32_t));
-	x->nlanes = nl;
-	nl = 0;
-	e = 0;
 	for (int64_t i = 0; i < n; i = k) {
-		k = same_bytes_end(key, n, i);
+		for (k = i + 1; k < n && lane_cmp(&key[k], &key[i]) == 0; k++)
+			;
 		if (k - i < 2)
 			continue;
 		for (int64_t j = i; j < k; j++) {
@@ -1548,6 +1522,14 @@ static int plan_lanes(struct run *x)
 		nl++;
 	}
 	topo__free(key);
+	if (nl == 0) {
+		topo__free(x->lane_at);
+		topo__free(x->lane_ent);
+		topo__free(x->lanes);
+		x->lane_at = NULL;
+		x->lane_ent = NULL;
+		x->lanes = NULL;
+	}
 	return 0;
 }
 

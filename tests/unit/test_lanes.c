@@ -43,7 +43,6 @@
 #define MAX_MSG 4096
 
 static struct {
-	const struct topo_plan *p;
 	/* deliveries in flight into the bytes of each message's destination
 	 * (counted under the message's first combine of the same bytes) */
 	_Atomic int inflight[MAX_MSG];
@@ -64,7 +63,6 @@ static struct {
 
 static void w_reset(const struct topo_plan *p, bool hold, int64_t fail_at)
 {
-	w.p = p;
 	for (int64_t i = 0; i < MAX_MSG; i++) {
 		atomic_store(&w.inflight[i], 0);
 		atomic_store(&w.joined_in[i], -1);

@@ -68,9 +68,10 @@ static const char usage_text[] =
     "[--threads N]\n"
     "               [--iterations N] [--timeout S] [--segment N] "
     "[--chunk N] [--fresh]\n"
-    "               [--predict] [--cost CLASS.KEY=NS]... [--emit-goal FILE] "
-    "[--emit-smpi DIR]\n"
-    "               [--json] ROUTES.json|MACHINE.json\n"
+    "               [--verify every|last] "
+    "[--predict] [--cost CLASS.KEY=NS]...\n"
+    "               [--emit-goal FILE] [--emit-smpi DIR] "
+    "[--json] ROUTES.json|MACHINE.json\n"
     "       collrun OP --help | collrun --help | --version\n";
 
 static const char help_text[] =
@@ -121,6 +122,9 @@ static const char help_text[] =
     "  --timeout S       seconds for the whole run (default 60)\n"
     "  --fresh           newly allocated buffers for every iteration (one "
     "run each)\n"
+    "  --verify WHEN     every (default): each iteration verified before "
+    "the next;\n"
+    "                    last: only the last, the iterations back to back\n"
     "  --segment N       bcast, reduce, allreduce and reduce-scatter over "
     "a tree:\n"
     "                    segment size (default: 64K from 256K up);\n"
@@ -169,6 +173,7 @@ enum {
 	OPT_CHUNK,
 	OPT_JSON,
 	OPT_FRESH,
+	OPT_VERIFY,
 	OPT_ROOT_RANK,
 	OPT_PREDICT,
 	OPT_COST,
@@ -283,6 +288,7 @@ static const struct option long_opts[] = {
     {"chunk", required_argument, NULL, OPT_CHUNK},
     {"json", no_argument, NULL, OPT_JSON},
     {"fresh", no_argument, NULL, OPT_FRESH},
+    {"verify", required_argument, NULL, OPT_VERIFY},
     {"root-rank", required_argument, NULL, OPT_ROOT_RANK},
     {"predict", no_argument, NULL, OPT_PREDICT},
     {"cost", required_argument, NULL, OPT_COST},
@@ -482,6 +488,19 @@ static int parse(struct args *a, int argc, char **argv)
 			a->fresh = 1;
 			a->run_option = "--fresh";
 			break;
+		case OPT_VERIFY:
+			if (strcmp(optarg, "every") == 0)
+				a->run.verify = TOPO_VERIFY_EVERY;
+			else if (strcmp(optarg, "last") == 0)
+				a->run.verify = TOPO_VERIFY_LAST;
+			else
+				return cli_usage_error(usage_text,
+						       "--verify: expected "
+						       "every or last (got "
+						       "\"%s\")",
+						       optarg);
+			a->run_option = "--verify";
+			break;
 		case OPT_PREDICT:
 			a->predict = 1;
 			break;
@@ -543,6 +562,11 @@ static int parse(struct args *a, int argc, char **argv)
 				       a->emit_goal != NULL || a->emit_smpi != NULL
 					   ? " (implied by --emit-*)"
 					   : "");
+	if (a->fresh && a->run.verify == TOPO_VERIFY_LAST)
+		return cli_usage_error(
+		    usage_text, "--verify last applies to iterations on the "
+				"same buffers; --fresh makes each "
+				"iteration a run of its own, verified");
 	if (!a->predict && a->ncosts > 0)
 		return cli_usage_error(usage_text, "--cost applies to --predict, "
 				       "--emit-goal and --emit-smpi; a "
@@ -783,7 +807,10 @@ static int print_text(const struct shown *s)
 	else
 		printf("threads:     %d\n", topo_report_threads(r));
 	printf("iterations:  %d%s\n", shown_iterations(s),
-	       a->fresh ? " (fresh buffers each)" : "");
+	       a->fresh ? " (fresh buffers each)"
+	       : a->run.verify == TOPO_VERIFY_LAST
+		   ? " (back to back, the last verified)"
+		   : "");
 	printf("messages:    %" PRId64 " per iteration (shm %" PRId64
 	       ", net %" PRId64 ")\n",
 	       mshm + mnet, mshm, mnet);
@@ -859,6 +886,9 @@ static json_t *report_json(const struct shown *s)
 	bad |= json_object_set_new(o, "iterations",
 				   json_integer(shown_iterations(s)));
 	bad |= json_object_set_new(o, "fresh", json_boolean(a->fresh));
+	bad |= json_object_set_new(
+	    o, "verify",
+	    json_string(a->run.verify == TOPO_VERIFY_LAST ? "last" : "every"));
 	bad |= json_object_set_new(o, "timeout", json_real(a->run.timeout));
 	bad |= json_object_set_new(o, "buffer_bytes",
 				   json_integer(topo_plan_buffer_bytes(s->p)));

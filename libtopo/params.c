@@ -20,7 +20,7 @@
  * Adding a field: append it, give it a default in *_defaults and a line in
  * *_read, and make 0 mean what older versions did.  It must not lie in
  * the tail padding of a released version (neither struct has any today:
- * 104 and 48 bytes on LP64, ending on a field): a program built against
+ * 104 and 56 bytes on LP64, ending on a field): a program built against
  * that version may leave those bytes unset, and they would be read as the
  * new field.  Add fields in 8-byte units, or with an explicit member for
  * what would be padding.
@@ -95,6 +95,10 @@ static void run_defaults(struct topo_run_params *p, size_t size)
 		p->progress_ctx = NULL;
 	if (HAVE(R, elapsed, size))
 		p->elapsed = 0;
+	if (HAVE(R, verify, size))
+		p->verify = TOPO_VERIFY_EVERY;
+	if (HAVE(R, reserved, size))
+		p->reserved = 0;
 }
 
 int topo_plan_params_init(struct topo_plan_params *p, size_t size,
@@ -225,6 +229,21 @@ int topo__run_params_read(struct topo_run_params *q,
 		q->progress_ctx = given.progress_ctx;
 	if (HAVE(R, elapsed, size))
 		q->elapsed = given.elapsed;
+	if (HAVE(R, verify, size))
+		q->verify = given.verify;
+	if (HAVE(R, reserved, size))
+		q->reserved = given.reserved;
+	if (q->verify != TOPO_VERIFY_EVERY && q->verify != TOPO_VERIFY_LAST)
+		return topo__err(
+		    err, TOPO_EARG, NULL, NULL,
+		    "topo_run_params: verify is %d, not "
+		    "TOPO_VERIFY_EVERY (0) or TOPO_VERIFY_LAST (1)",
+		    q->verify);
+	if (q->reserved != 0)
+		return topo__err(
+		    err, TOPO_EARG, NULL, NULL,
+		    "topo_run_params: reserved is %d; it must be 0",
+		    q->reserved);
 	return 0;
 }
 

@@ -658,7 +658,17 @@ struct topo_run_params {
 	 * planning, say), so that one timeout bounds a program's whole
 	 * run: the run stops at timeout - elapsed from now; default 0 */
 	double elapsed;
+	/* Which iterations are verified: TOPO_VERIFY_EVERY (0, the
+	 * default), each one before the next starts; or TOPO_VERIFY_LAST,
+	 * only the last, the others following one another with nothing but
+	 * the (untimed) reset between them, as a program's repeated calls
+	 * do.  Delivery failures and the deadline are caught in every
+	 * iteration either way. */
+	int verify;
+	int reserved; /* 0 */
 };
+
+enum { TOPO_VERIFY_EVERY = 0, TOPO_VERIFY_LAST = 1 };
 
 /* Sets p->size = size and every field within the first size bytes to its
  * default (the rest of those bytes to 0).  size is sizeof(*p) as the
@@ -672,13 +682,15 @@ typedef struct topo_report topo_report;
 /* Runs p as params says (NULL: all the defaults; read like topo_plan_new's
  * params): allocates every member's buffers, replays the plan `iterations`
  * times with a pool of worker threads, verifies every byte every member ends
- * with after each iteration, and fills a report.  A run stops after the
+ * with after each iteration (or after the last only: verify), and fills a
+ * report.  A run stops after the
  * first iteration that finds errors.  Returns 0 when the run happened
  * (verified or not: see topo_report_verified), TOPO_ELIMIT when the buffers
  * would not fit in memory (err->text gives the size needed; nothing
  * allocated), TOPO_ENOMEM, TOPO_EIO when threads cannot be started, or
  * TOPO_EARG (NULL plan or out; params not initialised; negative threads,
- * iterations or timeout).  The caller owns *out (topo_report_free). */
+ * iterations or timeout; an unknown verify).  The caller owns *out
+ * (topo_report_free). */
 TOPO_EXTERN int topo_plan_run(const topo_plan *p,
 			      const struct topo_run_params *params,
 			      topo_report **out, topo_error *err);

@@ -1607,6 +1607,28 @@ static void push_seeds(struct run *x)
 		topo__pool_push(x->pool, SEED_TASK(0), 0);
 }
 
+/*
+ * Verifying the last.  Each iteration is verified before the next starts
+ * (TOPO_VERIFY_EVERY): every byte of every iteration is checked, but an
+ * iteration then starts after a pause of the verification's length,
+ * which is not what a program calling a collective again and again
+ * does, nor what the copy limit (tests/bench/copy_ideal.c) or MPI's back
+ * to back calls measure.  On a 2-vCPU EPYC guest such a pause, even one
+ * spent spinning without touching memory, slowed the next iteration's
+ * copies and combines: 16 members' reduce of 1 MiB took 290-310 us after
+ * each verification, 195-200 us with none between (a 2 ms spin in its
+ * place: 270-310 us; each 256 KiB combine of the thread that had spun
+ * took 7 us at first and 10-16 us by the end, the other thread's 6-7).
+ * TOPO_VERIFY_LAST verifies the last iteration only: the others run one
+ * after another, each from buffers reset as usual (untimed), so that
+ * their bytes are the last one's; a failed delivery or the deadline
+ * still ends the run in whatever iteration it happens.
+ */
+static bool verifies(const struct topo_run_params *q, int it, int iterations)
+{
+	return q->verify != TOPO_VERIFY_LAST || it == iterations - 1;
+}
+
 /* The default number of workers: one per CPU the process may run on (its
  * affinity mask, as taskset, MPI launchers, Slurm and cgroup cpusets set
  * it), or per online processor when the mask cannot be read; at least 1,
@@ -1943,17 +1965,18 @@ int topo__plan_run_transport(const topo_plan *p,
 			seconds_cap = cap;
 		}
 		seconds[r->iterations++] = t1 - t0;
-		if (x.tcount != NULL)
-			sum_receipts(&x);
-		vt.base = (int64_t)it * p->n;
-		r->total += topo__verify_until(p, verify_buffer, &x,
-					       x.slot_count, verify_report, &v,
-					       (int64_t)(MAX_ERRORS - r->nerr),
-					       &vt);
-		if (!vt.timed_out)
-			r->total += topo__verify_barrier(
-			    p, x.stamp, verify_report, &v,
-			    (int64_t)(MAX_ERRORS - r->nerr));
+		if (verifies(&q, it, iterations)) {
+			if (x.tcount != NULL)
+				sum_receipts(&x);
+			vt.base = (int64_t)it * p->n;
+			r->total += topo__verify_until(
+			    p, verify_buffer, &x, x.slot_count, verify_report,
+			    &v, (int64_t)(MAX_ERRORS - r->nerr), &vt);
+			if (!vt.timed_out)
+				r->total += topo__verify_barrier(
+				    p, x.stamp, verify_report, &v,
+				    (int64_t)(MAX_ERRORS - r->nerr));
+		}
 		if (vt.timed_out) {
 			add_error(r, -1, "timeout",
 				  "the run did not finish within %g s "

@@ -29,11 +29,14 @@ which goes first alternates too, so that noise hits both.
    and buffers of the same sizes (tests/bench/copy_ideal.c), run in the
    same rounds as collrun; target: at least 0.8 of it (the limit's time
    over collrun's, per part).  The limit is measured two ways in the same
-   rounds: back to back (each repetition straight after the last;
-   each way's untimed first pass and the last repetition checked) and
+   rounds, each beside collrun run the same way: back to back (each
+   repetition straight after the last; each way's untimed first pass and
+   the last repetition checked) beside `collrun --verify last` (the
+   iterations in a row, each from buffers reset, the last verified), and
    checked (`copy_ideal ... checked`: every repetition checked on one
-   thread, the others asleep, before the next, as collrun verifies every
-   iteration); both are shown and counted.
+   thread, the others asleep, before the next) beside collrun's default,
+   which verifies every iteration before the next; both are shown and
+   counted.
 2. OVERSUBSCRIBED - 16 members on 2 CPUs, 8 B, 64 KiB, 1 MiB and 16 MiB of
    input per member (allgather, reduce-scatter and alltoall: 16 blocks of
    a sixteenth, at least 8 B): `collrun OP --json` on a machine of 1 node x
@@ -239,13 +242,16 @@ def base_op(op):
     return op.partition("/")[0]
 
 
-def collrun_cmd(collrun, op, nbytes, n_iter, threads, machine):
+def collrun_cmd(collrun, op, nbytes, n_iter, threads, machine,
+                verify="every"):
     # --timeout: the default 60 s bounds the whole run, verification of
     # every iteration included, which for 16 members' reduce-scatter of 1
     # MiB blocks is over a second an iteration.
     op, _, alg = op.partition("/")
     cmd = [collrun, op, "--iterations", str(n_iter), "--threads",
            str(threads), "--timeout", str(TIMEOUT), "--json"]
+    if verify != "every":
+        cmd += ["--verify", verify]
     if alg:
         cmd += ["--algorithm", alg]
     if op != "barrier":  # collrun refuses --bytes for the barrier
@@ -345,11 +351,12 @@ def main():
                   bytes=nbytes, threads=n_threads, checked=checked)
         return res
 
-    def run_collrun(op, machine, members, nbytes, n_iter, n_threads):
+    def run_collrun(op, machine, members, nbytes, n_iter, n_threads,
+                    verify="every"):
         res = run_json(collrun_cmd(collrun, op, nbytes, n_iter, n_threads,
-                                   machine), what=f"collrun {op}")
+                                   machine, verify), what=f"collrun {op}")
         check_run(res, f"collrun {op}", members=members, bytes=nbytes,
-                  threads=n_threads, iterations=n_iter)
+                  threads=n_threads, iterations=n_iter, verify=verify)
         return res
 
     def run_mpi(op, ranks, nbytes, n_iter, launch, mode="barrier"):
@@ -378,7 +385,7 @@ def main():
         size_of = {(op, per_member(op, b, members)): b for op in OPS + EXTRA
                    for b in ([0] if op == "barrier" else sizes)}
         res_of = {c: {"collrun": [], "mpi": [], "b2b": [], "ideal": [],
-                      "checked": []} for c in cases}
+                      "checked": [], "last": []} for c in cases}
         load[tag] = [loadavg()]
         t0 = time.time()
         for r in range(n_rounds):
@@ -387,13 +394,15 @@ def main():
                 sides = (["collrun", "mpi", "b2b"] if use_mpi
                          else ["collrun"])
                 if size_of[(op, nbytes)] >= LIMIT_FROM:
-                    sides += ["ideal", "checked"]
+                    sides += ["last", "ideal", "checked"]
                 if r % 2:
                     sides.reverse()
                 for side in sides:
-                    if side == "collrun":
+                    if side in ("collrun", "last"):
                         res = run_collrun(op, machine, members, nbytes,
-                                          n_iter, threads)
+                                          n_iter, threads,
+                                          "last" if side == "last"
+                                          else "every")
                         algo[(tag, op, nbytes)] = res.get("algorithm", "?")
                     elif side in ("ideal", "checked"):
                         res = run_ideal(op, members, nbytes, threads,
@@ -411,16 +420,17 @@ def main():
                     csv_rows.append(
                         [label, op, members, nbytes,
                          {"collrun": "collrun", "mpi": "mpi", "b2b": "mpi",
-                          "ideal": "copy_ideal",
-                          "checked": "copy_ideal"}[side],
+                          "ideal": "copy_ideal", "checked": "copy_ideal",
+                          "last": "collrun"}[side],
                          {"collrun": "", "mpi": "barrier",
                           "b2b": "back-to-back", "ideal": "back-to-back",
-                          "checked": "checked"}[side], r + 1,
+                          "checked": "checked",
+                          "last": "verify-last"}[side], r + 1,
                          res["reps"] if side in ("ideal", "checked")
                          else n_iter,
                          sec["min"], sec["median"], sec["max"],
-                         algo[(tag, op, nbytes)] if side == "collrun"
-                         else ""])
+                         algo[(tag, op, nbytes)]
+                         if side in ("collrun", "last") else ""])
                     note(f"{label} round {r + 1}/{n_rounds} {op:14} "
                          f"{human(nbytes):>7} {side:8} median "
                          f"{us(sec['median'])} us")
@@ -433,9 +443,10 @@ def main():
         to back, worst ratio; per way of measuring the copy limit, limit
         cases, limit met, worst fraction)."""
         L = []
-        lim_head = ("| copy limit us | of copy limit | per round "
+        lim_head = ("| collrun back to back us | copy limit us "
+                    "| of copy limit | per round "
                     "| checked limit us | of checked limit | per round |")
-        lim_rule = "| ---: | ---: | --- | ---: | ---: | --- |"
+        lim_rule = "| ---: | ---: | ---: | --- | ---: | ---: | --- |"
         if use_mpi:
             L += ["| op | bytes | collrun algorithm | collrun us | min..max "
                   "| MPI us | min..max | ratio | per round "
@@ -455,16 +466,21 @@ def main():
             extra = op in EXTRA  # shown, not counted
             cs = res_of[case]["collrun"]
             c = statistics.median(cs)
-            lim = []
-            for way in ("ideal", "checked"):
+            ls = res_of[case]["last"]
+            lim = [us(statistics.median(ls)) if ls else ""]
+            # The copy limit's repetitions follow one another: set beside
+            # collrun's iterations back to back (--verify last); the
+            # checked limit's, each after a check: beside collrun's own,
+            # each verified before the next.
+            for way, ours in (("ideal", ls), ("checked", cs)):
                 ii = res_of[case][way]
                 if not ii:  # below LIMIT_FROM: no limit
                     lim += ["", "", ""]
                     continue
                 t_lim = statistics.median(ii)
-                frac = t_lim / c
+                frac = t_lim / statistics.median(ours)
                 lim += [us(t_lim), f"{frac:.2f}",
-                        spread([x / y for x, y in zip(ii, cs)], rfmt)]
+                        spread([x / y for x, y in zip(ii, ours)], rfmt)]
                 w = st["lim"][way]
                 if not extra:
                     w["cases"] += 1
@@ -566,19 +582,23 @@ def main():
          "repetition starts from destinations cleared and sources read by "
          "the thread that uses them (warm caches, as collrun's reset "
          "leaves them), and the faster of memcpy and streaming stores "
-         "counts. It runs in the same rounds as collrun, interleaved; 'of "
-         "copy limit' = its median / collrun's (above 1: collrun is "
-         "faster), per round = the range of the rounds' own ratios. The "
-         "**copy limit** column times repetitions back to back (each way's "
-         "untimed first pass and the last repetition checked); the "
-         "**checked limit** (`copy_ideal ... checked`) checks every "
-         "repetition before the next, on one "
-         "thread while the others sleep, as collrun verifies every "
-         "iteration on its calling thread (plans of fewer than 65,536 "
-         "members) while its workers sleep. On this kind of host a copy "
-         "that follows such a pause can be slower than one repeated back "
-         "to back, so the two can differ; both run in the same rounds and "
-         "both are counted.", ""]
+         "counts. It runs in the same rounds as collrun, interleaved, and "
+         "is measured two ways, each set beside collrun run the same way: "
+         "the **copy limit** times repetitions back to back (each way's "
+         "untimed first pass and the last repetition checked), beside "
+         "**collrun back to back** (`collrun --verify last`: the "
+         "iterations in a row, each from buffers reset as ever, untimed, "
+         "and the last one's every byte verified); the **checked limit** "
+         "(`copy_ideal ... checked`) checks every repetition before the "
+         "next, on one thread while the others sleep, beside collrun's "
+         "default run, which verifies every iteration before the next. "
+         "On this kind of host an iteration that follows such a pause "
+         "can be slower than one repeated back to back, whatever the "
+         "caches hold (collrun(1), --verify), so the two ways can differ; "
+         "both run in the same rounds and both are counted. 'of copy "
+         "limit' = the limit's median / collrun's of the same way (above "
+         "1: collrun is faster), per round = the range of the rounds' own "
+         "ratios.", ""]
 
     if "1" in parts and cpus < 2:
         L += ["## 1. FAIR: 2 members on 2 CPUs", "",

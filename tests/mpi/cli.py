@@ -16,8 +16,9 @@ collrun-mpi must do what collrun does, with MPI rank r hosting task r:
   standard output (no message of the run left for MPI to warn of).
 - Memory: each process's check counts its own members' buffers (a run
   collrun refuses under ulimit -d runs across 4 processes).
-- --predict and --iterations, --fresh: the prediction is rank 0's and
-  equals collrun's output byte for byte; iterations are counted.
+- --predict and --iterations, --fresh, --verify last: the prediction is
+  rank 0's and equals collrun's output byte for byte; iterations are
+  counted, and the report says which were verified.
 - Refusals, exit 2 with one message (rank 0's): a job whose size is not
   the machine's task count, a missing file, a bad option; and --help.
 """
@@ -228,6 +229,16 @@ def test_timeout_predict(tmp):
               and j["fresh"], f"--fresh: {a.stdout[:300]}")
     except ValueError:
         check(False, f"--fresh: {a.stdout[:300]} {a.stderr[-300:]}")
+    # --verify last: every process verifies the last iteration only, and
+    # the report says so
+    a = mpi(4, ["reduce", "--verify", "last", "--iterations", "4",
+                "--bytes", "4K", "--json", path])
+    try:
+        j = json.loads(a.stdout)
+        check(a.returncode == 0 and j["verified"] and j["iterations"] == 4
+              and j["verify"] == "last", f"--verify last: {a.stdout[:300]}")
+    except ValueError:
+        check(False, f"--verify last: {a.stdout[:300]} {a.stderr[-300:]}")
 
 
 def test_refusals(tmp):

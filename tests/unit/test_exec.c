@@ -3338,6 +3338,8 @@ static void test_params(void)
 	CHECK_INT(rp.threads, 0);
 	CHECK_INT(rp.iterations, 1);
 	CHECK(rp.timeout == 60, "timeout %g", rp.timeout);
+	CHECK_INT(rp.verify, TOPO_VERIFY_EVERY);
+	CHECK_INT(rp.reserved, 0);
 
 	/* Initialised: the tree's root, not endpoint 0. */
 	topo_plan_params_init(&q, sizeof(q), TOPO_OP_BCAST);
@@ -3363,6 +3365,31 @@ static void test_params(void)
 	CHECK_STR(err.text, "struct topo_run_params is not initialised (its "
 			    "size is 0): call topo_run_params_init() first");
 	CHECK(r == NULL, "*out not cleared");
+	/* verify: one of the two; reserved: 0. */
+	topo_run_params_init(&rp, sizeof(rp));
+	rp.verify = 2;
+	r = (topo_report *)&r;
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_run(p, &rp, &r, &err), TOPO_EARG);
+	CHECK_STR(err.text, "topo_run_params: verify is 2, not "
+			    "TOPO_VERIFY_EVERY (0) or TOPO_VERIFY_LAST (1)");
+	CHECK(r == NULL, "*out not cleared");
+	rp.verify = -1;
+	CHECK_INT(topo_plan_run(p, &rp, &r, &err), TOPO_EARG);
+	rp.verify = TOPO_VERIFY_LAST;
+	rp.reserved = 1;
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_run(p, &rp, &r, &err), TOPO_EARG);
+	CHECK_STR(err.text, "topo_run_params: reserved is 1; it must be 0");
+	rp.reserved = 0;
+	rp.iterations = 3;
+	CHECK_INT(topo_plan_run(p, &rp, &r, &err), 0);
+	if (r != NULL) {
+		CHECK_INT(topo_report_iterations(r), 3);
+		CHECK_INT(topo_report_verified(r), 1);
+	}
+	topo_report_free(r);
+	r = NULL;
 	topo_plan_free(p);
 
 	/* Too small, or no size at all: refused. */
@@ -3474,7 +3501,7 @@ static void test_params(void)
 		oldrun->size = sizeof(*oldrun);
 		oldrun->threads = 3;
 		oldrun->iterations = 2;
-		memset(&got, 0, sizeof(got));
+		memset(&got, 0x5a, sizeof(got));
 		topo_error_clear(&err);
 		CHECK_INT(topo__run_params_read(&got, (const void *)oldrun,
 						&err),
@@ -3482,6 +3509,8 @@ static void test_params(void)
 		CHECK_INT(got.threads, 3);
 		CHECK_INT(got.iterations, 2);
 		CHECK(got.timeout == 60, "timeout %g, want 60", got.timeout);
+		CHECK_INT(got.verify, TOPO_VERIFY_EVERY);
+		CHECK_INT(got.reserved, 0);
 		topo_error_clear(&err);
 		CHECK_INT(topo_plan_run(p, (const void *)oldrun, &r, &err), 0);
 		if (r != NULL) {

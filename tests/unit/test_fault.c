@@ -156,6 +156,10 @@ static void fixture_free(struct fixture *f)
 static struct {
 	int64_t fail_msg; /* message to fail, -1: none */
 	int fail_on;	  /* ... on its fail_on-th delivery (1: first) */
+	int64_t bad_msg;  /* message whose delivery is wrong, -1: none */
+	int bad_on;	  /* ... on its bad_on-th delivery (1: first) */
+	_Atomic int bad_seen; /* deliveries of bad_msg so far */
+	int verify;	      /* the runs' topo_run_params verify */
 	long delay_ns;	  /* every delivery sleeps this long first */
 	_Atomic int64_t attempts;
 	_Atomic int64_t late;	/* attempts begun after the failure */
@@ -170,6 +174,10 @@ static void fx_reset(int64_t fail_msg, int fail_on, long delay_ns)
 	free(fx.tried);
 	fx.fail_msg = fail_msg;
 	fx.fail_on = fail_on;
+	fx.bad_msg = -1;
+	fx.bad_on = 0;
+	atomic_store(&fx.bad_seen, 0);
+	fx.verify = TOPO_VERIFY_EVERY;
 	fx.delay_ns = delay_ns;
 	atomic_store(&fx.attempts, 0);
 	atomic_store(&fx.late, 0);
@@ -214,6 +222,16 @@ static int fx_deliver(void *state, const struct topo_plan *p, int64_t m)
 		atomic_store(&fx.fail_at, now());
 		return TOPO_EIO;
 	}
+	if (m == fx.bad_msg &&
+	    atomic_fetch_add(&fx.bad_seen, 1) + 1 == fx.bad_on) {
+		/* Delivered, then its first byte spoilt before anything
+		 * that waits for it can read it. */
+		const struct topo__msg *g = &p->msg[m];
+		int rc = topo__transport_inproc.deliver(state, p, m);
+
+		fx_buffer(state, g->dst, g->dbuf)[g->doff] ^= 0x5a;
+		return rc;
+	}
 	return topo__transport_inproc.deliver(state, p, m);
 }
 
@@ -235,6 +253,7 @@ static topo_report *run(const topo_plan *p, int threads, int iterations,
 	rp.threads = threads;
 	rp.iterations = iterations;
 	rp.timeout = timeout;
+	rp.verify = fx.verify;
 	topo_error_clear(err);
 	*rc = topo__plan_run_transport(p, &rp, &faulty, &r, err);
 	return r;
@@ -367,6 +386,120 @@ static void test_failed_later(void)
 	CHECK_INT(topo_report_iterations(r), 3);
 	CHECK_INT(atomic_load(&fx.attempts), 3 * f.p->nmsg);
 	topo_report_free(r);
+	fixture_free(&f);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Verifying every iteration, or the last */
+
+/*
+ * A bcast over 64 members whose message to rank 5 leaves a wrong byte in
+ * one chosen iteration of three.  Verifying every iteration catches it in
+ * that iteration and stops there; verifying the last only catches it in
+ * the last and lets a fault of an earlier one by, as documented, while
+ * every iteration still runs and is timed.  A failed delivery ends a run
+ * in the iteration it happens either way.
+ */
+static void test_verify_last(void)
+{
+	struct fixture f;
+	topo_report *r;
+	topo_error err;
+	const char *kind, *detail;
+	int64_t m;
+	int rc;
+
+	fixture_new(&f, 16, 4, "kary:2", TOPO_OP_BCAST, NULL, 64);
+	m = message_to(f.p, 5);
+	CHECK(m >= 0, "no message to rank 5");
+	for (int threads = 1; threads <= 4; threads *= 2) {
+		/* every: stopped in the second iteration, which is
+		 * reported */
+		fx_reset(-1, 0, 0);
+		fx.bad_msg = m;
+		fx.bad_on = 2;
+		r = run(f.p, threads, 3, 0, &rc, &err);
+		CHECK_INT(rc, 0);
+		CHECK(!topo_report_verified(r), "every: a wrong byte verified");
+		CHECK_INT(topo_report_iterations(r), 2);
+		CHECK_INT(topo_report_error_total(r) >= 1, 1);
+		CHECK_INT(topo_report_error(r, 0, &kind, &detail),
+			  topo_group_members(f.g)[5]);
+		CHECK_STR(kind, "wrong data");
+		topo_report_free(r);
+
+		/* last: the second iteration's wrong byte is not looked
+		 * at; all three ran */
+		fx_reset(-1, 0, 0);
+		fx.bad_msg = m;
+		fx.bad_on = 2;
+		fx.verify = TOPO_VERIFY_LAST;
+		r = run(f.p, threads, 3, 0, &rc, &err);
+		CHECK_INT(rc, 0);
+		CHECK(topo_report_verified(r),
+		      "last: an earlier iteration was verified");
+		CHECK_INT(topo_report_iterations(r), 3);
+		CHECK_INT(atomic_load(&fx.attempts), 3 * f.p->nmsg);
+		topo_report_free(r);
+
+		/* last: the last iteration's wrong byte is */
+		fx_reset(-1, 0, 0);
+		fx.bad_msg = m;
+		fx.bad_on = 3;
+		fx.verify = TOPO_VERIFY_LAST;
+		r = run(f.p, threads, 3, 0, &rc, &err);
+		CHECK_INT(rc, 0);
+		CHECK(!topo_report_verified(r),
+		      "last: the last iteration's wrong byte verified");
+		CHECK_INT(topo_report_iterations(r), 3);
+		CHECK_INT(topo_report_error(r, 0, &kind, &detail),
+			  topo_group_members(f.g)[5]);
+		CHECK_STR(kind, "wrong data");
+		topo_report_free(r);
+
+		/* last: a failed delivery in the second iteration still
+		 * ends the run there */
+		fx_reset(m, 2, 0);
+		fx.verify = TOPO_VERIFY_LAST;
+		r = run(f.p, threads, 3, 0, &rc, &err);
+		CHECK_INT(rc, 0);
+		CHECK(!topo_report_verified(r), "last: a failed run verified");
+		CHECK_INT(topo_report_iterations(r), 1);
+		CHECK_INT(topo_report_error(r, 0, &kind, &detail),
+			  topo_group_members(f.g)[5]);
+		CHECK_STR(kind, "failed");
+		CHECK_INT(atomic_load(&fx.fail_seen), 2);
+		topo_report_free(r);
+
+		/* last, nothing wrong: verified, and one iteration is a
+		 * run whose only iteration is the last */
+		for (int it = 1; it <= 3; it += 2) {
+			fx_reset(-1, 0, 0);
+			fx.verify = TOPO_VERIFY_LAST;
+			r = run(f.p, threads, it, 0, &rc, &err);
+			CHECK_INT(rc, 0);
+			CHECK(topo_report_verified(r),
+			      "last: clean run of %d "
+			      "not verified",
+			      it);
+			CHECK_INT(topo_report_iterations(r), it);
+			topo_report_free(r);
+		}
+	}
+	/* An iteration of one: its wrong byte is found under either. */
+	for (int v = TOPO_VERIFY_EVERY; v <= TOPO_VERIFY_LAST; v++) {
+		fx_reset(-1, 0, 0);
+		fx.bad_msg = m;
+		fx.bad_on = 1;
+		fx.verify = v;
+		r = run(f.p, 2, 1, 0, &rc, &err);
+		CHECK_INT(rc, 0);
+		CHECK(!topo_report_verified(r),
+		      "verify %d: one bad iteration "
+		      "verified",
+		      v);
+		topo_report_free(r);
+	}
 	fixture_free(&f);
 }
 
@@ -718,6 +851,7 @@ int main(void)
 	for (int threads = 1; threads <= 8; threads *= 2)
 		test_failed_delivery(threads);
 	test_failed_later();
+	test_verify_last();
 	test_timeout();
 	test_alloc(1);
 	test_alloc(SANITIZED ? 2 : 4);

@@ -47,9 +47,9 @@ extern "C" {
  * a program runs against another shared library than it was built with,
  * is topo_version_string() and topo_version_cmp(). */
 #define TOPO_VERSION_MAJOR 0
-#define TOPO_VERSION_MINOR 4
+#define TOPO_VERSION_MINOR 5
 #define TOPO_VERSION_PATCH 0
-#define TOPO_VERSION_STRING "0.4.0"
+#define TOPO_VERSION_STRING "0.5.0"
 
 /* The version of the library running, "MAJOR.MINOR.PATCH" (static, never
  * NULL): TOPO_VERSION_STRING as the library was built. */
@@ -683,13 +683,12 @@ typedef struct topo_report topo_report;
  * params): allocates every member's buffers, replays the plan `iterations`
  * times with a pool of worker threads, verifies every byte every member ends
  * with after each iteration (or after the last only: verify), and fills a
- * report.  A run stops after the
- * first iteration that finds errors.  Returns 0 when the run happened
- * (verified or not: see topo_report_verified), TOPO_ELIMIT when the buffers
- * would not fit in memory (err->text gives the size needed; nothing
- * allocated), TOPO_ENOMEM, TOPO_EIO when threads cannot be started, or
- * TOPO_EARG (NULL plan or out; params not initialised; negative threads,
- * iterations or timeout; an unknown verify).  The caller owns *out
+ * report.  A run stops after the first iteration that finds errors.  Returns 0
+ * when the run happened (verified or not: see topo_report_verified),
+ * TOPO_ELIMIT when the buffers would not fit in memory (err->text gives the
+ * size needed; nothing allocated), TOPO_ENOMEM, TOPO_EIO when threads cannot be
+ * started, or TOPO_EARG (NULL plan or out; params not initialised; negative
+ * threads, iterations or timeout; an unknown verify).  The caller owns *out
  * (topo_report_free). */
 TOPO_EXTERN int topo_plan_run(const topo_plan *p,
 			      const struct topo_run_params *params,

@@ -1616,7 +1616,7 @@ static void push_seeds(struct run *x)
  * to back calls measure.  On a 2-vCPU EPYC guest such a pause, even one
  * spent spinning without touching memory, slowed the next iteration's
  * copies and combines: 16 members' reduce of 1 MiB took 290-310 us after
- * each verification, 195-200 us with none between (a 2 ms spin in its
+ * each verification, 190-200 us with none between (a 2 ms spin in its
  * place: 270-310 us; each 256 KiB combine of the thread that had spun
  * took 7 us at first and 10-16 us by the end, the other thread's 6-7).
  * TOPO_VERIFY_LAST verifies the last iteration only: the others run one

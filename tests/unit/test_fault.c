@@ -400,6 +400,19 @@ static void test_failed_later(void)
  * every iteration still runs and is timed.  A failed delivery ends a run
  * in the iteration it happens either way.
  */
+/* A run of plan p verified as `verify` says, message m's bad_on-th
+ * delivery spoilt (0: none). */
+static topo_report *run_spoilt(const topo_plan *p, int64_t m, int bad_on,
+			       int verify, int threads, int iterations, int *rc,
+			       topo_error *err)
+{
+	fx_reset(-1, 0, 0);
+	fx.bad_msg = bad_on > 0 ? m : -1;
+	fx.bad_on = bad_on;
+	fx.verify = verify;
+	return run(p, threads, iterations, 0, rc, err);
+}
+
 static void test_verify_last(void)
 {
 	struct fixture f;
@@ -415,10 +428,8 @@ static void test_verify_last(void)
 	for (int threads = 1; threads <= 4; threads *= 2) {
 		/* every: stopped in the second iteration, which is
 		 * reported */
-		fx_reset(-1, 0, 0);
-		fx.bad_msg = m;
-		fx.bad_on = 2;
-		r = run(f.p, threads, 3, 0, &rc, &err);
+		r = run_spoilt(f.p, m, 2, TOPO_VERIFY_EVERY, threads, 3, &rc,
+			       &err);
 		CHECK_INT(rc, 0);
 		CHECK(!topo_report_verified(r), "every: a wrong byte verified");
 		CHECK_INT(topo_report_iterations(r), 2);
@@ -430,11 +441,8 @@ static void test_verify_last(void)
 
 		/* last: the second iteration's wrong byte is not looked
 		 * at; all three ran */
-		fx_reset(-1, 0, 0);
-		fx.bad_msg = m;
-		fx.bad_on = 2;
-		fx.verify = TOPO_VERIFY_LAST;
-		r = run(f.p, threads, 3, 0, &rc, &err);
+		r = run_spoilt(f.p, m, 2, TOPO_VERIFY_LAST, threads, 3, &rc,
+			       &err);
 		CHECK_INT(rc, 0);
 		CHECK(topo_report_verified(r),
 		      "last: an earlier iteration was verified");
@@ -443,11 +451,8 @@ static void test_verify_last(void)
 		topo_report_free(r);
 
 		/* last: the last iteration's wrong byte is */
-		fx_reset(-1, 0, 0);
-		fx.bad_msg = m;
-		fx.bad_on = 3;
-		fx.verify = TOPO_VERIFY_LAST;
-		r = run(f.p, threads, 3, 0, &rc, &err);
+		r = run_spoilt(f.p, m, 3, TOPO_VERIFY_LAST, threads, 3, &rc,
+			       &err);
 		CHECK_INT(rc, 0);
 		CHECK(!topo_report_verified(r),
 		      "last: the last iteration's wrong byte verified");
@@ -474,9 +479,8 @@ static void test_verify_last(void)
 		/* last, nothing wrong: verified, and one iteration is a
 		 * run whose only iteration is the last */
 		for (int it = 1; it <= 3; it += 2) {
-			fx_reset(-1, 0, 0);
-			fx.verify = TOPO_VERIFY_LAST;
-			r = run(f.p, threads, it, 0, &rc, &err);
+			r = run_spoilt(f.p, m, 0, TOPO_VERIFY_LAST, threads, it,
+				       &rc, &err);
 			CHECK_INT(rc, 0);
 			CHECK(topo_report_verified(r),
 			      "last: clean run of %d "
@@ -488,11 +492,7 @@ static void test_verify_last(void)
 	}
 	/* An iteration of one: its wrong byte is found under either. */
 	for (int v = TOPO_VERIFY_EVERY; v <= TOPO_VERIFY_LAST; v++) {
-		fx_reset(-1, 0, 0);
-		fx.bad_msg = m;
-		fx.bad_on = 1;
-		fx.verify = v;
-		r = run(f.p, 2, 1, 0, &rc, &err);
+		r = run_spoilt(f.p, m, 1, v, 2, 1, &rc, &err);
 		CHECK_INT(rc, 0);
 		CHECK(!topo_report_verified(r),
 		      "verify %d: one bad iteration "

@@ -173,6 +173,13 @@ int topo__plan_params_read(struct topo_plan_params *q,
 int topo__run_params_read(struct topo_run_params *q,
 			  const struct topo_run_params *params,
 			  topo_error *err);
+/* Whether iteration `it` (from 0) of `iterations` is verified, as q's
+ * verify says (exec.c, Verifying the last): every one, or the last. */
+static inline bool topo__run_verifies(const struct topo_run_params *q, int it,
+				      int iterations)
+{
+	return q->verify != TOPO_VERIFY_LAST || it == iterations - 1;
+}
 /* For tests (predict.c): the simulation's shortcuts turned off, to check
  * that they change nothing. */
 struct topo__predict_tune {

@@ -433,7 +433,7 @@ int topo__run_mpi(const topo_plan *p, const struct topo_run_params *params,
 		 * (exec.c, Verifying the last); the others still agree on
 		 * faults and the deadline. */
 		counts[0] = 0;
-		if (q.verify != TOPO_VERIFY_LAST || it == iterations - 1)
+		if (topo__run_verifies(&q, it, iterations))
 			counts[0] = topo__verify_until(
 			    p, verify_buffer, &x, x.e.slot_count, verify_report,
 			    &x, (int64_t)(MAX_ERRORS - x.e.nerr), &vt);

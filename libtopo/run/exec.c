@@ -1622,12 +1622,9 @@ static void push_seeds(struct run *x)
  * TOPO_VERIFY_LAST verifies the last iteration only: the others run one
  * after another, each from buffers reset as usual (untimed), so that
  * their bytes are the last one's; a failed delivery or the deadline
- * still ends the run in whatever iteration it happens.
+ * still ends the run in whatever iteration it happens
+ * (topo__run_verifies, which the MPI engine shares).
  */
-static bool verifies(const struct topo_run_params *q, int it, int iterations)
-{
-	return q->verify != TOPO_VERIFY_LAST || it == iterations - 1;
-}
 
 /* The default number of workers: one per CPU the process may run on (its
  * affinity mask, as taskset, MPI launchers, Slurm and cgroup cpusets set
@@ -1965,7 +1962,7 @@ int topo__plan_run_transport(const topo_plan *p,
 			seconds_cap = cap;
 		}
 		seconds[r->iterations++] = t1 - t0;
-		if (verifies(&q, it, iterations)) {
+		if (topo__run_verifies(&q, it, iterations)) {
 			if (x.tcount != NULL)
 				sum_receipts(&x);
 			vt.base = (int64_t)it * p->n;

@@ -1,8 +1,9 @@
 /*
  * planfix.h - for the unit tests that run plans through a transport
- * wrapping the in-process one (test_homes.c, test_lanes.c): a plan of an
- * operation over a small machine of a k-ary network, and the in-process
- * transport's calls that such a wrapper passes through unchanged.
+ * wrapping the in-process one (test_homes.c, test_lanes.c, test_fault.c):
+ * a plan of an operation over a small machine of a k-ary network, and the
+ * in-process transport's calls that such a wrapper passes through
+ * unchanged.
  */
 #ifndef PLANFIX_H
 #define PLANFIX_H

@@ -19,9 +19,7 @@
  */
 #define TOPO_INTERNAL
 #include "alloc_hook.h"
-#include "exec_hook.h"
-
-#include "check.h"
+#include "planfix.h"
 
 #include <dirent.h>
 #include <jansson.h>
@@ -91,43 +89,21 @@ static int threads_now_want(int want)
 	return n;
 }
 
-/* A machine of `nodes` nodes of `tasks` tasks on a binary tree network. */
-static topo_machine *machine(int nodes, int tasks)
-{
-	char json[256];
-	topo_machine *m = NULL;
-	topo_error err;
-	int n;
-
-	n = snprintf(json, sizeof(json),
-		     "{\"nodes\": %d, \"tasks_per_node\": %d, \"network\": "
-		     "{\"type\": \"kary\", \"fanout\": 2}}",
-		     nodes, tasks);
-	topo_error_clear(&err);
-	if (topo_machine_load_string(&m, json, (size_t)n, NULL, &err) != 0) {
-		fprintf(stderr, "machine: %s\n", err.text);
-		exit(2);
-	}
-	return m;
-}
-
-/* Everything one planned operation owns. */
-struct fixture {
-	topo_machine *m;
-	topo_group *g;
-	topo_tree *t;
-	topo_plan *p;
-};
-
-static void fixture_new(struct fixture *f, int nodes, int tasks,
-			const char *shape, enum topo_op op,
-			const char *algorithm, size_t bytes)
+/* A plan of op over `nodes` nodes of `tasks` tasks (a binary tree
+ * network: planfix.h) and a tree of `shape`; exits 2 if it cannot be
+ * made. */
+static void fault_fixture(struct fixture *f, int nodes, int tasks,
+			  const char *shape, enum topo_op op,
+			  const char *algorithm, size_t bytes)
 {
 	struct topo_plan_params pp;
 	topo_error err;
+	char tasks_of[64];
 
 	memset(f, 0, sizeof(*f));
-	f->m = machine(nodes, tasks);
+	snprintf(tasks_of, sizeof(tasks_of), "%d, \"tasks_per_node\": %d",
+		 nodes, tasks);
+	f->m = fixture_machine(tasks_of);
 	topo_error_clear(&err);
 	topo_plan_params_init(&pp, sizeof(pp), op);
 	pp.algorithm = algorithm;
@@ -138,14 +114,6 @@ static void fixture_new(struct fixture *f, int nodes, int tasks,
 		fprintf(stderr, "fixture: %s\n", err.text);
 		exit(2);
 	}
-}
-
-static void fixture_free(struct fixture *f)
-{
-	topo_plan_free(f->p);
-	topo_tree_free(f->t);
-	topo_group_free(f->g);
-	topo_machine_free(f->m);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -196,16 +164,6 @@ static int fx_open(void **state, const struct topo_plan *p, topo_error *err)
 	return topo__transport_inproc.open(state, p, err);
 }
 
-static void fx_close(void *state)
-{
-	topo__transport_inproc.close(state);
-}
-
-static unsigned char *fx_buffer(void *state, int32_t r, int b)
-{
-	return topo__transport_inproc.buffer(state, r, b);
-}
-
 static int fx_deliver(void *state, const struct topo_plan *p, int64_t m)
 {
 	atomic_fetch_add(&fx.attempts, 1);
@@ -229,7 +187,7 @@ static int fx_deliver(void *state, const struct topo_plan *p, int64_t m)
 		const struct topo__msg *g = &p->msg[m];
 		int rc = topo__transport_inproc.deliver(state, p, m);
 
-		fx_buffer(state, g->dst, g->dbuf)[g->doff] ^= 0x5a;
+		pass_buffer(state, g->dst, g->dbuf)[g->doff] ^= 0x5a;
 		return rc;
 	}
 	return topo__transport_inproc.deliver(state, p, m);
@@ -238,8 +196,8 @@ static int fx_deliver(void *state, const struct topo_plan *p, int64_t m)
 static const struct topo__transport_ops faulty = {
     .name = "faulty",
     .open = fx_open,
-    .close = fx_close,
-    .buffer = fx_buffer,
+    .close = pass_close,
+    .buffer = pass_buffer,
     .deliver = fx_deliver,
 };
 
@@ -301,7 +259,7 @@ static void test_failed_delivery(int threads)
 	double t1;
 	int rc;
 
-	fixture_new(&f, 256, 16, "kary:2", TOPO_OP_BCAST, NULL, 8);
+	fault_fixture(&f, 256, 16, "kary:2", TOPO_OP_BCAST, NULL, 8);
 	m = message_to(f.p, 5);
 	CHECK(m >= 0, "no message to rank 5");
 	fx_reset(m, 1, 100000);
@@ -356,7 +314,7 @@ static void test_failed_later(void)
 	int64_t m;
 	int rc;
 
-	fixture_new(&f, 16, 4, "binomial", TOPO_OP_REDUCE, "tree", 64);
+	fault_fixture(&f, 16, 4, "binomial", TOPO_OP_REDUCE, "tree", 64);
 	m = message_to(f.p, 0);
 	CHECK(m >= 0, "no message to rank 0");
 	fx_reset(m, 2, 0);
@@ -378,7 +336,7 @@ static void test_failed_later(void)
 
 	/* The same plan with nothing failing verifies: the wrapper itself is
 	 * faithful. */
-	fixture_new(&f, 16, 4, "binomial", TOPO_OP_REDUCE, "tree", 64);
+	fault_fixture(&f, 16, 4, "binomial", TOPO_OP_REDUCE, "tree", 64);
 	fx_reset(-1, 0, 0);
 	r = run(f.p, 4, 3, 0, &rc, &err);
 	CHECK_INT(rc, 0);
@@ -422,7 +380,7 @@ static void test_verify_last(void)
 	int64_t m;
 	int rc;
 
-	fixture_new(&f, 16, 4, "kary:2", TOPO_OP_BCAST, NULL, 64);
+	fault_fixture(&f, 16, 4, "kary:2", TOPO_OP_BCAST, NULL, 64);
 	m = message_to(f.p, 5);
 	CHECK(m >= 0, "no message to rank 5");
 	for (int threads = 1; threads <= 4; threads *= 2) {
@@ -519,7 +477,7 @@ static void test_timeout(void)
 	int64_t tried;
 	int rc;
 
-	fixture_new(&f, 256, 16, "kary:2", TOPO_OP_BCAST, NULL, 8);
+	fault_fixture(&f, 256, 16, "kary:2", TOPO_OP_BCAST, NULL, 8);
 	fx_reset(-1, 0, 2000000);
 	t0 = now();
 	r = run(f.p, 4, 5, 0.3, &rc, &err);
@@ -545,7 +503,7 @@ static void test_timeout(void)
 	fixture_free(&f);
 
 	/* Between iterations: fast ones, each about 10 ms, many of them. */
-	fixture_new(&f, 16, 16, "binomial", TOPO_OP_BCAST, NULL, 8);
+	fault_fixture(&f, 16, 16, "binomial", TOPO_OP_BCAST, NULL, 8);
 	fx_reset(-1, 0, 20000);
 	t0 = now();
 	r = run(f.p, 2, 1000000, 0.2, &rc, &err);
@@ -587,7 +545,7 @@ static void test_alloc(int threads)
 	long total, k, tolerated = 0, in_run = 0;
 	int rc;
 
-	fixture_new(&f, 256, 16, "kary:4095", TOPO_OP_BCAST, NULL, 8);
+	fault_fixture(&f, 256, 16, "kary:4095", TOPO_OP_BCAST, NULL, 8);
 	fx_reset(-1, 0, 0);
 	total = topo__alloc_fail_after(-1);
 	r = run(f.p, threads, 1, 0, &rc, &err);
@@ -840,7 +798,7 @@ int main(void)
 	test_env_hook();
 	CHECK_INT(threads_now_want(1), 1);
 	/* A first run starts whatever threads the runtime keeps. */
-	fixture_new(&f, 2, 2, "binomial", TOPO_OP_BCAST, NULL, 8);
+	fault_fixture(&f, 2, 2, "binomial", TOPO_OP_BCAST, NULL, 8);
 	fx_reset(-1, 0, 0);
 	r = run(f.p, 2, 1, 0, &rc, &err);
 	CHECK(rc == 0 && topo_report_verified(r), "first run: %s", err.text);

@@ -452,9 +452,18 @@ int topo__plan_expect(struct topo_plan *p, int64_t msgs, int64_t deps,
 	else
 		rc = reserve((void **)&p->msg, &p->cap, msgs, sizeof(*p->msg),
 			     err);
+	/* Each reservation is one call the deadline cannot interrupt, and
+	 * the largest are not cheap everywhere: under AddressSanitizer the
+	 * 1.1 GB message list of a bcast of 1 MiB in one-byte segments
+	 * takes 0.6 s to map, its shadow written.  So the clock is read
+	 * after each, before more is reserved or populated. */
+	if (rc == 0)
+		rc = topo__plan_tick(p, err);
 	if (rc == 0)
 		rc = reserve((void **)&p->dep, &p->depcap, deps,
 			     sizeof(*p->dep), err);
+	if (rc == 0)
+		rc = topo__plan_tick(p, err);
 	/* The pages of the message list fault in on the other CPU while
 	 * this one fills it (topo__plan_finish stops it). */
 	if (rc == 0) {

@@ -2680,11 +2680,15 @@ static void test_deadlines(void)
 	      "%s", err.text);
 	CHECK_STR(topo_strerror(TOPO_ETIMEDOUT), "timed out");
 	/* Time already spent counts: with all of it gone, planning stops at
-	 * its first glance. */
+	 * its first glance, which comes right after the message list is
+	 * reserved, before any message is built (the reservations are the
+	 * only calls the deadline cannot cut short). */
 	pp.timeout = 30;
 	pp.elapsed = 30;
 	topo_error_clear(&err);
 	CHECK_INT(topo_plan_new(&p, t, &pp, &err), TOPO_ETIMEDOUT);
+	CHECK_STR(err.text, "the run did not finish within 30 s "
+			    "(planning: 0 messages built)");
 	pp.elapsed = -1;
 	topo_error_clear(&err);
 	CHECK_INT(topo_plan_new(&p, t, &pp, &err), TOPO_EARG);

@@ -53,6 +53,19 @@ void *topo__realloc(void *p, size_t size);
 /* Blocks of at least this many bytes are advised to use transparent huge
  * pages (alloc.c; tests lower it to have every block advised). */
 extern size_t topo__hugepage_min;
+/* A large buffer straight from the kernel (alloc.c): blocks of at least
+ * topo__map_min bytes are anonymous mappings of their own, aligned to
+ * 2 MiB, advised to use huge pages, zeroed, and followed by an
+ * inaccessible guard page; smaller ones come from topo__malloc.  Failure
+ * injection counts each like any allocation.  topo__block_free(b) on a
+ * block that failed or was never allocated (zeroed) does nothing. */
+struct topo__block {
+	void *p;
+	size_t mapped; /* bytes mapped, guard page included; 0: malloc's */
+};
+extern size_t topo__map_min; /* bytes; tests lower it */
+void *topo__block_alloc(struct topo__block *b, size_t size);
+void topo__block_free(struct topo__block *b);
 /* count * size with overflow checking; NULL on overflow or failure. */
 void *topo__mallocarray(size_t count, size_t size);
 char *topo__strdup(const char *s);

@@ -121,7 +121,7 @@ union bucket {
 };
 
 struct inproc {
-	unsigned char *raw[TOPO__NBUF];	  /* as allocated */
+	struct topo__block raw[TOPO__NBUF]; /* as allocated (alloc.c) */
 	/* The aligned arenas, and member r's slice of arena b in them: at
 	 * off[b][r] where the plan keeps each member's size, else at r *
 	 * stride[b], or at one_off[b] for the plan's member of its own size
@@ -289,7 +289,7 @@ static void inproc_close(void *state)
 	topo__free(s->raw_buckets);
 	topo__free(s->park);
 	for (int b = 0; b < TOPO__NBUF; b++) {
-		topo__free(s->raw[b]);
+		topo__block_free(&s->raw[b]);
 		topo__free(s->sl.off[b]);
 	}
 	topo__free(s);
@@ -340,15 +340,15 @@ static int inproc_open(void **state, const struct topo_plan *p, topo_error *err)
 	}
 	for (int b = 0; b < TOPO__NBUF; b++) {
 		int64_t pos = 0;
+		unsigned char *raw = topo__block_alloc(
+		    &s->raw[b], (size_t)bytes[b] + ARENA_ALIGN);
 
-		s->raw[b] = topo__malloc((size_t)bytes[b] + ARENA_ALIGN);
-		if (s->raw[b] == NULL)
+		if (raw == NULL)
 			goto fail;
 		s->sl.bytes[b] = bytes[b];
 		s->sl.arena[b] =
-		    s->raw[b] +
-		    (ARENA_ALIGN - (uintptr_t)s->raw[b] % ARENA_ALIGN) %
-			ARENA_ALIGN;
+		    raw +
+		    (ARENA_ALIGN - (uintptr_t)raw % ARENA_ALIGN) % ARENA_ALIGN;
 		s->sl.one[b] =
 		    p->buf[b].one_size != p->buf[b].all ? p->buf[b].one : -1;
 		if (p->buf[b].each == NULL) {

@@ -229,6 +229,107 @@ out:
 	topo__free(grown);
 }
 
+/* The protection of the mapping holding addr in /proc/self/maps ("rw-p",
+ * "---p"), or "" when no mapping holds it. */
+static void mapping_perms(const void *addr, char perms[8])
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	uintptr_t a = (uintptr_t)addr;
+
+	perms[0] = 0;
+	if (f == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned long lo, hi;
+		char pr[8];
+
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, pr) == 3 && a >= lo &&
+		    a < hi) {
+			memcpy(perms, pr, sizeof(pr));
+			break;
+		}
+	}
+	fclose(f);
+}
+
+/* Large buffers (topo__block_alloc): from topo__map_min bytes a mapping of
+ * their own, 2 MiB-aligned, zeroed, writable end to end, advised to use
+ * huge pages, with no access to the page after their page-rounded end,
+ * and gone when freed; smaller ones from malloc; failure injected into
+ * either. */
+static void test_blocks(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), min = topo__map_min,
+	       size = min + 3 * MIB + 100,
+	       len = (size + page - 1) & ~(page - 1);
+	struct topo__block big = {0}, small = {0}, none = {0};
+	unsigned char *p, *q;
+	char perms[8];
+
+	CHECK(min >= 2 * HUGE, "default threshold %zu covers a huge page", min);
+	p = topo__block_alloc(&big, size);
+	CHECK(p != NULL && big.p == p, "large block mapped");
+	if (p == NULL)
+		return;
+	CHECK_INT((long)((uintptr_t)p % HUGE), 0);
+	CHECK_INT((long)big.mapped, (long)(len + page));
+	{
+		size_t nz = 0;
+
+		for (size_t i = 0; i < size; i++)
+			nz += p[i] != 0;
+		CHECK(nz == 0, "mapped block zero (%zu bytes not)", nz);
+	}
+	memset(p, 0x6b, size);
+	CHECK(p[0] == 0x6b && p[size - 1] == 0x6b, "written end to end");
+	mapping_perms(p + len - 1, perms);
+	CHECK_STR(perms, "rw-p");
+	mapping_perms(p + len, perms);
+	CHECK_STR(perms, "---p");
+	if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0) {
+		CHECK_INT(advised_huge(p), 1);
+		CHECK_INT(advised_huge(p + len - 1), 1);
+	}
+	topo__block_free(&big);
+	CHECK(big.p == NULL && big.mapped == 0, "freed block cleared");
+	mapping_perms(p + len, perms);
+	CHECK(strcmp(perms, "---p") != 0, "guard page unmapped");
+	topo__block_free(&big); /* twice: nothing */
+
+	q = topo__block_alloc(&small, min - 1);
+	CHECK(q != NULL && small.mapped == 0, "small block from malloc");
+	if (q != NULL)
+		memset(q, 0x11, min - 1);
+	topo__block_free(&small);
+
+	/* One injected failure, on either path, is reported and leaves the
+	 * block empty; the next allocation succeeds. */
+	topo__alloc_fail_after(0);
+	CHECK(topo__block_alloc(&none, size) == NULL && none.p == NULL &&
+		  none.mapped == 0,
+	      "injected failure of a large block");
+	p = topo__block_alloc(&big, size);
+	CHECK(p != NULL, "the hook fired once");
+	topo__block_free(&big);
+	topo__alloc_fail_after(0);
+	CHECK(topo__block_alloc(&none, 64) == NULL && none.p == NULL,
+	      "injected failure of a small block");
+	topo__alloc_fail_after(-1);
+	topo__block_free(&none);
+	/* A size that cannot be mapped is refused, not wrapped. */
+	CHECK(topo__block_alloc(&none, SIZE_MAX - page) == NULL &&
+		  none.p == NULL,
+	      "block of SIZE_MAX refused");
+	/* A lower threshold maps small blocks too. */
+	topo__map_min = 0;
+	q = topo__block_alloc(&small, 1);
+	CHECK(q != NULL && small.mapped == 2 * page, "one byte mapped: %zu",
+	      small.mapped);
+	topo__block_free(&small);
+	topo__map_min = min;
+}
+
 /* Pages of the len bytes from p (page-aligned) that are resident; -1 when
  * mincore fails. */
 static long resident_pages(const unsigned char *p, size_t len)
@@ -499,6 +600,7 @@ int main(void)
 	test_errors();
 	test_alloc_hook();
 	test_huge_pages();
+	test_blocks();
 	test_populate_stop();
 	test_kary();
 	test_torus();

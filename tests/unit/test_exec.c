@@ -1024,7 +1024,11 @@ static void test_stream(void)
 	    {1, 0, 65536 + 48}, {7, 9, 1000},	{0, 1, 65535},
 	    {3, 2, 100000 + 31}};
 
-	for (int mode = -1; mode <= 1; mode++) {
+	/* modes -1..1 with arenas from malloc, then 0 and 1 with arenas
+	 * mapped (topo__map_min 0: alloc.c's topo__block_alloc) */
+	for (int k = 0; k < 5; k++) {
+		int mode = k < 3 ? k - 1 : k - 3;
+		size_t map_was = topo__map_min;
 		struct topo_plan *p =
 		    hand_plan(&t, TOPO_OP_BCAST, 8, TOPO_INT8, TOPO_SUM);
 		const size_t nc = sizeof(cases) / sizeof(cases[0]);
@@ -1034,6 +1038,8 @@ static void test_stream(void)
 		int ok = 1;
 
 		topo__stream_copies = mode;
+		if (k >= 3)
+			topo__map_min = 0;
 		bufsize(p, TOPO__SEND, 1, big);
 		bufsize(p, TOPO__RECV, 2, big);
 		for (size_t c = 0; c < nc; c++)
@@ -1042,8 +1048,14 @@ static void test_stream(void)
 		finish(p);
 		topo_error_clear(&err);
 		CHECK_INT(tr->open(&state, p, &err), 0);
+		topo__map_min = map_was;
 		src = tr->buffer(state, 1, TOPO__SEND);
 		dst = tr->buffer(state, 2, TOPO__RECV);
+		if (k >=
+		    3) /* the arena's first member at its mapping's start */
+			CHECK(((uintptr_t)tr->buffer(state, 0, TOPO__SEND) &
+			       (((uintptr_t)2 << 20) - 1)) == 0,
+			      "mapped arena on a 2 MiB boundary");
 		for (int64_t i = 0; i < big; i++)
 			src[i] = (unsigned char)(i * 7 + i / 251);
 		for (size_t c = 0; c < nc; c++) {

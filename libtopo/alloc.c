@@ -184,6 +184,13 @@ void *topo__mallocarray(size_t count, size_t size)
  */
 size_t topo__map_min = (size_t)8 << 20;
 
+static _Atomic long blocks_mapped;
+
+long topo__blocks_mapped(void)
+{
+	return atomic_load(&blocks_mapped);
+}
+
 void *topo__block_alloc(struct topo__block *b, size_t size)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), len, total;
@@ -218,15 +225,18 @@ void *topo__block_alloc(struct topo__block *b, size_t size)
 	(void)madvise((void *)a, len, MADV_HUGEPAGE);
 	b->p = (void *)a;
 	b->mapped = len + page;
+	atomic_fetch_add(&blocks_mapped, 1);
 	return b->p;
 }
 
 void topo__block_free(struct topo__block *b)
 {
-	if (b->mapped > 0)
+	if (b->mapped > 0) {
 		(void)munmap(b->p, b->mapped);
-	else
+		atomic_fetch_sub(&blocks_mapped, 1);
+	} else {
 		topo__free(b->p);
+	}
 	b->p = NULL;
 	b->mapped = 0;
 }

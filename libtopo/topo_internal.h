@@ -66,6 +66,9 @@ struct topo__block {
 extern size_t topo__map_min; /* bytes; tests lower it */
 void *topo__block_alloc(struct topo__block *b, size_t size);
 void topo__block_free(struct topo__block *b);
+/* Mapped blocks not yet freed: leak checkers see the heap only, so tests
+ * check this instead. */
+long topo__blocks_mapped(void);
 /* count * size with overflow checking; NULL on overflow or failure. */
 void *topo__mallocarray(size_t count, size_t size);
 char *topo__strdup(const char *s);

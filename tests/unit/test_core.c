@@ -268,7 +268,9 @@ static void test_blocks(void)
 	char perms[8];
 
 	CHECK(min >= 2 * HUGE, "default threshold %zu covers a huge page", min);
+	CHECK_INT(topo__blocks_mapped(), 0);
 	p = topo__block_alloc(&big, size);
+	CHECK_INT(topo__blocks_mapped(), 1);
 	CHECK(p != NULL && big.p == p, "large block mapped");
 	if (p == NULL)
 		return;
@@ -293,6 +295,7 @@ static void test_blocks(void)
 	}
 	topo__block_free(&big);
 	CHECK(big.p == NULL && big.mapped == 0, "freed block cleared");
+	CHECK_INT(topo__blocks_mapped(), 0);
 	mapping_perms(p + len, perms);
 	CHECK(strcmp(perms, "---p") != 0, "guard page unmapped");
 	topo__block_free(&big); /* twice: nothing */
@@ -328,6 +331,7 @@ static void test_blocks(void)
 	      small.mapped);
 	topo__block_free(&small);
 	topo__map_min = min;
+	CHECK_INT(topo__blocks_mapped(), 0);
 }
 
 /* Pages of the len bytes from p (page-aligned) that are resident; -1 when

@@ -1075,6 +1075,9 @@ static void test_stream(void)
 		}
 		tr->close(state);
 		topo_plan_free(p);
+		/* the mapped arenas returned (leak checkers see the heap only)
+		 */
+		CHECK_INT(topo__blocks_mapped(), 0);
 	}
 
 	/* Which copies stream: 64 KiB and more between two buffers, not a
@@ -3659,5 +3662,7 @@ int main(void)
 	test_reduce_segments();
 	test_plan_memory();
 	bench_million();
+	/* every run's mapped arenas returned, whatever way it ended */
+	CHECK_INT(topo__blocks_mapped(), 0);
 	return check_done("test_exec");
 }

@@ -794,6 +794,9 @@ int main(void)
 	topo_error err;
 	int rc;
 
+	/* Every arena mapped (alloc.c's topo__block_alloc), however small,
+	 * so that each failure path below must return its mappings too. */
+	topo__map_min = 0;
 	/* Children first: fork is simplest with no thread started yet. */
 	test_env_hook();
 	CHECK_INT(threads_now_want(1), 1);
@@ -815,5 +818,7 @@ int main(void)
 	test_alloc(SANITIZED ? 2 : 4);
 	CHECK_INT(threads_now_want(base), base);
 	fx_reset(-1, 0, 0);
+	/* failed, stalled and timed-out runs returned their mapped arenas */
+	CHECK_INT(topo__blocks_mapped(), 0);
 	return check_done("test_fault");
 }

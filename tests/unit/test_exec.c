@@ -1051,8 +1051,8 @@ static void test_stream(void)
 		topo__map_min = map_was;
 		src = tr->buffer(state, 1, TOPO__SEND);
 		dst = tr->buffer(state, 2, TOPO__RECV);
-		if (k >=
-		    3) /* the arena's first member at its mapping's start */
+		/* a mapped arena's first member at its mapping's start */
+		if (k >= 3)
 			CHECK(((uintptr_t)tr->buffer(state, 0, TOPO__SEND) &
 			       (((uintptr_t)2 << 20) - 1)) == 0,
 			      "mapped arena on a 2 MiB boundary");
@@ -1075,8 +1075,7 @@ static void test_stream(void)
 		}
 		tr->close(state);
 		topo_plan_free(p);
-		/* the mapped arenas returned (leak checkers see the heap only)
-		 */
+		/* the mapped arenas returned (leak checkers see the heap) */
 		CHECK_INT(topo__blocks_mapped(), 0);
 	}
 

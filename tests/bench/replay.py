@@ -36,7 +36,10 @@ which goes first alternates too, so that noise hits both.
    checked (`copy_ideal ... checked`: every repetition checked on one
    thread, the others asleep, before the next) beside collrun's default,
    which verifies every iteration before the next; both are shown and
-   counted.
+   counted.  The cases with a copy limit run more rounds than the others
+   (--limit-rounds, 11), the first --rounds of them beside MPI: a ratio
+   whose rounds spread 0.65-1.3 needs more than 3 or 5 for a steady
+   median.  The MPI ratios use only the rounds that ran beside MPI.
 2. OVERSUBSCRIBED - 16 members on 2 CPUs, 8 B, 64 KiB, 1 MiB and 16 MiB of
    input per member (allgather, reduce-scatter and alltoall: 16 blocks of
    a sixteenth, at least 8 B): `collrun OP --json` on a machine of 1 node x
@@ -73,7 +76,8 @@ Writes OUT/replay.md (Markdown) and OUT/replay-mpi.csv (every run of every
 round; not replay.csv, which is bench.py's replay-scaling table in the same
 folder), and prints the Markdown.
 
-usage: replay.py BUILD [--quick] [--rounds N] [--out DIR] [--parts 1,2,3,4]
+usage: replay.py BUILD [--quick] [--rounds N] [--limit-rounds N] [--out DIR]
+                 [--parts 1,2,3,4]
                  [--no-mpi]
 """
 import argparse, csv, datetime, json, os, platform, shutil, statistics
@@ -279,6 +283,11 @@ def main():
     ap.add_argument("--rounds", type=int,
                     help="rounds of parts 1 and 2 (default 5 and 3; "
                     "quick 2 and 1)")
+    ap.add_argument("--limit-rounds", type=int,
+                    help="rounds of the copy-limit cases of parts 1 and 2 "
+                    "(from 1 MiB: collrun both ways and the limit both "
+                    "ways; default 11, quick 2), the first --rounds of "
+                    "them beside MPI")
     ap.add_argument("--parts", default="1,2,3,4",
                     help="parts to run (default 1,2,3,4): 1 = 2 members, "
                     "fair; 2 = 16 members, oversubscribed; 3 = bcast over "
@@ -291,6 +300,8 @@ def main():
     rounds = a.rounds if a.rounds is not None else (2 if a.quick else 5)
     over_rounds = (a.rounds if a.rounds is not None
                    else (1 if a.quick else 3))
+    lim_rounds = (a.limit_rounds if a.limit_rounds is not None
+                  else (2 if a.quick else 11))
     big_rounds = 1 if a.quick else 3
     big_iters = 2 if a.quick else 5
     fair_sizes = [8, 64 * KIB, MIB] if a.quick else FAIR_SIZES
@@ -298,6 +309,8 @@ def main():
     iters_of = ITERS_QUICK if a.quick else ITERS
     if rounds < 1:
         die("--rounds must be >= 1", 2)
+    if lim_rounds < 1:
+        die("--limit-rounds must be >= 1", 2)
     parts = set(a.parts.split(","))
     if not parts or parts - {"1", "2", "3", "4"}:
         die("--parts: a list of 1, 2, 3 and 4", 2)
@@ -376,9 +389,11 @@ def main():
     took = {}
 
     def compare(tag, members, machine, sizes, n_rounds, launch, label):
-        """Every case of `members` members in n_rounds interleaved rounds:
-        {(op, bytes): {"collrun": [...], "mpi": [...], "b2b": [...]}} of
-        run medians; bytes as --bytes."""
+        """Every case of `members` members in n_rounds interleaved rounds,
+        and the cases with a copy limit on to lim_rounds rounds without
+        MPI: {(op, bytes): {"collrun": [...], "mpi": [...], "b2b": [...],
+        ...}} of run medians, round by round (MPI's lists the shorter when
+        lim_rounds > n_rounds); bytes as --bytes."""
         cases = [(op, per_member(op, b, members)) for op in OPS + EXTRA
                  for b in ([0] if op == "barrier" else sizes)]
         # iterations by the input per member, not by the block
@@ -388,12 +403,15 @@ def main():
                       "checked": [], "last": []} for c in cases}
         load[tag] = [loadavg()]
         t0 = time.time()
-        for r in range(n_rounds):
+        for r in range(max(n_rounds, lim_rounds)):
             for op, nbytes in cases:
                 n_iter = iters_of[size_of[(op, nbytes)]]
-                sides = (["collrun", "mpi", "b2b"] if use_mpi
-                         else ["collrun"])
-                if size_of[(op, nbytes)] >= LIMIT_FROM:
+                limited = size_of[(op, nbytes)] >= LIMIT_FROM
+                if r >= n_rounds and not limited:
+                    continue
+                sides = (["collrun", "mpi", "b2b"]
+                         if use_mpi and r < n_rounds else ["collrun"])
+                if limited and r < lim_rounds:
                     sides += ["last", "ideal", "checked"]
                 if r % 2:
                     sides.reverse()
@@ -431,7 +449,8 @@ def main():
                          sec["min"], sec["median"], sec["max"],
                          algo[(tag, op, nbytes)]
                          if side in ("collrun", "last") else ""])
-                    note(f"{label} round {r + 1}/{n_rounds} {op:14} "
+                    note(f"{label} round {r + 1}/"
+                         f"{max(n_rounds, lim_rounds)} {op:14} "
                          f"{human(nbytes):>7} {side:8} median "
                          f"{us(sec['median'])} us")
         load[tag].append(loadavg())
@@ -444,9 +463,9 @@ def main():
         cases, limit met, worst fraction)."""
         L = []
         lim_head = ("| collrun back to back us | copy limit us "
-                    "| of copy limit | per round "
+                    "| of copy limit | per round | collrun us, limit rounds "
                     "| checked limit us | of checked limit | per round |")
-        lim_rule = "| ---: | ---: | ---: | --- | ---: | ---: | --- |"
+        lim_rule = "| ---: | ---: | ---: | --- | ---: | ---: | ---: | --- |"
         if use_mpi:
             L += ["| op | bytes | collrun algorithm | collrun us | min..max "
                   "| MPI us | min..max | ratio | per round "
@@ -465,7 +484,11 @@ def main():
             op, nbytes = case
             extra = op in EXTRA  # shown, not counted
             cs = res_of[case]["collrun"]
-            c = statistics.median(cs)
+            # beside MPI: collrun's rounds that ran with MPI; beside the
+            # copy limit: those that ran with the limit (all)
+            mm = res_of[case]["mpi"]
+            cm = cs[:len(mm)] if use_mpi else cs
+            c = statistics.median(cm)
             ls = res_of[case]["last"]
             lim = [us(statistics.median(ls)) if ls else ""]
             # The copy limit's repetitions follow one another: set beside
@@ -475,10 +498,12 @@ def main():
             for way, ours in (("ideal", ls), ("checked", cs)):
                 ii = res_of[case][way]
                 if not ii:  # below LIMIT_FROM: no limit
-                    lim += ["", "", ""]
+                    lim += ["", "", ""] + ([""] if way == "checked" else [])
                     continue
                 t_lim = statistics.median(ii)
                 frac = t_lim / statistics.median(ours)
+                if way == "checked":
+                    lim.append(us(statistics.median(ours)))
                 lim += [us(t_lim), f"{frac:.2f}",
                         spread([x / y for x, y in zip(ii, ours)], rfmt)]
                 w = st["lim"][way]
@@ -492,11 +517,11 @@ def main():
                      if extra else op)
             row = (f"| {shown} | {human(nbytes)} "
                    f"| {algo[(tag, op, nbytes)]} | {us(c)} "
-                   f"| {spread(cs, us)} ")
+                   f"| {spread(cm, us)} ")
             if not use_mpi:
                 L.append(row + lim)
                 continue
-            mm, bb = res_of[case]["mpi"], res_of[case]["b2b"]
+            bb = res_of[case]["b2b"]
             m, bm = statistics.median(mm), statistics.median(bb)
             per = [x / y for x, y in zip(cs, mm)]
             perb = [x / y for x, y in zip(cs, bb)]
@@ -537,6 +562,16 @@ def main():
         return out
 
     summary = []
+
+    def lim_rounds_text(n_rounds):
+        """How many rounds the copy-limit cases ran, if not n_rounds."""
+        if lim_rounds <= n_rounds:
+            return ""
+        return (f" (the cases with a copy limit, from {human(LIMIT_FROM)}: "
+                f"{lim_rounds} rounds of collrun both ways and the limit "
+                f"both ways, the first {n_rounds} of them beside MPI; the "
+                "MPI columns use collrun's rounds beside MPI, the limit "
+                "columns all)")
 
     def part_tail(number, tag, st, target, what):
         """A part's verdicts (also kept for the summary) and timing."""
@@ -614,7 +649,8 @@ def main():
               "node x 2 tasks, `--threads 2` (the calling thread and one "
               "worker, pinned to CPUs 0 and 1). Open MPI: `mpirun -np 2 "
               "--bind-to core --mca btl self,vader mpi_coll OP BYTES N` "
-              f"(rank i bound to core i, shared memory). {rounds} rounds; "
+              f"(rank i bound to core i, shared memory). {rounds} rounds"
+              + lim_rounds_text(rounds) + "; "
               "N (iterations per run, both sides) = "
               + ", ".join(f"{iters_of[b]} at {human(b)}" for b in fair_sizes)
               + f", {iters_of[0]} for the barrier. Target (issue 13): "
@@ -642,7 +678,8 @@ def main():
               + " of input per member: allgather, reduce-scatter and "
               "alltoall take blocks of a sixteenth (at least 8 B), so that "
               "every member's input is the same. "
-              f"{over_rounds} rounds. Target (issue 13): at most 0.5 of "
+              f"{over_rounds} rounds" + lim_rounds_text(over_rounds)
+              + ". Target (issue 13): at most 0.5 of "
               "Open MPI's time both ways.", ""] + rows + [""]
         L += part_tail(2, "16", st, 0.5, "16 members (oversubscribed MPI)")
 

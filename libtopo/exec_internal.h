@@ -670,6 +670,12 @@ void topo__sched_free(struct topo__sched *s);
 
 struct topo__pool;
 
+/* Initialises *mu for the replay's short critical sections (the pool's
+ * queue, the in-process transport's reduction buckets): with glibc, an
+ * adaptive mutex, which spins briefly before it sleeps (pool.c).  Returns
+ * 0 or pthread_mutex_init's error. */
+int topo__mutex_init(pthread_mutex_t *mu);
+
 /* run(ctx, task, worker) executes a task; it may push more tasks with
  * topo__pool_push(pool, task, worker).  When there are at least `threads`
  * CPUs the process may run on, participant i is bound to the i-th of them

@@ -22,7 +22,10 @@
  * the list and combines without the mutex, so that the bucket's other
  * members and its other byte ranges are not held up meanwhile.  Each
  * bucket has a cache line of its own: a million small reductions into
- * thousands of members touch little else.
+ * thousands of members touch little else.  The mutexes are adaptive
+ * (topo__mutex_init, pool.c): the segments of one reduce, reduced at once
+ * into one member's buffer, meet in its bucket, and a thread put to sleep
+ * there cost a futex wake-up each time.
  *
  * Streaming: when the arenas together are at least the size of the
  * last-level cache, a COPY of at least STREAM_MIN bytes writes its
@@ -379,7 +382,7 @@ static int inproc_open(void **state, const struct topo_plan *p, topo_error *err)
 
 		k->b.busy = NULL;
 		k->b.waiting = 0;
-		if (pthread_mutex_init(&k->b.mu, NULL) != 0)
+		if (topo__mutex_init(&k->b.mu) != 0)
 			break;
 	}
 	for (; s->nbuckets == NBUCKETS && s->nconds < NBUCKETS; s->nconds++)

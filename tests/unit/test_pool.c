@@ -899,8 +899,56 @@ static void affinity_case(void)
 	CHECK_INT(topo__cpus_allowed(NULL, 0), CPU_COUNT(&mask));
 }
 
+/* topo__mutex_init: with glibc an adaptive mutex (the kind glibc keeps in
+ * the mutex, its low two bits), and a mutex all the same: trylock fails
+ * while it is held, and two threads incrementing a counter under it lose
+ * no increment. */
+struct mutex_arg {
+	pthread_mutex_t *mu;
+	long *count;
+};
+
+static void *mutex_hammer(void *p)
+{
+	struct mutex_arg *a = p;
+
+	for (int i = 0; i < 200000; i++) {
+		pthread_mutex_lock(a->mu);
+		(*a->count)++;
+		pthread_mutex_unlock(a->mu);
+	}
+	return NULL;
+}
+
+static void mutex_case(void)
+{
+	pthread_mutex_t mu;
+	pthread_t th[2];
+	long count = 0;
+	struct mutex_arg a = {&mu, &count};
+
+	CHECK(topo__mutex_init(&mu) == 0, "topo__mutex_init failed");
+#if defined(__GLIBC__)
+	CHECK((mu.__data.__kind & 3) == PTHREAD_MUTEX_ADAPTIVE_NP,
+	      "mutex kind %d, not adaptive (%d)", mu.__data.__kind,
+	      (int)PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+	CHECK(pthread_mutex_trylock(&mu) == 0, "trylock of a free mutex");
+	CHECK(pthread_mutex_trylock(&mu) != 0, "trylock of a held mutex");
+	pthread_mutex_unlock(&mu);
+	for (int i = 0; i < 2; i++)
+		CHECK(pthread_create(&th[i], NULL, mutex_hammer, &a) == 0,
+		      "thread %d", i);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	CHECK(count == 400000, "%ld increments under the mutex, not 400000",
+	      count);
+	pthread_mutex_destroy(&mu);
+}
+
 int main(void)
 {
+	mutex_case();
 	shape_case(FLAT, "flat", 1, 100000, 0);
 	shape_case(FLAT, "flat", 8, 100000, 0);
 	shape_case(CHAIN, "chain", 1, BIG, 0.5);

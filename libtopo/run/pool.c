@@ -53,10 +53,13 @@
  * of tries first: 111 calls.  On the 2-vCPU EPYC guest of issue 13
  * (--verify last, adaptive / default, medians of interleaved rounds):
  * 2 members' reduce and allreduce of 1 MiB 0.88 and 0.86 (15 rounds; the
- * buckets alone 0.89 and 0.89), bcast of 1 MiB 0.87; 16 members' reduce
- * of 1 MiB and of 64 KiB 0.94 and 0.90; gather, allgather and
- * reduce-scatter of 1 MiB, reduce of 16 MiB, bcast and reduce of 8 B, and
- * bcast of 8 B over 1,048,576 members unchanged (0.99-1.01).
+ * buckets alone 0.89 and 0.89), bcast of 1 MiB 0.87 (7 rounds); 16
+ * members' reduce of 1 MiB and of 64 KiB 0.94 and 0.90, gather of 64
+ * KiB blocks 0.94, allreduce of 1 MiB 0.97 (5 rounds); 2 members'
+ * gather, allgather and reduce-scatter of 1 MiB and bcast and reduce of
+ * 8 B 0.99-1.01 (7 rounds), reduce of 16 MiB 1.00 (0.95-1.11, 11
+ * rounds); bcast of 8 B over 1,048,576 members 4.0-4.2 ms against
+ * 4.2-4.4 (3 runs each).
  *
  * A wait that ends early (deadline, abort) discards every queued task and
  * waits for the running ones to return, so the pool is idle and reusable.

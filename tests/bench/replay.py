@@ -497,6 +497,9 @@ def main():
             # each verified before the next.
             for way, ours in (("ideal", ls), ("checked", cs)):
                 ii = res_of[case][way]
+                # the rounds that ran the limit (all of collrun's unless
+                # --limit-rounds is below --rounds)
+                ours = ours[:len(ii)]
                 if not ii:  # below LIMIT_FROM: no limit
                     lim += ["", "", ""] + ([""] if way == "checked" else [])
                     continue

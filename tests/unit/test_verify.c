@@ -1400,6 +1400,10 @@ static void test_verify_members(void)
 		int32_t root = 2, a = 5, b = 1;
 		unsigned char *ra, *sb;
 		uint8_t mine[7];
+		/* Operations that copy every member's input check the SEND
+		 * buffers first, in 4 tasks of their own (copy_sends). */
+		int sends = op == TOPO_OP_GATHER || op == TOPO_OP_ALLGATHER ||
+			    op == TOPO_OP_ALLTOALL;
 
 		setup(&x, tree, op, TOPO_INT32, TOPO_SUM, 40, root);
 		CHECK_INT(x.p.n, 7);
@@ -1407,8 +1411,8 @@ static void test_verify_members(void)
 		CHECK(!late, "%s: timed out", name);
 		/* (A reduction of 7 members is made on one thread, below
 		 * topo__verify_par_min: these are the members' tasks.) */
-		CHECK_INT(l.calls, 1);
-		CHECK_INT(l.tasks, 4);
+		CHECK_INT(l.calls, 1 + sends);
+		CHECK_INT(l.tasks, 4 + 4 * sends);
 
 		/* Wrong bytes in one member's RECV (the root's, where only
 		 * it has a result), and a changed SEND at a lower rank (a
@@ -1454,7 +1458,7 @@ static void test_verify_members(void)
 		x.count[0]++;
 		CHECK(verify_par(&x, &l, NULL, &late) >= 3, "%s: counter",
 		      name);
-		CHECK_INT(l.tasks, 0);
+		CHECK_INT(l.tasks, 4 * sends);
 		same_as_serial(&x, name);
 		x.count[0]--;
 
@@ -1466,6 +1470,111 @@ static void test_verify_members(void)
 		ra[12] ^= 0x40;
 		sb[3] ^= 0x01;
 		CHECK_INT(verify_par(&x, &l, NULL, &late), 0);
+		run_free(&x);
+	}
+	topo__verify_member_task = was;
+}
+
+/*
+ * The copy operations compare a RECV with the SEND it was copied from
+ * once that SEND is found to hold its input (copy_sends).  A SEND changed
+ * in the same way as a RECV copied from it must not vouch for it: both
+ * are reported, the RECV against the input.  Also with the SENDs' check
+ * shared between threads, and in an MPI process that holds the receiver
+ * but not the sender.
+ */
+static void test_copy_from_send(void)
+{
+	static const enum topo_op ops[] = {TOPO_OP_BCAST, TOPO_OP_SCATTER,
+					   TOPO_OP_GATHER, TOPO_OP_ALLGATHER,
+					   TOPO_OP_ALLTOALL};
+	const int64_t nb = 12, k = 7;
+	int32_t was = topo__verify_member_task;
+	struct run x;
+	char want[160];
+
+	topo__verify_member_task = 2;
+	for (size_t oi = 0; oi < sizeof(ops) / sizeof(ops[0]); oi++) {
+		enum topo_op op = ops[oi];
+		const char *name = topo_op_name(op);
+		int32_t root = 2;
+		int one = op == TOPO_OP_BCAST || op == TOPO_OP_SCATTER;
+		/* sender s, receiver d, and where the byte is in each */
+		int32_t s = one ? root : 4;
+		int32_t d = op == TOPO_OP_GATHER ? root : 5;
+		int64_t sat = k, rat = k;
+		unsigned char orig;
+		struct par_log l;
+		bool late;
+		uint8_t mine[7];
+
+		if (op == TOPO_OP_SCATTER || op == TOPO_OP_ALLTOALL)
+			sat += nb * d;
+		if (!one)
+			rat += nb * s;
+		setup(&x, tree, op, TOPO_INT8, TOPO_SUM, (size_t)nb, root);
+		CHECK_INT(verify(&x, MAXERR), 0);
+		orig = x.mem[TOPO__SEND][s][sat];
+		CHECK(x.mem[TOPO__RECV][d][rat] == orig, "%s: setup", name);
+		x.mem[TOPO__SEND][s][sat] ^= 0x22;
+		x.mem[TOPO__RECV][d][rat] ^= 0x22;
+
+		for (int way = 0; way < 3; way++) {
+			int64_t got;
+			int se = -1, re = -1;
+
+			if (way == 0) {
+				got = verify(&x, MAXERR);
+			} else if (way == 1) {
+				got = verify_par(&x, &l, NULL, &late);
+				CHECK(!late, "%s: timed out", name);
+			} else {
+				/* holds d, not s: only d's error */
+				memset(mine, 0, sizeof(mine));
+				mine[d] = 1;
+				got = verify_par(&x, &l, mine, &late);
+			}
+			CHECK_INT(got, way == 2 ? 1 : 2);
+			for (int e = 0; e < x.nerr; e++) {
+				if (x.errs[e].rank == s &&
+				    STARTS(x.errs[e].detail, "send buffer"))
+					se = e;
+				if (x.errs[e].rank == d &&
+				    STARTS(x.errs[e].detail, "receive buffer"))
+					re = e;
+			}
+			CHECK(way == 2 ? se < 0 : se >= 0,
+			      "%s way %d: send error %d", name, way, se);
+			CHECK(re >= 0,
+			      "%s way %d: the RECV copied from a "
+			      "changed SEND passed",
+			      name, way);
+			if (se >= 0) {
+				snprintf(want, sizeof(want),
+					 "send buffer changed at byte %lld: "
+					 "got 0x%02x, want 0x%02x",
+					 (long long)sat, orig ^ 0x22, orig);
+				CHECK_STR(x.errs[se].detail, want);
+			}
+			if (re >= 0) {
+				snprintf(want, sizeof(want),
+					 "receive buffer byte %lld",
+					 (long long)rat);
+				CHECK(STARTS(x.errs[re].detail, want), "%s: %s",
+				      name, x.errs[re].detail);
+				snprintf(want, sizeof(want),
+					 "got 0x%02x, want 0x%02x", orig ^ 0x22,
+					 orig);
+				CHECK(strstr(x.errs[re].detail, want) != NULL,
+				      "%s: %s", name, x.errs[re].detail);
+			}
+		}
+		/* The SEND put right: the RECV alone, against it. */
+		x.mem[TOPO__SEND][s][sat] = orig;
+		CHECK_INT(verify(&x, MAXERR), 1);
+		CHECK_INT(x.errs[0].rank, d);
+		x.mem[TOPO__RECV][d][rat] = orig;
+		CHECK_INT(verify(&x, MAXERR), 0);
 		run_free(&x);
 	}
 	topo__verify_member_task = was;
@@ -1485,6 +1594,7 @@ int main(void)
 	test_reduce_all();
 	test_reduce_hand();
 	test_faults();
+	test_copy_from_send();
 	test_many();
 	topo_tree_free(tree);
 	topo_group_free(grp);

@@ -1504,7 +1504,7 @@ static void test_copy_from_send(void)
 		int32_t d = op == TOPO_OP_GATHER ? root : 5;
 		int64_t sat = k, rat = k;
 		unsigned char orig;
-		struct par_log l;
+		struct par_log l = {0, 0, -1}; /* no task stopped */
 		bool late;
 		uint8_t mine[7];
 

@@ -736,12 +736,15 @@ static int32_t endpoint(const struct topo_plan *p, int32_t r)
 	return r;
 }
 
-/* Index of the first byte where a and b differ (they do). */
+/* Index of the first byte where a and b differ (they do): whole CHUNKs
+ * passed over with memcmp, then byte by byte. */
 static size_t first_diff(const unsigned char *a, const unsigned char *b,
 			 size_t len)
 {
 	size_t i = 0;
 
+	while (len - i > CHUNK && memcmp(a + i, b + i, CHUNK) == 0)
+		i += CHUNK;
 	while (i < len && a[i] == b[i])
 		i++;
 	return i;
@@ -761,47 +764,58 @@ static const unsigned char *copy_source(const struct check *c, int32_t src,
 	return NULL;
 }
 
+/* The first byte of got (len bytes) that differs from member src's input
+ * bytes [soff, soff + len), made again CHUNK bytes at a time, or -1 where
+ * none does; want: scratch, left holding the input's chunk of that byte
+ * (at index % CHUNK). */
+static int64_t input_diff(const struct check *c, const unsigned char *got,
+			  int32_t src, int64_t soff, int64_t len,
+			  union scratch *want)
+{
+	for (int64_t i = 0; i < len; i += CHUNK) {
+		size_t n = (size_t)(len - i < CHUNK ? len - i : CHUNK);
+
+		input_range(c->p, src, (uint64_t)(soff + i), want->b, n);
+		if (memcmp(got + i, want->b, n) != 0)
+			return i + (int64_t)first_diff(got + i, want->b, n);
+	}
+	return -1;
+}
+
 /* Compares member r's RECV bytes [off, off + len) with member src's input
  * bytes [soff, soff + len): with memcmp against bytes already found right
- * (copy_source), else against the input made again, CHUNK bytes at a time.
- * Returns 1 (and reports) on a difference. */
+ * (copy_source), else against the input made again.  Returns 1 (and
+ * reports) on a difference. */
 static int check_copy(struct check *c, int32_t r, int64_t off, int32_t src,
 		      int64_t soff, int64_t len, int block)
 {
-	const unsigned char *got = c->buf(c->ctx, r, TOPO__RECV);
+	const unsigned char *got = c->buf(c->ctx, r, TOPO__RECV) + off;
 	const unsigned char *right = copy_source(c, src, soff, len);
+	int64_t d, at;
+	unsigned char want;
 
-	if (right != NULL && memcmp(got + off, right, (size_t)len) == 0)
-		return 0;
-	for (int64_t i = 0; i < len; i += CHUNK) {
-		size_t n = (size_t)(len - i < CHUNK ? len - i : CHUNK);
-		const unsigned char *want =
-		    right != NULL ? right + i : c->want.b;
-
-		if (right == NULL)
-			input_range(c->p, src, (uint64_t)(soff + i), c->want.b,
-				    n);
-		if (memcmp(got + off + i, want, n) != 0) {
-			size_t d = first_diff(got + off + i, want, n);
-			int64_t at = off + i + (int64_t)d;
-
-			if (block)
-				emit(c, r, "wrong data",
-				     "receive buffer byte %" PRId64
-				     " (byte %" PRId64 " of endpoint %d's "
-				     "block): got 0x%02x, want 0x%02x",
-				     at, i + (int64_t)d,
-				     (int)endpoint(c->p, src), got[at],
-				     want[d]);
-			else
-				emit(c, r, "wrong data",
-				     "receive buffer byte %" PRId64
-				     ": got 0x%02x, want 0x%02x",
-				     at, got[at], want[d]);
-			return 1;
-		}
+	if (right != NULL) {
+		if (memcmp(got, right, (size_t)len) == 0)
+			return 0;
+		d = (int64_t)first_diff(got, right, (size_t)len);
+		want = right[d];
+	} else {
+		d = input_diff(c, got, src, soff, len, &c->want);
+		if (d < 0)
+			return 0;
+		want = c->want.b[d % CHUNK];
 	}
-	return 0;
+	at = off + d;
+	if (block)
+		emit(c, r, "wrong data",
+		     "receive buffer byte %" PRId64 " (byte %" PRId64
+		     " of endpoint %d's block): got 0x%02x, want 0x%02x",
+		     at, d, (int)endpoint(c->p, src), got[d], want);
+	else
+		emit(c, r, "wrong data",
+		     "receive buffer byte %" PRId64 ": got 0x%02x, want 0x%02x",
+		     at, got[d], want);
+	return 1;
 }
 
 /* The reduction of every member's input bytes [off, off + n) (n at most
@@ -1017,24 +1031,6 @@ static int check_recv(struct check *c, int32_t r)
 	}
 }
 
-/* The first byte at which member r's SEND (len bytes) differs from its
- * input, or -1 where it holds its input; want: scratch of CHUNK bytes, left
- * holding the input's chunk of that byte. */
-static int64_t send_diff(const struct check *c, int32_t r, int64_t len,
-			 union scratch *want)
-{
-	const unsigned char *got = c->buf(c->ctx, r, TOPO__SEND);
-
-	for (int64_t i = 0; i < len; i += CHUNK) {
-		size_t n = (size_t)(len - i < CHUNK ? len - i : CHUNK);
-
-		input_range(c->p, r, (uint64_t)i, want->b, n);
-		if (memcmp(got + i, want->b, n) != 0)
-			return i + (int64_t)first_diff(got + i, want->b, n);
-	}
-	return -1;
-}
-
 /* Member r's SEND must still hold its input. */
 static void check_send(struct check *c, int32_t r)
 {
@@ -1042,7 +1038,7 @@ static void check_send(struct check *c, int32_t r)
 
 	if (len <= 0 || (c->sendok != NULL && c->sendok[r]))
 		return;
-	at = send_diff(c, r, len, &c->want);
+	at = input_diff(c, c->buf(c->ctx, r, TOPO__SEND), r, 0, len, &c->want);
 	if (at >= 0)
 		emit(c, r, "wrong data",
 		     "send buffer changed at byte %" PRId64
@@ -1087,39 +1083,47 @@ struct send_job {
 	int late; /* __atomic: a task found the deadline passed */
 };
 
+/* Member r's SEND compared with its input (sendok[r]), if r is a source
+ * this process holds; returns 1, checking nothing, once the deadline has
+ * passed (the clock read before each large buffer, or every 256 members). */
+static int check_source(struct send_job *j, int32_t r, union scratch *want)
+{
+	const struct check *c = j->c;
+	int64_t len;
+
+	if (!copies_from(c->p, r) || (j->mine != NULL && !j->mine[r]))
+		return 0;
+	if (j->deadline > 0 &&
+	    (r % 256 == 0 || c->p->params.bytes >= (1u << 20)) &&
+	    topo__now() >= j->deadline) {
+		__atomic_store_n(&j->late, 1, __ATOMIC_RELAXED);
+		return 1;
+	}
+	len = topo__bufsize(c->p, TOPO__SEND, r);
+	if (len > 0 &&
+	    input_diff(c, c->buf(c->ctx, r, TOPO__SEND), r, 0, len, want) < 0)
+		c->sendok[r] = 1;
+	return 0;
+}
+
+/* The sources among members [k task, (k + 1) task). */
 static void send_task(void *arg, int64_t k)
 {
 	struct send_job *j = arg;
-	const struct check *c = j->c;
 	int32_t r0 = (int32_t)(k * j->task), r1 = j->n;
 	union scratch want;
 
 	if (r1 - r0 > j->task)
 		r1 = r0 + (int32_t)j->task;
-	for (int32_t r = r0; r < r1; r++) {
-		int64_t len;
-
-		if (!copies_from(c->p, r) || (j->mine != NULL && !j->mine[r]))
-			continue;
-		/* the clock before each large buffer, or every 256 members */
-		if (j->deadline > 0 &&
-		    (r % 256 == 0 || c->p->params.bytes >= (1u << 20)) &&
-		    topo__now() >= j->deadline) {
-			__atomic_store_n(&j->late, 1, __ATOMIC_RELAXED);
+	for (int32_t r = r0; r < r1; r++)
+		if (check_source(j, r, &want))
 			return;
-		}
-		len = topo__bufsize(c->p, TOPO__SEND, r);
-		if (len > 0 && send_diff(c, r, len, &want) < 0)
-			c->sendok[r] = 1;
-	}
 }
 
 static void copy_sends(struct check *c, struct topo__verify_time *time)
 {
 	const struct topo_plan *p = c->p;
 	struct send_job job;
-	int64_t task =
-	    topo__verify_member_task > 0 ? topo__verify_member_task : 1;
 	int64_t ntask;
 
 	if (!copies_from(p, p->root) || p->params.bytes == 0)
@@ -1133,15 +1137,13 @@ static void copy_sends(struct check *c, struct topo__verify_time *time)
 	job.deadline = time->deadline;
 	job.late = 0;
 	if (p->params.op == TOPO_OP_BCAST || p->params.op == TOPO_OP_SCATTER) {
-		/* one source: a task of one member */
-		job.task = 1;
-		send_task(&job, p->root);
-		if (job.late)
+		/* one source */
+		if (check_source(&job, p->root, &c->want))
 			time->timed_out = true;
 		return;
 	}
-	job.task = task;
-	ntask = ((int64_t)p->n + task - 1) / task;
+	job.task = topo__verify_member_task > 0 ? topo__verify_member_task : 1;
+	ntask = ((int64_t)p->n + job.task - 1) / job.task;
 	run_tasks(time, ntask >= 4, ntask, send_task, &job, &job.late);
 }
 

@@ -362,13 +362,17 @@ struct topo__verify_time {
 	void *pctx;
 };
 
-/* Members times CHUNK bytes from which a reduction's check is shared
- * between threads (verify.c; tests lower it). */
+/* Bytes checked in all from which a check is shared between threads
+ * (verify.c; tests lower it). */
 extern int64_t topo__verify_par_min;
 
 /* Members per task when the members' checks are shared between threads
  * (verify.c: from four tasks on; tests lower it). */
 extern int32_t topo__verify_member_task;
+
+/* Bytes per task when a few members' buffers are checked in pieces, and
+ * the buffer size from which they are (verify.c; tests lower it). */
+extern int64_t topo__verify_piece;
 
 /* Successors one task of a run releases: a message with more shares the
  * rest as tasks of this many (exec.c; tests lower it). */

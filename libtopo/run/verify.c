@@ -785,9 +785,10 @@ static int64_t input_diff(const struct check *c, const unsigned char *got,
 /* Compares member r's RECV bytes [off, off + len) with member src's input
  * bytes [soff, soff + len): with memcmp against bytes already found right
  * (copy_source), else against the input made again.  Returns 1 (and
- * reports) on a difference. */
+ * reports) on a difference.  block: where RECV byte off lies in src's
+ * block, for the report, or -1 where the buffer is not made of blocks. */
 static int check_copy(struct check *c, int32_t r, int64_t off, int32_t src,
-		      int64_t soff, int64_t len, int block)
+		      int64_t soff, int64_t len, int64_t block)
 {
 	const unsigned char *got = c->buf(c->ctx, r, TOPO__RECV) + off;
 	const unsigned char *right = copy_source(c, src, soff, len);
@@ -806,11 +807,11 @@ static int check_copy(struct check *c, int32_t r, int64_t off, int32_t src,
 		want = c->want.b[d % CHUNK];
 	}
 	at = off + d;
-	if (block)
+	if (block >= 0)
 		emit(c, r, "wrong data",
 		     "receive buffer byte %" PRId64 " (byte %" PRId64
 		     " of endpoint %d's block): got 0x%02x, want 0x%02x",
-		     at, d, (int)endpoint(c->p, src), got[d], want);
+		     at, block + d, (int)endpoint(c->p, src), got[d], want);
 	else
 		emit(c, r, "wrong data",
 		     "receive buffer byte %" PRId64 ": got 0x%02x, want 0x%02x",
@@ -844,13 +845,14 @@ static void reduce_chunk(const struct check *c, int64_t off, size_t n,
 	}
 }
 
-/* Member r's RECV [0, len) against the reduction of every member's input
- * bytes [off, off + len): computed here, CHUNK bytes at a time, or taken
- * from c->reduced. */
-static int check_reduce(struct check *c, int32_t r, int64_t off, int64_t len)
+/* Member r's RECV [roff, roff + len) against the reduction of every
+ * member's input bytes [off, off + len): computed here, CHUNK bytes at a
+ * time, or taken from c->reduced. */
+static int check_reduce(struct check *c, int32_t r, int64_t roff, int64_t off,
+			int64_t len)
 {
 	const struct topo_plan *p = c->p;
-	const unsigned char *got = c->buf(c->ctx, r, TOPO__RECV);
+	const unsigned char *got = c->buf(c->ctx, r, TOPO__RECV) + roff;
 	size_t ts = type_bytes(p->params.type);
 
 	for (int64_t i = 0; i < len; i += CHUNK) {
@@ -865,12 +867,13 @@ static int check_reduce(struct check *c, int32_t r, int64_t off, int64_t len)
 		}
 		if (memcmp(got + i, want, n) != 0) {
 			size_t d = first_diff(got + i, want, n);
-			int64_t at = i + (int64_t)d;
+			int64_t at = roff + i + (int64_t)d;
 
 			emit(c, r, "wrong data",
 			     "receive buffer byte %" PRId64 " (element %" PRId64
 			     "): got 0x%02x, want 0x%02x",
-			     at, at / (int64_t)ts, got[at], want[d]);
+			     at, at / (int64_t)ts, got[i + (int64_t)d],
+			     want[d]);
 			return 1;
 		}
 	}
@@ -897,6 +900,122 @@ static void run_tasks(struct topo__verify_time *time, int share, int64_t ntask,
 		time->timed_out = true;
 }
 
+/* Bytes checked in all (a reduction: members times the bytes of each's
+ * input) from which the verification is worth sharing between threads (a
+ * test lowers it). */
+int64_t topo__verify_par_min = (int64_t)1 << 20;
+
+/*
+ * Work over members cut into tasks for time->par: runs of
+ * topo__verify_member_task whole members, or, for a few members with a
+ * buffer of topo__verify_piece bytes or more to check, pieces of that
+ * many bytes of each member's (one task for a member with fewer), so that
+ * 16 members' 1 MiB, or 2 members' 16 MiB, are checked on every thread
+ * and not one member to a thread.  over >= 0: the one member `over`
+ * alone (a bcast's or a scatter's root).
+ */
+int64_t topo__verify_piece = (int64_t)256 << 10;
+
+/* Members from which pieces are not cut (their table would cost more than
+ * it shares). */
+#define PIECE_MEMBERS 4096
+
+struct cut {
+	int32_t n;	/* members, or 1 with over */
+	int32_t over;	/* the one member, or -1 */
+	int64_t per;	/* members per task; 0: pieces */
+	int64_t piece;	/* bytes per piece */
+	int64_t *first; /* pieces: member i's tasks [first[i], first[i + 1]) */
+	int64_t ntask;
+	int64_t bytes; /* in all */
+};
+
+/* Cuts the members' len(c, mine, r) bytes; returns 0, or -1 without
+ * memory for the pieces' table. */
+static int cut_make(struct cut *u, const struct check *c, const uint8_t *mine,
+		    int32_t over,
+		    int64_t (*len)(const struct check *c, const uint8_t *mine,
+				   int32_t r))
+{
+	int64_t per =
+	    topo__verify_member_task > 0 ? topo__verify_member_task : 1;
+	int64_t piece = topo__verify_piece - topo__verify_piece % 64, k = 0,
+		most = 0;
+
+	if (piece < 64)
+		piece = 64; /* a multiple of every element size */
+	u->n = over >= 0 ? 1 : c->p->n;
+	u->over = over;
+	u->per = per;
+	u->piece = piece;
+	u->first = NULL;
+	u->ntask = ((int64_t)u->n + per - 1) / per;
+	u->bytes = 0;
+	if (u->n > PIECE_MEMBERS)
+		return 0;
+	for (int32_t i = 0; i < u->n; i++) {
+		int64_t l = len(c, mine, over >= 0 ? over : i);
+
+		u->bytes += l;
+		most = l > most ? l : most;
+	}
+	if (most < piece)
+		return 0; /* whole members */
+	u->first = topo__malloc(((size_t)u->n + 1) * sizeof(*u->first));
+	if (u->first == NULL)
+		return -1;
+	for (int32_t i = 0; i < u->n; i++) {
+		int64_t l = len(c, mine, over >= 0 ? over : i);
+
+		u->first[i] = k;
+		k += l > piece ? (l + piece - 1) / piece : 1;
+	}
+	u->first[u->n] = k;
+	u->per = 0;
+	u->ntask = k;
+	return 0;
+}
+
+/* Worth sharing: pieces from topo__verify_par_min bytes in all, runs of
+ * whole members from four tasks. */
+static int cut_share(const struct cut *u)
+{
+	return u->per == 0 ? u->ntask >= 2 && u->bytes >= topo__verify_par_min
+			   : u->ntask >= 4;
+}
+
+/* Task k: members [*r0, *r1), or bytes [*lo, *hi) of member *r0 (*r1 =
+ * *r0 + 1) when the cut is in pieces (else *lo = 0, *hi = -1: whole). */
+static void cut_task(const struct cut *u, int64_t k, int32_t *r0, int32_t *r1,
+		     int64_t *lo, int64_t *hi)
+{
+	int32_t a = 0, b = u->n - 1;
+
+	*lo = 0;
+	*hi = -1;
+	if (u->per > 0) {
+		*r0 = (int32_t)(k * u->per);
+		*r1 = u->n - *r0 > u->per ? *r0 + (int32_t)u->per : u->n;
+	} else {
+		while (a < b) { /* the last member whose first task <= k */
+			int32_t m = a + (b - a + 1) / 2;
+
+			if (u->first[m] <= k)
+				a = m;
+			else
+				b = m - 1;
+		}
+		*r0 = a;
+		*r1 = a + 1;
+		*lo = (k - u->first[a]) * u->piece;
+		*hi = *lo + u->piece;
+	}
+	if (u->over >= 0) {
+		*r0 = u->over;
+		*r1 = u->over + 1;
+	}
+}
+
 /* reduce_all's work, cut into tasks of CHUNK positions each. */
 struct reduce_job {
 	const struct check *c;
@@ -919,10 +1038,6 @@ static void reduce_task(void *arg, int64_t k)
 	reduce_chunk(j->c, off, n, &want, &tmp, j->c->sendok);
 	memcpy(j->c->reduced + off, want.b, n);
 }
-
-/* Members' inputs made (and SEND bytes compared) per task from which the
- * verification is worth sharing between threads (a test lowers it). */
-int64_t topo__verify_par_min = (int64_t)1 << 20;
 
 /*
  * The reduction the root of a reduce (B bytes), or every member of an
@@ -967,38 +1082,43 @@ static void reduce_all(struct check *c, struct topo__verify_time *time)
 	job.late = 0;
 	ntask = (len + CHUNK - 1) / CHUNK;
 	run_tasks(time,
-		  ntask > 1 && (int64_t)p->n * CHUNK >= topo__verify_par_min,
+		  ntask > 1 && (int64_t)p->n * len >= topo__verify_par_min,
 		  ntask, reduce_task, &job, &job.late);
 }
 
-/* Member r's RECV, per the operation's definition.  Returns 1 when an
- * error was reported. */
-static int check_recv(struct check *c, int32_t r)
+/* The bytes of member r's RECV that the operation defines: its result. */
+static int64_t recv_need(const struct topo_plan *p, int32_t r)
 {
-	const struct topo_plan *p = c->p;
-	int64_t nb = (int64_t)p->params.bytes, need, have;
-	int32_t root = p->root;
+	int64_t nb = (int64_t)p->params.bytes;
 
 	switch (p->params.op) {
 	case TOPO_OP_BCAST:
 	case TOPO_OP_SCATTER:
 	case TOPO_OP_ALLREDUCE:
 	case TOPO_OP_REDUCE_SCATTER:
-		need = nb;
-		break;
+		return nb;
 	case TOPO_OP_ALLGATHER:
 	case TOPO_OP_ALLTOALL:
-		need = nb * p->n;
-		break;
-	case TOPO_OP_GATHER:
-	case TOPO_OP_REDUCE: /* only the root holds a result */
-		if (r != root)
-			return 0;
-		need = p->params.op == TOPO_OP_GATHER ? nb * p->n : nb;
-		break;
+		return nb * p->n;
+	case TOPO_OP_GATHER: /* only the root holds a result */
+		return r == p->root ? nb * p->n : 0;
+	case TOPO_OP_REDUCE:
+		return r == p->root ? nb : 0;
 	default: /* barrier: no data (its order is checked apart) */
 		return 0;
 	}
+}
+
+/* Bytes [lo, hi) of member r's RECV (hi < 0: to the end of its result),
+ * per the operation's definition.  Returns 1 when an error was reported. */
+static int check_recv(struct check *c, int32_t r, int64_t lo, int64_t hi)
+{
+	const struct topo_plan *p = c->p;
+	int64_t nb = (int64_t)p->params.bytes, need = recv_need(p, r), have;
+	int32_t root = p->root;
+
+	if (need == 0)
+		return 0;
 	have = topo__bufsize(p, TOPO__RECV, r);
 	if (have < need) {
 		emit(c, r, "wrong data",
@@ -1007,27 +1127,35 @@ static int check_recv(struct check *c, int32_t r)
 		     have, need);
 		return 1;
 	}
+	if (hi < 0 || hi > need)
+		hi = need;
+	if (lo >= hi)
+		return 0;
 	switch (p->params.op) {
 	case TOPO_OP_BCAST:
-		return check_copy(c, r, 0, root, 0, nb, 0);
+		return check_copy(c, r, lo, root, lo, hi - lo, -1);
 	case TOPO_OP_SCATTER:
-		return check_copy(c, r, 0, root, nb * r, nb, 0);
+		return check_copy(c, r, lo, root, nb * r + lo, hi - lo, -1);
 	case TOPO_OP_GATHER:
 	case TOPO_OP_ALLGATHER:
-		for (int32_t b = 0; b < p->n; b++)
-			if (check_copy(c, r, nb * b, b, 0, nb, 1))
-				return 1;
-		return 0;
 	case TOPO_OP_ALLTOALL:
-		/* Block b: what member b sent to r. */
-		for (int32_t b = 0; b < p->n; b++)
-			if (check_copy(c, r, nb * b, b, nb * r, nb, 1))
+		/* Block b: what member b sent to r (alltoall: its block r). */
+		for (int64_t b = lo / nb; b * nb < hi; b++) {
+			int64_t from = lo > b * nb ? lo - b * nb : 0;
+			int64_t to = hi < (b + 1) * nb ? hi - b * nb : nb;
+			int64_t soff = p->params.op == TOPO_OP_ALLTOALL
+					   ? nb * r + from
+					   : from;
+
+			if (check_copy(c, r, b * nb + from, (int32_t)b, soff,
+				       to - from, from))
 				return 1;
+		}
 		return 0;
 	case TOPO_OP_REDUCE_SCATTER:
-		return check_reduce(c, r, nb * r, nb);
+		return check_reduce(c, r, lo, nb * r + lo, hi - lo);
 	default: /* reduce, allreduce */
-		return check_reduce(c, r, 0, nb);
+		return check_reduce(c, r, lo, lo, hi - lo);
 	}
 }
 
@@ -1074,57 +1202,71 @@ static int copies_from(const struct topo_plan *p, int32_t m)
 	}
 }
 
+/* The bytes of member r's SEND that copy_sends checks: all of a source's
+ * that this process holds. */
+static int64_t source_len(const struct check *c, const uint8_t *mine, int32_t r)
+{
+	if (!copies_from(c->p, r) || (mine != NULL && !mine[r]))
+		return 0;
+	return topo__bufsize(c->p, TOPO__SEND, r);
+}
+
 struct send_job {
 	const struct check *c;
 	const uint8_t *mine;
-	int32_t n;
-	int64_t task; /* members per task */
+	struct cut cut;
 	double deadline;
 	int late; /* __atomic: a task found the deadline passed */
 };
 
-/* Member r's SEND compared with its input (sendok[r]), if r is a source
- * this process holds; returns 1, checking nothing, once the deadline has
- * passed (the clock read before each large buffer, or every 256 members). */
-static int check_source(struct send_job *j, int32_t r, union scratch *want)
+/* Bytes [lo, hi) of member r's SEND (hi < 0: all) compared with its
+ * input, if r is a source this process holds: a difference clears
+ * sendok[r], which copy_sends set for r.  Returns 1, checking nothing,
+ * once the deadline has passed (the clock read before each piece or large
+ * buffer, or every 256 members). */
+static int check_source(struct send_job *j, int32_t r, int64_t lo, int64_t hi,
+			union scratch *want)
 {
 	const struct check *c = j->c;
-	int64_t len;
+	int64_t len = source_len(c, j->mine, r);
 
-	if (!copies_from(c->p, r) || (j->mine != NULL && !j->mine[r]))
+	if (hi < 0 || hi > len)
+		hi = len;
+	if (lo >= hi)
 		return 0;
 	if (j->deadline > 0 &&
-	    (r % 256 == 0 || c->p->params.bytes >= (1u << 20)) &&
+	    (r % 256 == 0 || hi - lo >= (1 << 18) ||
+	     c->p->params.bytes >= (1u << 20)) &&
 	    topo__now() >= j->deadline) {
 		__atomic_store_n(&j->late, 1, __ATOMIC_RELAXED);
 		return 1;
 	}
-	len = topo__bufsize(c->p, TOPO__SEND, r);
-	if (len > 0 &&
-	    input_diff(c, c->buf(c->ctx, r, TOPO__SEND), r, 0, len, want) < 0)
-		c->sendok[r] = 1;
+	if (input_diff(c, c->buf(c->ctx, r, TOPO__SEND) + lo, r, lo, hi - lo,
+		       want) >= 0)
+		__atomic_store_n(&c->sendok[r], 0, __ATOMIC_RELAXED);
 	return 0;
 }
 
-/* The sources among members [k task, (k + 1) task). */
+/* The sources among task k's members, or its piece of one. */
 static void send_task(void *arg, int64_t k)
 {
 	struct send_job *j = arg;
-	int32_t r0 = (int32_t)(k * j->task), r1 = j->n;
+	int32_t r0, r1;
+	int64_t lo, hi;
 	union scratch want;
 
-	if (r1 - r0 > j->task)
-		r1 = r0 + (int32_t)j->task;
+	cut_task(&j->cut, k, &r0, &r1, &lo, &hi);
 	for (int32_t r = r0; r < r1; r++)
-		if (check_source(j, r, &want))
+		if (check_source(j, r, lo, hi, &want))
 			return;
 }
 
 static void copy_sends(struct check *c, struct topo__verify_time *time)
 {
 	const struct topo_plan *p = c->p;
+	int one =
+	    p->params.op == TOPO_OP_BCAST || p->params.op == TOPO_OP_SCATTER;
 	struct send_job job;
-	int64_t ntask;
 
 	if (!copies_from(p, p->root) || p->params.bytes == 0)
 		return;
@@ -1133,18 +1275,28 @@ static void copy_sends(struct check *c, struct topo__verify_time *time)
 		return; /* every RECV is compared with its input made again */
 	job.c = c;
 	job.mine = time->mine;
-	job.n = p->n;
 	job.deadline = time->deadline;
 	job.late = 0;
-	if (p->params.op == TOPO_OP_BCAST || p->params.op == TOPO_OP_SCATTER) {
-		/* one source */
-		if (check_source(&job, p->root, &c->want))
-			time->timed_out = true;
+	/* Found right unless a task finds otherwise, or does not run. */
+	for (int32_t r = one ? p->root : 0; r < (one ? p->root + 1 : p->n); r++)
+		c->sendok[r] = source_len(c, time->mine, r) > 0;
+	if (cut_make(&job.cut, c, time->mine, one ? p->root : -1, source_len) !=
+	    0) {
+		memset(c->sendok, 0, (size_t)p->n);
 		return;
 	}
-	job.task = topo__verify_member_task > 0 ? topo__verify_member_task : 1;
-	ntask = ((int64_t)p->n + job.task - 1) / job.task;
-	run_tasks(time, ntask >= 4, ntask, send_task, &job, &job.late);
+	if (one && !cut_share(&job.cut)) { /* this thread, no hand-off */
+		if (check_source(&job, p->root, 0, -1, &c->want))
+			time->timed_out = true;
+	} else {
+		run_tasks(time, cut_share(&job.cut), job.cut.ntask, send_task,
+			  &job, &job.late);
+	}
+	topo__free(job.cut.first);
+	/* A task that did not run left its sources unchecked: none counts
+	 * (the check has stopped anyway). */
+	if (time->timed_out)
+		memset(c->sendok, 0, (size_t)p->n);
 }
 
 /* Receipt counts summed per member over its faulty slots. */
@@ -1183,27 +1335,33 @@ static void check_member(struct check *c, int32_t r, const struct tally *tally)
 	 * from whom. */
 	if (!missing || (c->p->params.op != TOPO_OP_BCAST &&
 			 c->p->params.op != TOPO_OP_SCATTER))
-		check_recv(c, r);
+		check_recv(c, r, 0, -1);
 	check_send(c, r);
 }
 
 /*
  * The members' checks shared between threads (time->par): tasks of
- * topo__verify_member_task members, each checking its own without
- * reporting, in a check of its own (its scratch, its count).  A task
- * that finds an error, or does not run, leaves its members to the loop in
- * topo__verify_until, which checks them again and reports in member order
- * as ever.  A correct run, the usual case, is thus checked on every
- * thread; 8,388,608 members of a bcast took a quarter of a second on one.
+ * topo__verify_member_task members, or pieces of a few members' receive
+ * buffers (struct cut), each checking its own without reporting, in a
+ * check of its own (its scratch, its count).  A task that finds an error,
+ * or does not run, leaves its members to the loop in topo__verify_until,
+ * which checks them again and reports in member order as ever.  A correct
+ * run, the usual case, is thus checked on every thread; 8,388,608 members
+ * of a bcast took a quarter of a second on one.
  */
 int32_t topo__verify_member_task = 16384;
+
+/* The bytes of member r's RECV that its check reads: its result. */
+static int64_t member_len(const struct check *c, const uint8_t *mine, int32_t r)
+{
+	return mine != NULL && !mine[r] ? 0 : recv_need(c->p, r);
+}
 
 struct member_job {
 	const struct check *c;
 	struct topo__verify_time *time; /* progress: the caller's only */
 	pthread_t caller;
-	int32_t n;
-	int64_t task;	/* members per task */
+	struct cut cut;
 	uint8_t *dirty; /* [tasks]: 1 = check again (errors, or not run) */
 	int64_t done;	/* __atomic: members checked */
 	int late;	/* __atomic: a task found the deadline passed */
@@ -1213,13 +1371,11 @@ static void member_task(void *arg, int64_t k)
 {
 	struct member_job *j = arg;
 	struct topo__verify_time *time = j->time;
-	int64_t task = j->task;
-	int32_t r0 = (int32_t)(k * task), r1 = j->n;
+	int32_t r0, r1;
+	int64_t lo, hi, done;
 	struct check *c;
-	int64_t done;
 
-	if (r1 - r0 > task)
-		r1 = r0 + task;
+	cut_task(&j->cut, k, &r0, &r1, &lo, &hi);
 	if (time->deadline > 0 && topo__now() >= time->deadline) {
 		__atomic_store_n(&j->late, 1, __ATOMIC_RELAXED);
 		return; /* dirty[k] stays 1 */
@@ -1231,53 +1387,84 @@ static void member_task(void *arg, int64_t k)
 	*c = *j->c;
 	c->report = NULL;
 	c->count = 0;
-	for (int32_t r = r0; r < r1; r++)
-		if (time->mine == NULL || time->mine[r])
+	for (int32_t r = r0; r < r1; r++) {
+		if (time->mine != NULL && !time->mine[r])
+			continue;
+		if (hi < 0) {
 			check_member(c, r, NULL);
+		} else { /* a piece; the first also checks the SEND */
+			check_recv(c, r, lo, hi);
+			if (lo == 0)
+				check_send(c, r);
+		}
+	}
 	j->dirty[k] = c->count > 0;
 	topo__free(c);
+	if (lo > 0)
+		return; /* the member counted with its first piece */
 	done = __atomic_add_fetch(&j->done, r1 - r0, __ATOMIC_RELAXED);
 	if (time->progress != NULL && pthread_equal(pthread_self(), j->caller)) {
 		double t = topo__now();
 
 		if (t >= time->next) {
 			time->next = t + TOPO__PROGRESS_EVERY;
-			time->progress(time->ctx, "verifying", time->base + done,
-				       time->total > 0 ? time->total : j->n);
+			time->progress(
+			    time->ctx, "verifying", time->base + done,
+			    time->total > 0 ? time->total : j->c->p->n);
 		}
 	}
 }
 
-/* Runs the member tasks of *task members each; returns dirty[] (NULL: no
- * sharing, check every member in the loop) and sets time->timed_out at
+/* Runs the member tasks (*cut: how they are cut); returns dirty[] (NULL:
+ * no sharing, check every member in the loop) and sets time->timed_out at
  * the deadline. */
 static uint8_t *share_members(const struct check *c,
-			      struct topo__verify_time *time, int64_t *task_out)
+			      struct topo__verify_time *time, struct cut *cut)
 {
 	struct member_job job;
-	int32_t n = c->p->n;
-	int64_t task = topo__verify_member_task > 0 ? topo__verify_member_task
-						    : 1;
-	int64_t ntask = ((int64_t)n + task - 1) / task;
 
-	if (time->par == NULL || ntask < 4)
+	if (time->par == NULL ||
+	    cut_make(&job.cut, c, time->mine, -1, member_len) != 0)
 		return NULL;
-	job.dirty = topo__malloc((size_t)ntask);
-	if (job.dirty == NULL)
+	if (!cut_share(&job.cut)) {
+		topo__free(job.cut.first);
 		return NULL;
-	memset(job.dirty, 1, (size_t)ntask);
+	}
+	job.dirty = topo__malloc((size_t)job.cut.ntask);
+	if (job.dirty == NULL) {
+		topo__free(job.cut.first);
+		return NULL;
+	}
+	memset(job.dirty, 1, (size_t)job.cut.ntask);
 	job.c = c;
 	job.time = time;
 	job.caller = pthread_self();
-	job.n = n;
-	job.task = task;
-	*task_out = task;
 	job.done = 0;
 	job.late = 0;
-	if (time->par(time->pctx, ntask, member_task, &job) != 0 ||
+	if (time->par(time->pctx, job.cut.ntask, member_task, &job) != 0 ||
 	    __atomic_load_n(&job.late, __ATOMIC_RELAXED))
 		time->timed_out = true;
+	*cut = job.cut;
 	return job.dirty;
+}
+
+/* Member r, and the members after it up to *next, found right by the
+ * shared tasks (dirty, cut: share_members'). */
+static int found_right(const struct cut *u, const uint8_t *dirty, int32_t r,
+		       int32_t *next)
+{
+	if (u->per > 0) {
+		int64_t k = r / u->per;
+
+		*next = (int32_t)((k + 1) * u->per < u->n ? (k + 1) * u->per
+							  : u->n);
+		return !dirty[k];
+	}
+	*next = r + 1;
+	for (int64_t k = u->first[r]; k < u->first[r + 1]; k++)
+		if (dirty[k])
+			return 0;
+	return 1;
 }
 
 int64_t topo__verify(const struct topo_plan *p,
@@ -1305,8 +1492,9 @@ int64_t topo__verify_until(const struct topo_plan *p,
 {
 	struct check chk, *c = &chk;
 	struct tally *tally = NULL;
-	int64_t bad = 0, total, task = 1;
+	int64_t bad = 0, total;
 	uint8_t *dirty = NULL;
+	struct cut cut = {0, -1, 1, 0, NULL, 0, 0};
 
 	c->p = p;
 	c->buf = buf;
@@ -1359,15 +1547,11 @@ int64_t topo__verify_until(const struct topo_plan *p,
 	/* Shared between threads when every counter is right: an error
 	 * anywhere is then looked for again below, and reported. */
 	if (tally == NULL && bad == 0)
-		dirty = share_members(c, time, &task);
-	for (int32_t r = 0; r < p->n && !time->timed_out; r++) {
+		dirty = share_members(c, time, &cut);
+	for (int32_t r = 0, next; r < p->n && !time->timed_out; r++) {
 		/* What the threads found right is right. */
-		if (dirty != NULL && !dirty[r / task]) {
-			int64_t next = (r / task + 1) * task;
-
-			if (next >= p->n)
-				break;
-			r = (int32_t)next - 1;
+		if (dirty != NULL && found_right(&cut, dirty, r, &next)) {
+			r = next - 1;
 			continue;
 		}
 		/* Every 256 members, the clock: a member's check costs its
@@ -1399,6 +1583,7 @@ int64_t topo__verify_until(const struct topo_plan *p,
 	topo__free(c->expect);
 	topo__free(tally);
 	topo__free(dirty);
+	topo__free(cut.first);
 	return total;
 }
 

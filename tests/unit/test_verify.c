@@ -16,6 +16,7 @@
 
 #include "check.h"
 
+#include <ctype.h>
 #include <math.h>
 
 #define MAXERR 64
@@ -1475,6 +1476,156 @@ static void test_verify_members(void)
 	topo__verify_member_task = was;
 }
 
+/* Tasks of a buffer of l bytes cut in pieces of `piece`: at least one. */
+static int64_t pieces_of(int64_t l, int64_t piece)
+{
+	return l > piece ? (l + piece - 1) / piece : 1;
+}
+
+/*
+ * A few members with big buffers are checked in pieces (struct cut in
+ * verify.c): here pieces of 128 bytes (topo__verify_piece 150, rounded
+ * down to a multiple of 64) of 7 members' 200-byte blocks, so that pieces
+ * and blocks never line up.  A correct run is checked in exactly the
+ * pieces the sizes give, on the shared path; a wrong byte at every piece
+ * and block boundary, and between, is found and reported as one thread
+ * reports it; a changed SEND found by its piece; the deadline; an MPI
+ * process's share.
+ */
+static void test_verify_pieces(void)
+{
+	static const enum topo_op ops[] = {
+	    TOPO_OP_BCAST,	    TOPO_OP_SCATTER,   TOPO_OP_GATHER,
+	    TOPO_OP_REDUCE,	    TOPO_OP_ALLREDUCE, TOPO_OP_ALLGATHER,
+	    TOPO_OP_REDUCE_SCATTER, TOPO_OP_ALLTOALL};
+	const int64_t nb = 200, piece = 128;
+	int64_t was_min = topo__verify_par_min, was_piece = topo__verify_piece;
+	struct run x;
+
+	topo__verify_par_min = 0;
+	topo__verify_piece = 150;
+	for (size_t oi = 0; oi < sizeof(ops) / sizeof(ops[0]); oi++) {
+		enum topo_op op = ops[oi];
+		const char *name = topo_op_name(op);
+		int32_t root = 2, n;
+		int one = op == TOPO_OP_BCAST || op == TOPO_OP_SCATTER;
+		int copies = one || op == TOPO_OP_GATHER ||
+			     op == TOPO_OP_ALLGATHER || op == TOPO_OP_ALLTOALL;
+		int64_t want_tasks = 0;
+		struct par_log l = {0, 0, -1};
+		bool late;
+		uint8_t mine[7];
+
+		setup(&x, tree, op, TOPO_INT32, TOPO_SUM, (size_t)nb, root);
+		n = x.p.n;
+		CHECK_INT(n, 7);
+		/* The tasks the sizes give: the sources' SENDs (a copy
+		 * operation's), then every member's result; a reduction of
+		 * 200 or 1400 bytes is one task of 4096 positions, made on
+		 * this thread. */
+		for (int32_t r = 0; r < n && copies; r++)
+			if (!one || r == root)
+				want_tasks +=
+				    pieces_of(x.size[TOPO__SEND][r], piece);
+		for (int32_t r = 0; r < n; r++) {
+			int64_t need = x.size[TOPO__RECV][r];
+
+			if ((op == TOPO_OP_GATHER || op == TOPO_OP_REDUCE) &&
+			    r != root)
+				need = 0;
+			want_tasks += pieces_of(need, piece);
+		}
+		CHECK_INT(verify_par(&x, &l, NULL, &late), 0);
+		CHECK(!late, "%s: timed out", name);
+		CHECK_INT(l.calls, 1 + copies);
+		CHECK_INT(l.tasks, want_tasks);
+
+		/* One wrong byte of a result at a time. */
+		for (int32_t r = 0; r < n; r++) {
+			int64_t need = x.size[TOPO__RECV][r];
+			int64_t at[] = {0,	   piece - 1,  piece,
+					nb - 1,	   nb,	       2 * piece - 1,
+					2 * piece, 3 * nb + 5, need - 1};
+			unsigned char *rb = x.mem[TOPO__RECV][r];
+
+			if ((op == TOPO_OP_GATHER || op == TOPO_OP_REDUCE) &&
+			    r != root)
+				continue;
+			for (size_t i = 0; i < sizeof(at) / sizeof(at[0]);
+			     i++) {
+				char want[64];
+
+				if (at[i] < 0 || at[i] >= need)
+					continue;
+				rb[at[i]] ^= 0x08;
+				CHECK(verify_par(&x, &l, NULL, &late) == 1 &&
+					  !late,
+				      "%s: rank %d byte %lld not found", name,
+				      r, (long long)at[i]);
+				snprintf(want, sizeof(want),
+					 "receive buffer byte %lld",
+					 (long long)at[i]);
+				CHECK(x.nerr == 1 && x.errs[0].rank == r &&
+					  STARTS(x.errs[0].detail, want) &&
+					  !isdigit((unsigned char)x.errs[0]
+						       .detail[strlen(want)]),
+				      "%s: rank %d byte %lld: %s", name, r,
+				      (long long)at[i],
+				      x.nerr ? x.errs[0].detail : "none");
+				same_as_serial(&x, name);
+				rb[at[i]] ^= 0x08;
+			}
+		}
+
+		/* A SEND changed in its last piece: found by the piece
+		 * that checks it (a copy operation's source) or by the
+		 * member's own check. */
+		{
+			int32_t s = one ? root : 4;
+			int64_t len = x.size[TOPO__SEND][s];
+			unsigned char *sb = x.mem[TOPO__SEND][s];
+			char want[96];
+
+			sb[len - 3] ^= 0x01;
+			snprintf(want, sizeof(want),
+				 "send buffer changed at byte %lld: got "
+				 "0x%02x, want 0x%02x",
+				 (long long)(len - 3), sb[len - 3],
+				 sb[len - 3] ^ 0x01);
+			CHECK(verify_par(&x, &l, NULL, &late) >= 1 && !late,
+			      "%s: changed SEND not found", name);
+			{
+				int found = 0;
+
+				for (int e = 0; e < x.nerr; e++)
+					found +=
+					    x.errs[e].rank == s &&
+					    strcmp(x.errs[e].detail, want) == 0;
+				CHECK(found == 1, "%s: no \"%s\"", name, want);
+			}
+			same_as_serial(&x, name);
+			/* held by another process: not looked at */
+			memset(mine, 1, sizeof(mine));
+			mine[s] = 0;
+			verify_par(&x, &l, mine, &late);
+			for (int e = 0; e < x.nerr; e++)
+				CHECK(x.errs[e].rank != s,
+				      "%s: a SEND not held was checked", name);
+			sb[len - 3] ^= 0x01;
+		}
+
+		/* The deadline, in the middle of the pieces. */
+		l.stop_after = 2;
+		verify_par(&x, &l, NULL, &late);
+		CHECK(late, "%s: stopped pieces not a timeout", name);
+		l.stop_after = -1;
+		CHECK_INT(verify_par(&x, &l, NULL, &late), 0);
+		run_free(&x);
+	}
+	topo__verify_par_min = was_min;
+	topo__verify_piece = was_piece;
+}
+
 /*
  * The copy operations compare a RECV with the SEND it was copied from
  * once that SEND is found to hold its input (copy_sends).  A SEND changed
@@ -1595,6 +1746,7 @@ int main(void)
 	test_reduce_hand();
 	test_faults();
 	test_copy_from_send();
+	test_verify_pieces();
 	test_many();
 	topo_tree_free(tree);
 	topo_group_free(grp);

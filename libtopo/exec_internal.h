@@ -532,9 +532,14 @@ static inline bool topo__msg_in_bounds(const struct topo_plan *p,
 extern const struct topo__transport_ops topo__transport_inproc;
 
 /* Whether the in-process transport streams its large copies (see
- * transport_inproc.c): -1 when its arenas exceed the last-level cache
- * (the default), 0 never, 1 always (tests). */
+ * transport_inproc.c): -1 when its arenas are at least twice the
+ * last-level cache (the default: topo__stream_run), 0 never, 1 always
+ * (tests). */
 extern int topo__stream_copies;
+/* Whether a run whose arenas total need bytes streams its large copies by
+ * default, on a machine whose last-level cache is llc bytes (<= 0: not
+ * described; 32 MiB is taken). */
+int topo__stream_run(int64_t need, int64_t llc);
 /* Whether runs split their reset and first messages between the
  * participants by address (exec.c, homes): -1 where it helps (the
  * default), 0 never, 1 whenever the transport gives its slices (tests). */

@@ -27,7 +27,7 @@
  * into one member's buffer, meet in its bucket, and a thread put to sleep
  * there cost a futex wake-up each time.
  *
- * Streaming: when the arenas together are at least the size of the
+ * Streaming: when the arenas together are at least twice the size of the
  * last-level cache, a COPY of at least STREAM_MIN bytes writes its
  * destination with streaming (non-temporal) stores.  An ordinary store
  * first reads the destination's line into the cache, which for buffers
@@ -52,14 +52,20 @@
  * accumulator of a REDUCE: streamed, they would be read back from memory
  * at once (16 members' allreduce of 1 MiB took 1.2 times as long with
  * those streamed, their bcast twice).  Where sysfs describes no cache (a
- * Firecracker guest, say), LLC_UNKNOWN stands in: 64 MiB, twice a server
- * core complex's L3, so that only runs that clearly cannot stay cached
- * stream.  On such a guest (medians of 3-5 interleaved rounds, against
- * not streaming at all): 2 members' scatter, allgather and alltoall of
- * 16 MiB blocks 0.86-0.93, the others 0.96-1.02; 16 members' scatter,
- * gather and alltoall of 16 MiB 0.79-0.96, but allreduce 1.04-1.07 (its
- * leaves' copies stream); at 32-48 MiB (16 members, 1 MiB) streaming
- * helped alltoall and allgather but cost allreduce 1.2, hence 64 MiB.
+ * Firecracker guest, say), LLC_UNKNOWN stands in: 32 MiB, a server core
+ * complex's L3.  On such a guest (medians of 3-5 interleaved rounds,
+ * against not streaming at all): 2 members' scatter, allgather and
+ * alltoall of 16 MiB blocks 0.86-0.93, the others 0.96-1.02; 16 members'
+ * scatter, gather and alltoall of 16 MiB 0.79-0.96, but allreduce
+ * 1.04-1.07 (its leaves' copies stream); at 32-48 MiB (16 members, 1 MiB)
+ * streaming helped alltoall and allgather but cost allreduce 1.2.  Hence
+ * twice the cache: only runs that clearly cannot stay cached stream.  A
+ * guest of the same kind whose sysfs does describe its 32 MiB L3 showed
+ * why the cache's size alone is too low a bar (medians of 5 interleaved
+ * rounds, streaming from 32 MiB against from 64): 16 members' scatter and
+ * gather of 1 MiB blocks (32 MiB in all) took 1.75 times as long
+ * streamed, alltoall 1.5, 2 members' bcast of 16 MiB 1.17; only 16
+ * members' allreduce of 1 MiB gained (0.83-0.92), reduce 0.93-1.0.
  *
  * Fused copies.  A reduction starts its accumulator as a member's own
  * contribution, a local COPY of its SEND, and then REDUCEs the others'
@@ -94,7 +100,7 @@
 
 /* The last-level cache taken for one the system does not describe (see
  * the file comment). */
-#define LLC_UNKNOWN ((int64_t)64 << 20)
+#define LLC_UNKNOWN ((int64_t)32 << 20)
 /* Copies of at least this many bytes may stream (see the file comment). */
 #define STREAM_MIN ((int64_t)64 << 10)
 
@@ -194,6 +200,12 @@ static int64_t arena_bytes(const struct topo_plan *p, int b)
 
 int topo__stream_copies = -1;
 
+int topo__stream_run(int64_t need, int64_t llc)
+{
+	if (llc <= 0)
+		llc = LLC_UNKNOWN;
+	return need / 2 >= llc;
+}
 
 /* The size of the largest cache of CPU 0 (Linux's sysfs), or 0 when it
  * cannot be read. */
@@ -334,11 +346,7 @@ static int inproc_open(void **state, const struct topo_plan *p, topo_error *err)
 	if (topo__stream_copies > 0)
 		s->stream_min = STREAM_MIN;
 	else if (topo__stream_copies < 0) {
-		int64_t llc = last_level_cache();
-
-		if (llc <= 0)
-			llc = LLC_UNKNOWN;
-		if (need >= llc)
+		if (topo__stream_run(need, last_level_cache()))
 			s->stream_min = STREAM_MIN;
 	}
 	for (int b = 0; b < TOPO__NBUF; b++) {

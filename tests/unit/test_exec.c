@@ -1005,6 +1005,26 @@ static void test_bufsizes_compact(void)
 static topo_plan *plan_with(const topo_tree *t, const void *params,
 			    const char *what);
 
+/* The default: copies stream from arenas of twice the last-level cache,
+ * 32 MiB taken where the system describes none.  Buffers of the cache's
+ * size are mostly still cached, and the streaming stores would have to
+ * evict them (transport_inproc.c). */
+static void test_stream_run(void)
+{
+	const int64_t mib = (int64_t)1 << 20;
+
+	CHECK_INT(topo__stream_run(32 * mib, 32 * mib), 0);
+	CHECK_INT(topo__stream_run(64 * mib - 1, 32 * mib), 0);
+	CHECK_INT(topo__stream_run(64 * mib, 32 * mib), 1);
+	CHECK_INT(topo__stream_run(16 * mib, 8 * mib), 1);
+	CHECK_INT(topo__stream_run(16 * mib - 1, 8 * mib), 0);
+	CHECK_INT(topo__stream_run(64 * mib - 1, 0), 0);
+	CHECK_INT(topo__stream_run(64 * mib, 0), 1);
+	CHECK_INT(topo__stream_run(64 * mib, -1), 1);
+	CHECK_INT(topo__stream_run(INT64_MAX, 32 * mib), 1);
+	CHECK_INT(topo__stream_run(INT64_MAX, INT64_MAX), 0);
+}
+
 /* Streamed copies (topo__stream_copies): bytes at any alignment and
  * length land exactly, those around them untouched, whether streaming is
  * forced, refused or left to the arena's size; and whole runs of the
@@ -3622,6 +3642,7 @@ int main(void)
 	test_builder();
 	test_transport();
 	test_bufsizes_compact();
+	test_stream_run();
 	test_stream();
 	test_fuse();
 	test_part_transport();

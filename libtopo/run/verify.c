@@ -110,37 +110,51 @@
 #define SSE41_CLONES 0
 #endif
 
-static int have_sse41(void)
+/* The widest of the pattern loops' copies the processor can run: 1 the
+ * baseline, 2 SSE4.1, 3 AVX2. */
+static int simd_level(void)
 {
 #if SSE41_CLONES
-	static int known; /* __atomic: 0 not yet asked, 1 no, 2 yes */
+	static int known; /* __atomic: 0 not yet asked */
 	int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
 
 	if (v == 0) {
 		__builtin_cpu_init();
-		v = __builtin_cpu_supports("sse4.1") ? 2 : 1;
+		v = __builtin_cpu_supports("avx2")     ? 3
+		    : __builtin_cpu_supports("sse4.1") ? 2
+						       : 1;
 		__atomic_store_n(&known, v, __ATOMIC_RELAXED);
 	}
-	return v == 2;
+	return v;
 #else
-	return 0;
+	return 1;
 #endif
 }
 
-/* static void name params { body }, twice where SSE41_CLONES: name calls
- * the copy the processor can run.  name is not inlined: where it was,
- * gcc 12 no longer vectorised the caller's own loops ("unsupported
- * data-type"). */
+/* static void name params { body }, three times where SSE41_CLONES: name
+ * calls the widest copy the processor can run.  name is not inlined:
+ * where it was, gcc 12 no longer vectorised the caller's own loops
+ * ("unsupported data-type"). */
 #if SSE41_CLONES
 #define TWICE(name, params, args, body)                                        \
-	static void name##_base params { body; }                               \
+	static void name##_base params                                         \
+	{                                                                      \
+		body;                                                          \
+	}                                                                      \
 	__attribute__((target("sse4.1"))) static void name##_sse41 params      \
+	{                                                                      \
+		body;                                                          \
+	}                                                                      \
+	__attribute__((target("avx2"))) static void name##_avx2 params         \
 	{                                                                      \
 		body;                                                          \
 	}                                                                      \
 	__attribute__((noinline)) static void name params                      \
 	{                                                                      \
-		if (have_sse41())                                              \
+		int level_ = simd_level();                                     \
+		if (level_ == 3)                                               \
+			name##_avx2 args;                                      \
+		else if (level_ == 2)                                          \
 			name##_sse41 args;                                     \
 		else                                                           \
 			name##_base args;                                      \

@@ -41,11 +41,11 @@
  *
  * With "checked", every repetition is then checked before the next, as
  * collrun verifies every iteration before it resets the buffers and
- * times the next: thread 0 alone compares every destination byte with its
- * sources (collrun verifies a plan of fewer than 65,536 members on its
- * calling thread), while the other threads wait asleep in a
- * pthread_barrier (collrun's idle workers sleep after a 50 us spin).  The
- * check is not timed, but what follows such a pause is: on the 2-vCPU
+ * times the next: each thread compares its share of every destination
+ * with the sources (collrun shares its verification of large buffers
+ * between its threads), and a thread that is done first waits asleep in
+ * a pthread_barrier for the others (collrun's idle workers sleep after a
+ * 50 us spin).  The check is not timed, but what follows such a pause is: on the 2-vCPU
  * guest this was written on, a 16 MiB copy after a pause of a
  * verification's length took 1.2-1.5 times as long as one repeated back
  * to back, in some phases of the host (tests/bench/README.md).  Without
@@ -106,7 +106,7 @@ static size_t nitems;
 static int nthreads;
 static int reps;
 static int checked;	      /* check every repetition (see the top) */
-static pthread_barrier_t nap; /* where the others sleep during a check */
+static pthread_barrier_t nap; /* where a thread done checking sleeps */
 static double *times[2];
 
 /* A spinning barrier: a sleeping one would add a wake-up's tens of
@@ -309,25 +309,29 @@ static void clear(int t)
 	__atomic_fetch_xor(&warm, acc, __ATOMIC_RELAXED);
 }
 
-/* Every destination compared with the sum of its sources (a copy's one
- * source); a difference ends the program with status 1. */
-static void check(void)
+/* Thread t's share of every destination (part) compared with the sum of
+ * its sources (a copy's one source); a difference ends the program with
+ * status 1. */
+static void check(int t)
 {
-	_Alignas(64) static uint32_t want[CHUNK / 4];
+	_Alignas(64) uint32_t want[CHUNK / 4];
 
 	for (size_t k = 0; k < nitems; k++) {
 		const struct item *it = &items[k];
+		size_t lo, hi;
 
+		part(it->len, t, &lo, &hi);
+		if (hi <= lo)
+			continue;
 		if (it->nsrc == 1) {
-			if (memcmp(it->dst, it->src[0], it->len) != 0)
+			if (memcmp(it->dst + lo, it->src[0] + lo, hi - lo) != 0)
 				die("wrong result");
 			continue;
 		}
 		/* the sums again, a chunk at a time, by the kernels sum_range
 		 * uses: its whole int32 elements, as sum_range writes them */
-		for (size_t at = 0; at < it->len; at += CHUNK) {
-			size_t len =
-			    it->len - at < CHUNK ? it->len - at : CHUNK;
+		for (size_t at = lo; at < hi; at += CHUNK) {
+			size_t len = hi - at < CHUNK ? hi - at : CHUNK;
 			size_t n = len / 4;
 
 			add2(want, (const uint32_t *)(it->src[0] + at),
@@ -366,8 +370,7 @@ static void *thread_main(void *arg)
 		/* the untimed passes' results too, so that both ways are
 		 * checked once without "checked" */
 		if (checked || r < 0) {
-			if (t == 0)
-				check();
+			check(t);
 			(void)pthread_barrier_wait(&nap);
 		}
 	}
@@ -554,7 +557,8 @@ int main(int argc, char **argv)
 	 * ("verified" in the output; a wrong result exits 1) */
 	pthread_barrier_destroy(&nap);
 	if (!checked)
-		check();
+		for (int t = 0; t < nthreads; t++)
+			check(t);
 
 	{
 		double m = median(times[0], reps), s = median(times[1], reps);

@@ -39,8 +39,9 @@ which goes first alternates too, so that noise hits both.
    repetition straight after the last; each way's untimed first pass and
    the last repetition checked) beside `collrun --verify last` (the
    iterations in a row, each from buffers reset, the last verified), and
-   checked (`copy_ideal ... checked`: every repetition checked on one
-   thread, the others asleep, before the next) beside collrun's default,
+   checked (`copy_ideal ... checked`: every repetition checked before
+   the next, each thread its share, as collrun shares its verification of
+   large buffers) beside collrun's default,
    which verifies every iteration before the next; both are shown and
    counted.  The cases with a copy limit run more rounds than the others
    (--limit-rounds, 11), the first --rounds of them beside MPI: a ratio
@@ -666,7 +667,7 @@ def main():
          "untimed first pass and the last repetition checked), beside "
          "collrun back to back; the **checked limit** "
          "(`copy_ideal ... checked`) checks every repetition before the "
-         "next, on one thread while the others sleep, beside collrun's "
+         "next, each thread its own share, beside collrun's "
          "default run, which verifies every iteration before the next. "
          "On this kind of host an iteration that follows such a pause "
          "can be slower than one repeated back to back, whatever the "

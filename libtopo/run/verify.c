@@ -95,12 +95,14 @@
 	} while (0)
 
 /*
- * The loops that make patterns have a second copy for x86-64 processors
- * with SSE4.1, taken when the processor has it: its pmulld multiplies
- * four 32-bit lanes in one instruction, which the baseline SSE2 must
- * emulate with shuffles (a third less time per element on the machine of
- * issue 13).  Chosen by a test on first use, not by an ifunc: an ifunc's
- * resolver runs while the program is being relocated, before a
+ * The loops that make patterns have two more copies for x86-64
+ * processors, one for SSE4.1 and one for AVX2, the widest the processor
+ * has taken: SSE4.1's pmulld multiplies four 32-bit lanes in one
+ * instruction, which the baseline SSE2 must emulate with shuffles (a third
+ * less time per element on the machine of issue 13), and AVX2's eight
+ * (a verification's pause 0.72-0.85 of SSE4.1's on the EPYC guest of
+ * issue 13's bench).  Chosen by a test on first use, not by an ifunc: an
+ * ifunc's resolver runs while the program is being relocated, before a
  * sanitizer's runtime is up, and ThreadSanitizer's instrumentation of it
  * crashes there.
  */

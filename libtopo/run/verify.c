@@ -107,16 +107,16 @@
  * crashes there.
  */
 #if defined(__x86_64__) && defined(__GNUC__)
-#define SSE41_CLONES 1
+#define SIMD_CLONES 1
 #else
-#define SSE41_CLONES 0
+#define SIMD_CLONES 0
 #endif
 
 /* The widest of the pattern loops' copies the processor can run: 1 the
  * baseline, 2 SSE4.1, 3 AVX2. */
 static int simd_level(void)
 {
-#if SSE41_CLONES
+#if SIMD_CLONES
 	static int known; /* __atomic: 0 not yet asked */
 	int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
 
@@ -133,12 +133,12 @@ static int simd_level(void)
 #endif
 }
 
-/* static void name params { body }, three times where SSE41_CLONES: name
+/* static void name params { body }, three times where SIMD_CLONES: name
  * calls the widest copy the processor can run.  name is not inlined:
  * where it was, gcc 12 no longer vectorised the caller's own loops
  * ("unsupported data-type"). */
-#if SSE41_CLONES
-#define TWICE(name, params, args, body)                                        \
+#if SIMD_CLONES
+#define CLONED(name, params, args, body)                                       \
 	static void name##_base params                                         \
 	{                                                                      \
 		body;                                                          \
@@ -162,8 +162,11 @@ static int simd_level(void)
 			name##_base args;                                      \
 	}
 #else
-#define TWICE(name, params, args, body)                                        \
-	static void name params { body; }
+#define CLONED(name, params, args, body)                                       \
+	static void name params                                                \
+	{                                                                      \
+		body;                                                          \
+	}
 #endif
 
 /* splitmix64's finaliser: a bijection of 64-bit values (keys only, never
@@ -215,10 +218,10 @@ static uint32_t copy_key(uint64_t seed, uint32_t hi)
 	return (uint32_t)mix64(seed ^ ((uint64_t)hi + 1) * GOLDEN);
 }
 
-TWICE(copy_words,
-      (uint32_t s, uint32_t rank, uint32_t w0, uint32_t *out, size_t n),
-      (s, rank, w0, out, n),
-      EACH(n, out[i] = mix1(rank ^ mix1(s + (w0 + (uint32_t)i) * WEYL))))
+CLONED(copy_words,
+       (uint32_t s, uint32_t rank, uint32_t w0, uint32_t *out, size_t n),
+       (s, rank, w0, out, n),
+       EACH(n, out[i] = mix1(rank ^ mix1(s + (w0 + (uint32_t)i) * WEYL))))
 
 /* Bytes are taken from each word little-end first, whatever the host, so
  * that a buffer's content does not depend on the machine. */
@@ -369,12 +372,13 @@ static struct rkey reduce_key(uint64_t seed, int32_t r, uint32_t hi)
 }
 
 /* The 32-bit starting points of n elements from e0 (low half). */
-TWICE(reduce_h32, (struct rkey k, uint32_t e0, uint32_t *h, size_t n),
-      (k, e0, h, n), EACH(n, h[i] = mix1(k.a + (e0 + (uint32_t)i) * WEYL) ^ k.b))
+CLONED(reduce_h32, (struct rkey k, uint32_t e0, uint32_t *h, size_t n),
+       (k, e0, h, n),
+       EACH(n, h[i] = mix1(k.a + (e0 + (uint32_t)i) * WEYL) ^ k.b))
 
 /* 64 bits from h: h below, mix1(h xor c) above. */
-TWICE(widen, (uint32_t c, const uint32_t *h, uint64_t *out, size_t n),
-      (c, h, out, n), EACH(n, out[i] = (uint64_t)mix1(h[i] ^ c) << 32 | h[i]))
+CLONED(widen, (uint32_t c, const uint32_t *h, uint64_t *out, size_t n),
+       (c, h, out, n), EACH(n, out[i] = (uint64_t)mix1(h[i] ^ c) << 32 | h[i]))
 
 /* Per operator, the values of n elements from e0: 32-bit two's complement
  * into v->w (returns 0), or, where 8-byte types need 64 bits (min, max and

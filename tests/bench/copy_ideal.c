@@ -37,7 +37,9 @@
  * another and the two halves of a sum stay on the thread that made them.
  * Before every timed repetition each thread clears its part of the
  * destinations, untimed, as collrun resets its receive buffers between
- * iterations.  Each repetition is timed from a barrier to a barrier.
+ * iterations, and reads its part of the sources where the send buffers
+ * total at most 64 MiB, as collrun's reset reads them back.  Each
+ * repetition is timed from a barrier to a barrier.
  *
  * With "checked", every repetition is then checked before the next, as
  * collrun verifies every iteration before it resets the buffers and
@@ -53,20 +55,33 @@
  * result of each way's untimed first pass and of the last repetition is
  * checked.
  *
- * Two ways of writing are measured, interleaved: memcpy (and plain
- * stores for the sums), and streaming (non-temporal) stores, which write
- * a line without reading it first.  The faster median is the limit, so
- * that the yardstick is never the slower way.
+ * Four ways of writing are measured: memcpy (and plain stores for the
+ * sums) or streaming (non-temporal) stores, which write a line without
+ * reading it first, each either a destination after another (each
+ * thread's share of it whole) or in segments of 256 KiB, the segment at
+ * one offset of every destination before the next (as collrun's
+ * segmented messages go: a bcast's source segment is then read once for
+ * all its copies, from the cache).  The fastest way's median is the
+ * limit, so that the yardstick is never a slow way.  The ways take turns
+ * in blocks of repetitions, each block after an untimed pass of its way:
+ * taking turns every repetition, each started from the caches the other
+ * way left, and on a 2-vCPU Xeon guest (a 300 MiB L3 described) that
+ * made both 1.4-1.7 times as slow as alone (2 members' bcast of 16 MiB,
+ * memcpy: 2.1-2.2 ms taking turns, 1.44-1.50 alone, 1.16-1.23 alone in
+ * segments; collrun took 1.1-1.4), a limit slower than collrun.
  *
  * Output, one JSON line:
  *   {"op": OP, "members": N, "bytes": B, "threads": T, "reps": R,
  *    "checked": C, "written": W, "memcpy_seconds": X, "stream_seconds": Y,
- *    "seconds": min(X, Y), "min_seconds": A, "max_seconds": Z,
- *    "verified": true}
+ *    "memcpy_segments_seconds": X2, "stream_segments_seconds": Y2,
+ *    "way": NAME, "seconds": min(X, Y, X2, Y2), "min_seconds": A,
+ *    "max_seconds": Z, "verified": true}
  * C is true with "checked", false without; W is the bytes the result must
- * hold (written once each); R shrinks with W (checked: with the bytes
- * read too) so that a case takes about a quarter second, checks aside; A
- * and Z are the fastest and slowest repetition of the faster way.
+ * hold (written once each); R, the timed repetitions of each way, shrinks
+ * with W (checked: with the bytes read too) so that a case takes about a
+ * quarter second, checks aside; NAME is the fastest way ("memcpy",
+ * "stream", "memcpy_segments" or "stream_segments"), A and Z its fastest
+ * and slowest repetition.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -107,7 +122,15 @@ static int nthreads;
 static int reps;
 static int checked;	      /* check every repetition (see the top) */
 static pthread_barrier_t nap; /* where a thread done checking sleeps */
-static double *times[2];
+/* The ways of writing (see the top): bit 0 streaming, bit 1 segments. */
+#define NWAYS 4
+#define SEGMENT ((size_t)256 << 10)
+static const char *const way_name[NWAYS] = {"memcpy", "stream",
+					    "memcpy_segments",
+					    "stream_segments"};
+static double *times[NWAYS];
+static int nblocks; /* each way's repetitions come in this many blocks */
+static size_t longest; /* the longest item */
 
 /* A spinning barrier: a sleeping one would add a wake-up's tens of
  * microseconds to every repetition.  (collrun's participants spin too.) */
@@ -163,6 +186,22 @@ static size_t alloc(size_t len)
 
 	arena_size += (len + PAGE - 1) / PAGE * PAGE;
 	return at;
+}
+
+/* The bytes of the send buffers, and whether each repetition's clear()
+ * reads the sources: as collrun's reset reads the send buffers back only
+ * where they total at most 64 MiB (exec.c's WARM_BYTES), which a
+ * repeated call's caches can hold, so that both sides start from the same
+ * caches. */
+#define WARM_BYTES ((size_t)64 << 20)
+static size_t send_bytes;
+static int warm_sources;
+
+/* alloc() for a send buffer. */
+static size_t alloc_send(size_t len)
+{
+	send_bytes += len;
+	return alloc(len);
 }
 
 static void arena_new(void)
@@ -258,30 +297,43 @@ static void part(size_t len, int t, size_t *lo, size_t *hi)
 	*hi = t + 1 == nthreads ? len : cut(len, t + 1);
 }
 
-static void work(int t, int stream)
+/* Thread t's share of every item, written the way way (see the top): in
+ * segments, the bytes [at, at + SEGMENT) of each share before those of
+ * the next segment (a segment of 256 KiB keeps each share's start on a
+ * line); else each share whole. */
+static void work(int t, int way)
 {
-	for (size_t k = 0; k < nitems; k++) {
-		const struct item *it = &items[k];
-		size_t lo, hi;
+	int stream = way & 1;
+	size_t seg = way & 2 ? SEGMENT : longest;
 
-		part(it->len, t, &lo, &hi);
-		if (hi <= lo)
-			continue;
-		if (it->nsrc > 1)
-			sum_range(it, lo, hi, stream);
-		else if (stream)
-			stream_copy(it->dst + lo, it->src[0] + lo, hi - lo);
-		else
-			memcpy(it->dst + lo, it->src[0] + lo, hi - lo);
-	}
+	for (size_t at = 0; at < longest; at += seg)
+		for (size_t k = 0; k < nitems; k++) {
+			const struct item *it = &items[k];
+			size_t lo, hi;
+
+			part(it->len, t, &lo, &hi);
+			if (hi - lo <= at)
+				continue;
+			lo += at;
+			if (hi - lo > seg)
+				hi = lo + seg;
+			if (it->nsrc > 1)
+				sum_range(it, lo, hi, stream);
+			else if (stream)
+				stream_copy(it->dst + lo, it->src[0] + lo,
+					    hi - lo);
+			else
+				memcpy(it->dst + lo, it->src[0] + lo, hi - lo);
+		}
 #if defined(__SSE2__)
 	if (stream)
 		_mm_sfence();
 #endif
 }
 
-/* Thread t's part of the destinations cleared, then its part of the
- * sources read (a byte a line), as collrun's reset leaves its buffers. */
+/* Thread t's part of the destinations cleared, then (warm_sources) its
+ * part of the sources read (a byte a line), as collrun's reset leaves its
+ * buffers. */
 static unsigned char warm;
 
 static void clear(int t)
@@ -295,7 +347,7 @@ static void clear(int t)
 		if (hi > lo)
 			memset(items[k].dst + lo, 0, hi - lo);
 	}
-	for (size_t k = 0; k < nitems; k++) {
+	for (size_t k = 0; warm_sources && k < nitems; k++) {
 		size_t lo, hi;
 
 		part(items[k].len, t, &lo, &hi);
@@ -353,27 +405,30 @@ static void *thread_main(void *arg)
 	CPU_ZERO(&set);
 	CPU_SET(t % CPU_SETSIZE, &set);
 	(void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-	/* one untimed pass of each way: pages, TLB and caches as reused,
-	 * and each way's result checked */
-	for (int r = -2; r < 2 * reps; r++) {
-		int stream = (r + 2) % 2;
-		double t0 = 0;
+	/* each block of a way's repetitions after an untimed pass of it:
+	 * pages, TLB and caches as that way leaves them, and its result
+	 * checked */
+	for (int b = 0; b < nblocks; b++)
+		for (int way = 0; way < NWAYS; way++)
+			for (int r = -1; r < reps / nblocks; r++) {
+				double t0 = 0;
 
-		clear(t);
-		barrier_wait();
-		if (t == 0)
-			t0 = now();
-		work(t, stream);
-		barrier_wait();
-		if (t == 0 && r >= 0)
-			times[stream][r / 2] = now() - t0;
-		/* the untimed passes' results too, so that both ways are
-		 * checked once without "checked" */
-		if (checked || r < 0) {
-			check(t);
-			(void)pthread_barrier_wait(&nap);
-		}
-	}
+				clear(t);
+				barrier_wait();
+				if (t == 0)
+					t0 = now();
+				work(t, way);
+				barrier_wait();
+				if (t == 0 && r >= 0)
+					times[way][b * (reps / nblocks) + r] =
+					    now() - t0;
+				/* the untimed passes' results too, so that
+				 * every way is checked without "checked" */
+				if (checked || r < 0) {
+					check(t);
+					(void)pthread_barrier_wait(&nap);
+				}
+			}
 	return NULL;
 }
 
@@ -421,14 +476,14 @@ static void setup(const char *op, long n, size_t b, size_t *send, size_t *recv,
 		  size_t *srcs)
 {
 	if (!strcmp(op, "bcast")) {
-		send[0] = alloc(b);
+		send[0] = alloc_send(b);
 		for (long i = 0; i < n; i++) {
 			recv[i] = alloc(b);
 			srcs[i] = send[0];
 			add_item(recv[i], (size_t)i, 1, b);
 		}
 	} else if (!strcmp(op, "scatter")) {
-		send[0] = alloc(b * (size_t)n);
+		send[0] = alloc_send(b * (size_t)n);
 		for (long i = 0; i < n; i++) {
 			recv[i] = alloc(b);
 			srcs[i] = send[0] + (size_t)i * b;
@@ -437,7 +492,7 @@ static void setup(const char *op, long n, size_t b, size_t *send, size_t *recv,
 	} else if (!strcmp(op, "gather")) {
 		recv[0] = alloc(b * (size_t)n);
 		for (long i = 0; i < n; i++) {
-			send[i] = alloc(b);
+			send[i] = alloc_send(b);
 			srcs[i] = send[i];
 			add_item(recv[0] + (size_t)i * b, (size_t)i, 1, b);
 		}
@@ -445,7 +500,7 @@ static void setup(const char *op, long n, size_t b, size_t *send, size_t *recv,
 		int a2a = !strcmp(op, "alltoall");
 
 		for (long i = 0; i < n; i++) {
-			send[i] = alloc(a2a ? b * (size_t)n : b);
+			send[i] = alloc_send(a2a ? b * (size_t)n : b);
 			recv[i] = alloc(b * (size_t)n);
 		}
 		/* member j receives block i from member i: all of one
@@ -459,7 +514,7 @@ static void setup(const char *op, long n, size_t b, size_t *send, size_t *recv,
 			}
 	} else if (!strcmp(op, "reduce") || !strcmp(op, "allreduce")) {
 		for (long i = 0; i < n; i++) {
-			send[i] = alloc(b);
+			send[i] = alloc_send(b);
 			srcs[i] = send[i];
 		}
 		recv[0] = alloc(b);
@@ -473,7 +528,7 @@ static void setup(const char *op, long n, size_t b, size_t *send, size_t *recv,
 		}
 	} else if (!strcmp(op, "reduce-scatter")) {
 		for (long i = 0; i < n; i++)
-			send[i] = alloc(b * (size_t)n);
+			send[i] = alloc_send(b * (size_t)n);
 		for (long j = 0; j < n; j++) {
 			recv[j] = alloc(b);
 			for (long i = 0; i < n; i++)
@@ -518,6 +573,7 @@ int main(int argc, char **argv)
 		die("out of memory");
 
 	setup(op, n, b, send, recv, srcs);
+	warm_sources = send_bytes <= WARM_BYTES;
 	arena_new();
 	for (size_t k = 0; k < (size_t)(n * n + n); k++)
 		srcp[k] = arena + srcs[k];
@@ -532,15 +588,22 @@ int main(int argc, char **argv)
 		touched += items[k].len * (size_t)(items[k].nsrc + 1);
 	}
 
-	/* about a quarter second of both ways, at least 5 of each; checked,
-	 * by every byte read and written, since each repetition's check
-	 * reads them all again on one thread */
-	reps = (int)(0.125 / ((double)(checked ? touched : written) / 20e9));
-	reps = reps < 5 ? 5 : reps > 1000 ? 1000 : reps;
-	times[0] = calloc((size_t)reps, sizeof(double));
-	times[1] = calloc((size_t)reps, sizeof(double));
-	if (times[0] == NULL || times[1] == NULL)
-		die("out of memory");
+	for (size_t k = 0; k < nitems; k++)
+		if (items[k].len > longest)
+			longest = items[k].len;
+	/* about a quarter second of all ways, at least 5 repetitions of
+	 * each; checked, by every byte read and written, since each
+	 * repetition's check reads them all again; in 3 blocks a way from 9
+	 * repetitions on */
+	reps = (int)(0.0625 / ((double)(checked ? touched : written) / 20e9));
+	reps = reps < 5 ? 5 : reps > 500 ? 500 : reps;
+	nblocks = reps >= 9 ? 3 : 1;
+	reps -= reps % nblocks;
+	for (int w = 0; w < NWAYS; w++) {
+		times[w] = calloc((size_t)reps, sizeof(double));
+		if (times[w] == NULL)
+			die("out of memory");
+	}
 
 	if (pthread_barrier_init(&nap, NULL, (unsigned)nthreads) != 0)
 		die("pthread_barrier_init failed");
@@ -561,21 +624,29 @@ int main(int argc, char **argv)
 			check(t);
 
 	{
-		double m = median(times[0], reps), s = median(times[1], reps);
-		double *w =
-		    m < s ? times[0] : times[1]; /* sorted by median() */
+		double med[NWAYS];
+		int best = 0;
 
+		for (int w = 0; w < NWAYS; w++) {
+			med[w] = median(times[w], reps); /* sorts times[w] */
+			if (med[w] < med[best])
+				best = w;
+		}
 		printf("{\"op\": \"%s\", \"members\": %ld, \"bytes\": %zu, "
 		       "\"threads\": %d, \"reps\": %d, \"checked\": %s, "
-		       "\"written\": %zu, "
-		       "\"memcpy_seconds\": %.9g, \"stream_seconds\": %.9g, "
-		       "\"seconds\": %.9g, \"min_seconds\": %.9g, "
-		       "\"max_seconds\": %.9g, \"verified\": true}\n",
+		       "\"written\": %zu",
 		       op, n, b, nthreads, reps, checked ? "true" : "false",
-		       written, m, s, m < s ? m : s, w[0], w[reps - 1]);
+		       written);
+		for (int w = 0; w < NWAYS; w++)
+			printf(", \"%s_seconds\": %.9g", way_name[w], med[w]);
+		printf(", \"way\": \"%s\", \"seconds\": %.9g, "
+		       "\"min_seconds\": %.9g, \"max_seconds\": %.9g, "
+		       "\"verified\": true}\n",
+		       way_name[best], med[best], times[best][0],
+		       times[best][reps - 1]);
 	}
-	free(times[0]);
-	free(times[1]);
+	for (int w = 0; w < NWAYS; w++)
+		free(times[w]);
 	free(arena);
 	free(srcp);
 	free(srcs);

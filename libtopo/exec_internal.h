@@ -498,6 +498,9 @@ struct topo__transport_ops {
 			    int64_t lo, int64_t hi);
 };
 
+/* The bytes of every member's buffer of kind b in all (INT64_MAX when
+ * that overflows); topo_plan_buffer_bytes is their sum over the kinds. */
+int64_t topo__plan_kind_bytes(const struct topo_plan *p, int b);
 /* Bytes of member r's buffer of kind b (0: it has none). */
 static inline int64_t topo__bufsize(const struct topo_plan *p, int b, int32_t r)
 {
@@ -540,6 +543,13 @@ extern int topo__stream_copies;
  * default, on a machine whose last-level cache is llc bytes (<= 0: not
  * described; 32 MiB is taken). */
 int topo__stream_run(int64_t need, int64_t llc);
+/* The last-level cache taken for streaming's rule: size bytes shared by
+ * sharing CPUs (< 1: taken as 1), but at most 16 MiB for each of them;
+ * 0 when size <= 0 (not described). */
+int64_t topo__llc_share(int64_t size, int64_t sharing);
+/* The CPUs a sysfs CPU list names ("0-3,8,10-11", a newline allowed at
+ * the end), or 0 when s is not one. */
+int64_t topo__cpu_list_count(const char *s);
 /* Whether runs split their reset and first messages between the
  * participants by address (exec.c, homes): -1 where it helps (the
  * default), 0 never, 1 whenever the transport gives its slices (tests). */

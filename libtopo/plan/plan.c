@@ -1298,30 +1298,39 @@ int64_t topo_plan_messages(const topo_plan *p)
 	return p->ntransport;
 }
 
+int64_t topo__plan_kind_bytes(const struct topo_plan *p, int b)
+{
+	const struct topo__bufsizes *s = &p->buf[b];
+	int64_t total = 0;
+
+	if (s->each == NULL) {
+		/* n - 1 members of `all` and one of one_size */
+		int64_t k = p->n - 1;
+
+		if (s->all > 0 && k > INT64_MAX / s->all)
+			return INT64_MAX;
+		total = k * s->all;
+		return s->one_size > INT64_MAX - total ? INT64_MAX
+						       : total + s->one_size;
+	}
+	for (int32_t r = 0; r < p->n; r++) {
+		if (s->each[r] > INT64_MAX - total)
+			return INT64_MAX;
+		total += s->each[r];
+	}
+	return total;
+}
+
 int64_t topo_plan_buffer_bytes(const topo_plan *p)
 {
 	int64_t total = 0;
 
 	for (int b = 0; b < TOPO__NBUF; b++) {
-		const struct topo__bufsizes *s = &p->buf[b];
+		int64_t k = topo__plan_kind_bytes(p, b);
 
-		if (s->each == NULL) {
-			/* n - 1 members of `all` and one of one_size */
-			int64_t k = p->n - 1;
-
-			if (s->all > 0 && k > (INT64_MAX - total) / s->all)
-				return INT64_MAX;
-			total += k * s->all;
-			if (s->one_size > INT64_MAX - total)
-				return INT64_MAX;
-			total += s->one_size;
-			continue;
-		}
-		for (int32_t r = 0; r < p->n; r++) {
-			if (s->each[r] > INT64_MAX - total)
-				return INT64_MAX;
-			total += s->each[r];
-		}
+		if (k > INT64_MAX - total)
+			return INT64_MAX;
+		total += k;
 	}
 	return total;
 }

@@ -66,6 +66,19 @@
  * gather of 1 MiB blocks (32 MiB in all) took 1.75 times as long
  * streamed, alltoall 1.5, 2 members' bcast of 16 MiB 1.17; only 16
  * members' allreduce of 1 MiB gained (0.83-0.92), reduce 0.93-1.0.
+ * A virtual machine may describe its host's whole cache: a 2-vCPU Xeon
+ * guest's sysfs gives a 300 MiB L3 shared by its two CPUs, of which one
+ * thread reads 22-23 GB/s up to 32 MiB and 9 GB/s from 64 MiB, and with
+ * that 300 MiB nothing below 600 MiB streamed.  So a cache counts for at
+ * most LLC_PER_CPU for each CPU that shares it (topo__llc_share): 32 MiB
+ * there, streaming from 64 MiB.  Against the 300 MiB (medians of 3-5
+ * interleaved rounds): 16 members' bcast of 16 MiB 0.58, scatter, gather
+ * and allreduce of 16 MiB and alltoall of 1 MiB blocks 0.79-0.82,
+ * reduce-scatter of 1 MiB blocks 0.96, reduce of 16 MiB 1.08 (0.87-1.09);
+ * 2 members' scatter and gather of 16 MiB 0.91-0.93, bcast, reduce and
+ * allgather 0.96-1.00, reduce-scatter 1.04, allreduce 1.10 and alltoall
+ * 1.18 (which reading its sources back in the reset then took to 0.68:
+ * exec.c, warm_send).
  *
  * Fused copies.  A reduction starts its accumulator as a member's own
  * contribution, a local COPY of its SEND, and then REDUCEs the others'
@@ -89,6 +102,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__SSE2__)
@@ -101,6 +115,11 @@
 /* The last-level cache taken for one the system does not describe (see
  * the file comment). */
 #define LLC_UNKNOWN ((int64_t)32 << 20)
+/* The most last-level cache a CPU sharing it is taken to hold (see the
+ * file comment): no processor has more than 12 MiB of L3 a core (AMD's
+ * stacked-cache parts), so a larger share is a virtual machine's sysfs
+ * describing its host's whole cache. */
+#define LLC_PER_CPU ((int64_t)16 << 20)
 /* Copies of at least this many bytes may stream (see the file comment). */
 #define STREAM_MIN ((int64_t)64 << 10)
 
@@ -207,11 +226,67 @@ int topo__stream_run(int64_t need, int64_t llc)
 	return need / 2 >= llc;
 }
 
-/* The size of the largest cache of CPU 0 (Linux's sysfs), or 0 when it
- * cannot be read. */
+int64_t topo__llc_share(int64_t size, int64_t sharing)
+{
+	if (size <= 0)
+		return 0;
+	if (sharing < 1)
+		sharing = 1;
+	if (sharing < INT64_MAX / LLC_PER_CPU && size > sharing * LLC_PER_CPU)
+		return sharing * LLC_PER_CPU;
+	return size;
+}
+
+int64_t topo__cpu_list_count(const char *s)
+{
+	int64_t n = 0;
+
+	for (;;) {
+		char *end;
+		long a, b;
+
+		if (*s < '0' || *s > '9')
+			return 0;
+		a = strtol(s, &end, 10);
+		b = a;
+		s = end;
+		if (*s == '-') {
+			if (s[1] < '0' || s[1] > '9')
+				return 0;
+			b = strtol(s + 1, &end, 10);
+			s = end;
+		}
+		if (b < a || a < 0)
+			return 0;
+		n += (int64_t)(b - a) + 1;
+		if (*s != ',')
+			break;
+		s++;
+	}
+	return *s == '\0' || *s == '\n' ? n : 0;
+}
+
+/* The CPUs in the sysfs CPU list at path, or 0 when it cannot be read. */
+static int64_t cpu_list_file(const char *path)
+{
+	char line[4096];
+	FILE *f = fopen(path, "r");
+	int64_t n = 0;
+
+	if (f == NULL)
+		return 0;
+	if (fgets(line, sizeof(line), f) != NULL)
+		n = topo__cpu_list_count(line);
+	fclose(f);
+	return n;
+}
+
+/* The size of the largest cache of CPU 0 (Linux's sysfs), as far as the
+ * CPUs sharing it can hold it (topo__llc_share), or 0 when it cannot be
+ * read. */
 static int64_t last_level_cache(void)
 {
-	int64_t best = 0;
+	int64_t best = 0, sharing = 0;
 	int best_level = 0;
 
 	for (int i = 0; i < 16; i++) {
@@ -240,9 +315,14 @@ static int64_t last_level_cache(void)
 		if (level > best_level || (level == best_level && size > best)) {
 			best_level = level;
 			best = size;
+			snprintf(path, sizeof(path),
+				 "/sys/devices/system/cpu/cpu0/cache/index%d/"
+				 "shared_cpu_list",
+				 i);
+			sharing = cpu_list_file(path);
 		}
 	}
-	return best;
+	return topo__llc_share(best, sharing);
 }
 
 /* Streams a COPY's bytes into dst (the destination written whole, not

@@ -1025,6 +1025,43 @@ static void test_stream_run(void)
 	CHECK_INT(topo__stream_run(INT64_MAX, INT64_MAX), 0);
 }
 
+/* The cache streaming's rule takes: what its sharing CPUs can hold, at
+ * most 16 MiB each (a 2-vCPU guest describing its host's 300 MiB L3
+ * holds about 32); and the sysfs CPU lists that count them. */
+static void test_llc_share(void)
+{
+	const int64_t mib = (int64_t)1 << 20;
+
+	CHECK_INT(topo__llc_share(300 * mib, 2), 32 * mib);
+	CHECK_INT(topo__llc_share(32 * mib, 2), 32 * mib);
+	CHECK_INT(topo__llc_share(33 * mib, 2), 32 * mib);
+	CHECK_INT(topo__llc_share(8 * mib, 4), 8 * mib);
+	CHECK_INT(topo__llc_share(320 * mib, 64), 320 * mib);
+	CHECK_INT(topo__llc_share(300 * mib, 0), 16 * mib);
+	CHECK_INT(topo__llc_share(300 * mib, -3), 16 * mib);
+	CHECK_INT(topo__llc_share(0, 2), 0);
+	CHECK_INT(topo__llc_share(-1, 2), 0);
+	CHECK_INT(topo__llc_share(INT64_MAX, INT64_MAX), INT64_MAX);
+	CHECK_INT(topo__stream_run(64 * mib, topo__llc_share(300 * mib, 2)), 1);
+	CHECK_INT(topo__stream_run(64 * mib - 1,
+				   topo__llc_share(300 * mib, 2)),
+		  0);
+
+	CHECK_INT(topo__cpu_list_count("0-1\n"), 2);
+	CHECK_INT(topo__cpu_list_count("0"), 1);
+	CHECK_INT(topo__cpu_list_count("7\n"), 1);
+	CHECK_INT(topo__cpu_list_count("0-3,8,10-11\n"), 7);
+	CHECK_INT(topo__cpu_list_count("0-63"), 64);
+	CHECK_INT(topo__cpu_list_count(""), 0);
+	CHECK_INT(topo__cpu_list_count("\n"), 0);
+	CHECK_INT(topo__cpu_list_count("3-1"), 0);
+	CHECK_INT(topo__cpu_list_count("0-"), 0);
+	CHECK_INT(topo__cpu_list_count("0,"), 0);
+	CHECK_INT(topo__cpu_list_count("-1"), 0);
+	CHECK_INT(topo__cpu_list_count("0-1x"), 0);
+	CHECK_INT(topo__cpu_list_count("ff"), 0);
+}
+
 /* Streamed copies (topo__stream_copies): bytes at any alignment and
  * length land exactly, those around them untouched, whether streaming is
  * forced, refused or left to the arena's size; and whole runs of the
@@ -3643,6 +3680,7 @@ int main(void)
 	test_transport();
 	test_bufsizes_compact();
 	test_stream_run();
+	test_llc_share();
 	test_stream();
 	test_fuse();
 	test_part_transport();

@@ -299,6 +299,7 @@ int topo__plan_allgather_ring(struct topo_plan *p, topo_error *err);
 int topo__plan_allgather_recursive_doubling(struct topo_plan *p,
 					    topo_error *err);
 int topo__plan_allgather_bruck(struct topo_plan *p, topo_error *err);
+int topo__plan_allgather_direct(struct topo_plan *p, topo_error *err);
 int topo__plan_reduce_scatter_tree(struct topo_plan *p, topo_error *err);
 int topo__plan_reduce_scatter_ring(struct topo_plan *p, topo_error *err);
 int topo__plan_reduce_scatter_recursive_halving(struct topo_plan *p,

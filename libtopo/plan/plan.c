@@ -59,6 +59,7 @@ static const struct algo {
     {TOPO_OP_ALLGATHER, "recursive-doubling",
      topo__plan_allgather_recursive_doubling},
     {TOPO_OP_ALLGATHER, "bruck", topo__plan_allgather_bruck},
+    {TOPO_OP_ALLGATHER, "direct", topo__plan_allgather_direct},
     {TOPO_OP_REDUCE_SCATTER, "ring", topo__plan_reduce_scatter_ring},
     {TOPO_OP_REDUCE_SCATTER, "tree", topo__plan_reduce_scatter_tree},
     {TOPO_OP_REDUCE_SCATTER, "recursive-halving",
@@ -1103,18 +1104,22 @@ bool topo__group_on_one_node(const topo_group *g)
 }
 
 /* The algorithm of op when none is named: the first of op's, but for
- * reduce-scatter over a group on one node, direct (collrun(1): in one
- * memory reading another member's buffer costs no more than one's own, and
- * direct moves the fewest bytes; across nodes its n - 1 messages into each
- * member share that member's link, and ring is the default).  reduce's
- * default stays hierarchical everywhere, as SPEC.md section 8 has it. */
+ * reduce-scatter and allgather over a group on one node, direct
+ * (collrun(1): in one memory reading another member's buffer costs no
+ * more than one's own; reduce-scatter direct moves the fewest bytes, and
+ * allgather direct reads every block from its sender's send buffer, not
+ * from the member that passed it on; across nodes their n - 1 messages
+ * into each member share that member's link, and ring is the default).
+ * reduce's default stays hierarchical everywhere, as SPEC.md section 8
+ * has it. */
 static const struct algo *default_algorithm(enum topo_op op,
 					    const topo_group *g)
 {
-	const char *name =
-	    op == TOPO_OP_REDUCE_SCATTER && topo__group_on_one_node(g)
-		? "direct"
-		: NULL;
+	const char *name = (op == TOPO_OP_REDUCE_SCATTER ||
+			    op == TOPO_OP_ALLGATHER) &&
+				   topo__group_on_one_node(g)
+			       ? "direct"
+			       : NULL;
 
 	for (size_t i = 0; i < NALGOS; i++)
 		if (algos[i].op == op &&

@@ -35,6 +35,7 @@ for run in "bcast" "bcast --segment 16 --bytes 100" "scatter" \
 	"allreduce --algorithm tree -t binomial --segment 16" \
 	"allgather" "allgather --algorithm tree" \
 	"allgather --algorithm recursive-doubling" "allgather --algorithm bruck" \
+	"allgather --algorithm direct" \
 	"reduce-scatter" "reduce-scatter --algorithm tree --segment 16" \
 	"reduce-scatter --algorithm recursive-halving --op min" \
 	"reduce-scatter --algorithm direct --segment 16 --op max" \
@@ -53,7 +54,8 @@ cpus=$(nproc)
 # by both threads)
 for run in "bcast --bytes 1M" "scatter --algorithm direct --bytes 1M" \
 	"gather --bytes 64K" "reduce --bytes 256K" "allreduce --bytes 4K" \
-	"alltoall --bytes 1K" "barrier" "bcast --bytes 8"; do
+	"alltoall --bytes 1K" "allgather --algorithm direct --bytes 64K" \
+	"barrier" "bcast --bytes 8"; do
 	# shellcheck disable=SC2086
 	check "collrun $run --threads $cpus" "$B/collrun" $run --threads "$cpus" \
 	    --iterations 5 "$m"

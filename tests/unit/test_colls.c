@@ -1,10 +1,10 @@
 /*
  * test_colls.c - the collectives every member takes part in alike, as
  * plans: allreduce (tree, hierarchical, ring, recursive-doubling,
- * rabenseifner), allgather (ring, tree, recursive-doubling, bruck),
- * reduce-scatter (ring, tree, recursive-halving, direct), alltoall
- * (pairwise, bruck, direct) and barrier (dissemination, tree): 18
- * algorithms.
+ * rabenseifner), allgather (ring, tree, recursive-doubling, bruck,
+ * direct), reduce-scatter (ring, tree, recursive-halving, direct),
+ * alltoall (pairwise, bruck, direct) and barrier (dissemination, tree),
+ * and reduce direct: 20 algorithms.
  *
  * Every plan is replayed by the tests' own sequential executor
  * (algocheck.h, shared with test_algos.c), independent of exec.c and
@@ -90,6 +90,7 @@ static const struct algo {
     {TOPO_OP_BARRIER, "tree", TREES_ALL, 0},
     /* issue 13 (appended: indices above are fixed) */
     {TOPO_OP_REDUCE, "direct", TREES_ONE, 1},
+    {TOPO_OP_ALLGATHER, "direct", TREES_ONE, 0},
 };
 #define NALGOS (sizeof(algos) / sizeof(algos[0]))
 
@@ -742,7 +743,8 @@ static int closed_form(size_t ai, const topo_tree *t, int64_t B, int64_t ts,
 		return 1;
 	}
 	case TOPO_OP_ALLGATHER:
-		if (strcmp(a->name, "ring") == 0) {
+		if (strcmp(a->name, "ring") == 0 ||
+		    strcmp(a->name, "direct") == 0) {
 			*msgs = (int64_t)n * (n - 1);
 			*bytes = (int64_t)n * (n - 1) * B;
 		} else if (strcmp(a->name, "bruck") == 0) {

@@ -174,7 +174,7 @@ static void test_all_ops(void)
 					fixture_free(&f);
 				}
 	topo__exec_homes = -1;
-	CHECK_INT(runs, 2 * 2 * 27);
+	CHECK_INT(runs, 2 * 2 * 28);
 }
 
 /* ---------------------------------------------------------------------- */

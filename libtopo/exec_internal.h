@@ -342,6 +342,16 @@ struct topo__verify_error {
 
 /* A verification's deadline (topo__now() seconds; 0: none) and progress
  * callback; timed_out says whether it stopped at the deadline. */
+/* What a run's verifications keep from one iteration to the next
+ * (verify.c, reduce_all): the expected reduction of a reduce, allreduce
+ * or reduce-scatter, len bytes, once one verification has computed it
+ * whole; NULL before.  Zeroed to start; topo__verify_keep_free frees it. */
+struct topo__verify_keep {
+	unsigned char *reduced;
+	int64_t len;
+};
+void topo__verify_keep_free(struct topo__verify_keep *keep);
+
 struct topo__verify_time {
 	double deadline;
 	topo_progress_fn progress;
@@ -361,6 +371,8 @@ struct topo__verify_time {
 	int (*par)(void *pctx, int64_t n, void (*fn)(void *arg, int64_t k),
 		   void *arg);
 	void *pctx;
+	/* a run's: what its verifications keep (NULL: nothing) */
+	struct topo__verify_keep *keep;
 };
 
 /* Bytes checked in all from which a check is shared between threads

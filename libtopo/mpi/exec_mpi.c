@@ -351,9 +351,9 @@ int topo__run_mpi(const topo_plan *p, const struct topo_run_params *params,
 		double t0, t1, local[3], all[3];
 		int64_t counts[2], sums[2];
 		int w, flag[2] = {why, 0}, any[2];
-		struct topo__verify_time vt = {deadline, NULL,	   NULL, 0,
-					       false,	 0,	   0,	 x.e.mine,
-					       NULL,	 NULL};
+		struct topo__verify_time vt = {deadline, NULL, NULL, 0,
+					       false,	 0,    0,    x.e.mine,
+					       NULL,	 NULL, NULL};
 
 		if (flag[0] == FINE && topo__now() >= deadline)
 			flag[0] = T_BEFORE;

@@ -1656,8 +1656,9 @@ int topo__plan_run_transport(const topo_plan *p,
 	struct topo_run_params q;
 	struct run x = {0};
 	struct verify_ctx v;
+	struct topo__verify_keep keep = {NULL, 0};
 	struct topo__verify_time vt = {0,     NULL, NULL, 0,   false,
-				       0,     0,    NULL, NULL, NULL};
+				       0,     0,    NULL, NULL, NULL, &keep};
 	double next_progress = 0;
 	bool timed_out = false;
 	topo_report *r = NULL;
@@ -2012,6 +2013,7 @@ int topo__plan_run_transport(const topo_plan *p,
 	rc = 0;
 out:
 	topo__pool_free(x.pool);
+	topo__verify_keep_free(&keep);
 	x.tr->close(x.state);
 	topo__free(x.roots);
 	topo__free(x.home_roots);

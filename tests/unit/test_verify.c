@@ -1248,8 +1248,8 @@ static int par_reverse(void *pctx, int64_t n, void (*fn)(void *, int64_t),
 static int64_t verify_par(struct run *x, struct par_log *l,
 			  const uint8_t *mine, bool *timed_out)
 {
-	struct topo__verify_time vt = {0,     NULL, NULL, 0,	       false,
-				       0,     0,    mine, par_reverse, l};
+	struct topo__verify_time vt = {0,    NULL, NULL,	 0, false, 0,
+				       0,    mine, par_reverse, l,	 NULL};
 	int64_t got;
 
 	x->nerr = 0;
@@ -1357,6 +1357,148 @@ static void test_verify_par(void)
 	topo__verify_par_min = was;
 }
 
+/* verify_par with a run's keep (struct topo__verify_keep). */
+static int64_t verify_kept(struct run *x, struct par_log *l,
+			   struct topo__verify_keep *keep, bool *timed_out)
+{
+	struct topo__verify_time vt = {0,    NULL, NULL,	 0, false, 0,
+				       0,    NULL, par_reverse, l,	 keep};
+	int64_t got;
+
+	x->nerr = 0;
+	l->calls = 0;
+	l->tasks = 0;
+	got = topo__verify_until(&x->p, getbuf, x, x->count, collect, x,
+				 MAXERR, &vt);
+	*timed_out = vt.timed_out;
+	return got;
+}
+
+/* Whether x's errors are those of a check that keeps nothing, in the same
+ * order with the same texts. */
+static void same_as_unkept(struct run *x, const char *what)
+{
+	struct topo__verify_error kept[MAXERR];
+	int nkept = x->nerr;
+
+	memcpy(kept, x->errs, sizeof(kept));
+	CHECK_INT(verify(x, MAXERR), nkept);
+	for (int e = 0; e < nkept && e < x->nerr; e++)
+		CHECK(kept[e].rank == x->errs[e].rank &&
+			  strcmp(kept[e].kind, x->errs[e].kind) == 0 &&
+			  strcmp(kept[e].detail, x->errs[e].detail) == 0,
+		      "%s: error %d differs: rank %d \"%s\" against %d "
+		      "\"%s\"",
+		      what, e, kept[e].rank, kept[e].detail, x->errs[e].rank,
+		      x->errs[e].detail);
+}
+
+/* The reduction kept from one verification to the next (a run's keep):
+ * the first that completes keeps it whole, equal to what the members
+ * hold; the later ones use it (a kept byte changed is reported against
+ * the RECVs), still check every SEND by making the inputs again, and
+ * report what a check that keeps nothing reports; a verification the
+ * deadline cut short keeps nothing; a keep of another length is not
+ * used. */
+static void test_verify_keep(void)
+{
+	static const enum topo_op ops[] = {TOPO_OP_REDUCE, TOPO_OP_ALLREDUCE,
+					   TOPO_OP_REDUCE_SCATTER};
+	int64_t was = topo__verify_par_min;
+	struct par_log l;
+	bool late;
+	struct run x;
+
+	topo__verify_par_min = 0;
+	l.stop_after = -1;
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		enum topo_op op = ops[i];
+		const char *name = topo_op_name(op);
+		size_t nb = op == TOPO_OP_REDUCE_SCATTER ? 1760 : 3 * 4096 + 8;
+		int64_t len =
+		    op == TOPO_OP_REDUCE_SCATTER ? 7 * (int64_t)nb : (int64_t)nb;
+		int32_t holder = op == TOPO_OP_REDUCE ? 2 : 5;
+		int64_t roff = op == TOPO_OP_REDUCE_SCATTER ? holder * 1760 : 0;
+		struct topo__verify_keep keep = {NULL, 0};
+		unsigned char *s, *rv;
+
+		setup(&x, tree, op, TOPO_INT32, TOPO_SUM, nb, 2);
+		CHECK_INT(x.p.n, 7);
+		rv = x.mem[TOPO__RECV][holder];
+
+		/* A cut-short verification keeps nothing. */
+		l.stop_after = 1;
+		verify_kept(&x, &l, &keep, &late);
+		CHECK(late && keep.reduced == NULL, "%s: kept a partial "
+		      "reduction", name);
+		l.stop_after = -1;
+
+		/* The first whole one keeps it: the holder's RECV. */
+		CHECK_INT(verify_kept(&x, &l, &keep, &late), 0);
+		CHECK(!late && keep.reduced != NULL && keep.len == len,
+		      "%s: nothing kept (len %lld)", name, (long long)keep.len);
+		if (keep.reduced == NULL) {
+			run_free(&x);
+			continue;
+		}
+		CHECK(memcmp(keep.reduced + roff, rv,
+			     op == TOPO_OP_REDUCE_SCATTER ? nb : (size_t)len) ==
+			  0,
+		      "%s: kept reduction differs from the result", name);
+		{
+			unsigned char *first = keep.reduced;
+
+			CHECK_INT(verify_kept(&x, &l, &keep, &late), 0);
+			CHECK(keep.reduced == first,
+			      "%s: the kept reduction was made again", name);
+			CHECK_INT(l.tasks, 4); /* SENDs still checked */
+		}
+
+		/* A changed SEND is found without the reduction made again,
+		 * as a check that keeps nothing finds it. */
+		s = x.mem[TOPO__SEND][4];
+		s[4096 + 9] ^= 0x10;
+		CHECK(verify_kept(&x, &l, &keep, &late) >= 1,
+		      "%s: changed SEND not found with a kept reduction", name);
+		same_as_unkept(&x, name);
+		s[4096 + 9] ^= 0x10;
+
+		/* A wrong RECV byte, likewise. */
+		rv[17] ^= 0x40;
+		CHECK_INT(verify_kept(&x, &l, &keep, &late), 1);
+		CHECK(x.nerr == 1 && x.errs[0].rank == holder &&
+			  STARTS(x.errs[0].detail, "receive buffer byte 17 "),
+		      "%s: wrong RECV not reported", name);
+		same_as_unkept(&x, name);
+		rv[17] ^= 0x40;
+
+		/* The kept bytes are what RECVs are compared with: one
+		 * changed there is reported against every RECV holding it,
+		 * which a fresh reduction finds right. */
+		keep.reduced[roff + 3] ^= 1;
+		CHECK_INT(verify_kept(&x, &l, &keep, &late),
+			  op == TOPO_OP_ALLREDUCE ? 7 : 1);
+		CHECK(x.nerr >= 1 && x.errs[x.nerr - 1].rank ==
+					 (op == TOPO_OP_ALLREDUCE ? 6 : holder),
+		      "%s: the kept reduction is not the one used", name);
+		CHECK_INT(verify(&x, MAXERR), 0);
+		keep.reduced[roff + 3] ^= 1;
+
+		/* A keep of another length is left alone: a reduction is
+		 * made for this check, and kept instead. */
+		keep.len--;
+		CHECK_INT(verify_kept(&x, &l, &keep, &late), 0);
+		CHECK_INT(keep.len, len);
+		topo__verify_keep_free(&keep);
+		CHECK(keep.reduced == NULL && keep.len == 0, "%s: keep freed",
+		      name);
+		topo__verify_keep_free(&keep);
+		topo__verify_keep_free(NULL);
+		run_free(&x);
+	}
+	topo__verify_par_min = was;
+}
+
 /* Whether the last verify_par reported the errors that one thread's check
  * reports, in the same order. */
 static void same_as_serial(struct run *x, const char *what)
@@ -1439,7 +1581,8 @@ static void test_verify_members(void)
 		l.calls = 0;
 		{
 			struct topo__verify_time vt = {
-			    0, NULL, NULL, 0, false, 0, 0, NULL, par_reverse, &l};
+			    0,	  NULL, NULL,	     0,	 false,
+			    0,	  0,	NULL, par_reverse, &l,	 NULL};
 
 			x.nerr = 0;
 			CHECK(topo__verify_until(&x.p, getbuf, &x, x.count,
@@ -1739,6 +1882,7 @@ int main(void)
 	test_pattern_pieces();
 	test_pattern_values();
 	test_verify_par();
+	test_verify_keep();
 	test_verify_members();
 	test_reduce_inputs();
 	test_reduce_order();

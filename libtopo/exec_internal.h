@@ -557,8 +557,8 @@ extern int topo__stream_copies;
  * described; 32 MiB is taken). */
 int topo__stream_run(int64_t need, int64_t llc);
 /* The last-level cache taken for streaming's rule: size bytes shared by
- * sharing CPUs (< 1: taken as 1), but at most 16 MiB for each of them;
- * 0 when size <= 0 (not described). */
+ * sharing CPUs, but at most 16 MiB for each of them (sharing < 1, not
+ * known: size); 0 when size <= 0 (not described). */
 int64_t topo__llc_share(int64_t size, int64_t sharing);
 /* The CPUs a sysfs CPU list names ("0-3,8,10-11", a newline allowed at
  * the end), or 0 when s is not one. */

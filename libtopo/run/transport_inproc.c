@@ -120,6 +120,8 @@
  * stacked-cache parts), so a larger share is a virtual machine's sysfs
  * describing its host's whole cache. */
 #define LLC_PER_CPU ((int64_t)16 << 20)
+/* The largest CPU number a sysfs CPU list is taken to hold. */
+#define CPU_MAX (1L << 24)
 /* Copies of at least this many bytes may stream (see the file comment). */
 #define STREAM_MIN ((int64_t)64 << 10)
 
@@ -230,9 +232,9 @@ int64_t topo__llc_share(int64_t size, int64_t sharing)
 {
 	if (size <= 0)
 		return 0;
-	if (sharing < 1)
-		sharing = 1;
-	if (sharing < INT64_MAX / LLC_PER_CPU && size > sharing * LLC_PER_CPU)
+	/* (who shares it not known: as described) */
+	if (sharing >= 1 && sharing < INT64_MAX / LLC_PER_CPU &&
+	    size > sharing * LLC_PER_CPU)
 		return sharing * LLC_PER_CPU;
 	return size;
 }
@@ -256,7 +258,8 @@ int64_t topo__cpu_list_count(const char *s)
 			b = strtol(s + 1, &end, 10);
 			s = end;
 		}
-		if (b < a || a < 0)
+		/* (CPU numbers far beyond any machine's: not a list) */
+		if (b < a || b > CPU_MAX)
 			return 0;
 		n += (int64_t)(b - a) + 1;
 		if (*s != ',')

@@ -1027,7 +1027,8 @@ static void test_stream_run(void)
 
 /* The cache streaming's rule takes: what its sharing CPUs can hold, at
  * most 16 MiB each (a 2-vCPU guest describing its host's 300 MiB L3
- * holds about 32); and the sysfs CPU lists that count them. */
+ * holds about 32), the size as described where who shares it is not
+ * known; and the sysfs CPU lists that count them. */
 static void test_llc_share(void)
 {
 	const int64_t mib = (int64_t)1 << 20;
@@ -1037,8 +1038,9 @@ static void test_llc_share(void)
 	CHECK_INT(topo__llc_share(33 * mib, 2), 32 * mib);
 	CHECK_INT(topo__llc_share(8 * mib, 4), 8 * mib);
 	CHECK_INT(topo__llc_share(320 * mib, 64), 320 * mib);
-	CHECK_INT(topo__llc_share(300 * mib, 0), 16 * mib);
-	CHECK_INT(topo__llc_share(300 * mib, -3), 16 * mib);
+	CHECK_INT(topo__llc_share(300 * mib, 1), 16 * mib);
+	CHECK_INT(topo__llc_share(300 * mib, 0), 300 * mib);
+	CHECK_INT(topo__llc_share(300 * mib, -3), 300 * mib);
 	CHECK_INT(topo__llc_share(0, 2), 0);
 	CHECK_INT(topo__llc_share(-1, 2), 0);
 	CHECK_INT(topo__llc_share(INT64_MAX, INT64_MAX), INT64_MAX);
@@ -1060,6 +1062,9 @@ static void test_llc_share(void)
 	CHECK_INT(topo__cpu_list_count("-1"), 0);
 	CHECK_INT(topo__cpu_list_count("0-1x"), 0);
 	CHECK_INT(topo__cpu_list_count("ff"), 0);
+	CHECK_INT(topo__cpu_list_count("16777216"), 1);
+	CHECK_INT(topo__cpu_list_count("0-16777217"), 0);
+	CHECK_INT(topo__cpu_list_count("0-99999999999999999999999"), 0);
 }
 
 /* Streamed copies (topo__stream_copies): bytes at any alignment and

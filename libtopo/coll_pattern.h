@@ -131,10 +131,14 @@ static inline int64_t topo__fold_run_lo(const struct topo__fold *f, int32_t nr)
 
 /* alltoall pairwise's n rounds (coll/alltoall/pairwise.c): round s, every
  * member r sends its block to (r + s) mod n (r XOR s when chained and n is
- * a power of two), round 0 the local copies; chained: each member's sends
- * wait for its send of the round before (pairwise), else none (direct).
- * name is the algorithm's, for the refusal beyond 2^30 messages. */
-int topo__alltoall_rounds(struct topo_plan *p, const char *name, int chained,
+ * a power of two), round 0 the local copies; ROUNDS_CHAINED: each member's
+ * sends wait for its send of the round before (pairwise), else none
+ * (direct); ROUNDS_ONE_BLOCK: every member sends the one block of its
+ * SEND (B bytes) to all (allgather direct), not block d of n to member d.
+ * name is the algorithm's ("alltoall direct"), for the refusal beyond 2^30
+ * messages. */
+enum { ROUNDS_CHAINED = 1, ROUNDS_ONE_BLOCK = 2 };
+int topo__alltoall_rounds(struct topo_plan *p, const char *name, int flags,
 			  topo_error *err);
 
 /* The barriers' common parts (coll/barrier/tree.c): the receipt slots

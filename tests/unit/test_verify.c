@@ -1245,11 +1245,14 @@ static int par_reverse(void *pctx, int64_t n, void (*fn)(void *, int64_t),
 	return 0;
 }
 
-static int64_t verify_par(struct run *x, struct par_log *l,
-			  const uint8_t *mine, bool *timed_out)
+/* A check through par_reverse for the members mine holds (NULL: all),
+ * keeping what a run keeps in keep (NULL: nothing). */
+static int64_t verify_with(struct run *x, struct par_log *l,
+			   const uint8_t *mine, struct topo__verify_keep *keep,
+			   bool *timed_out)
 {
 	struct topo__verify_time vt = {0,    NULL, NULL,	 0, false, 0,
-				       0,    mine, par_reverse, l,	 NULL};
+				       0,    mine, par_reverse, l,	 keep};
 	int64_t got;
 
 	x->nerr = 0;
@@ -1259,6 +1262,12 @@ static int64_t verify_par(struct run *x, struct par_log *l,
 				 MAXERR, &vt);
 	*timed_out = vt.timed_out;
 	return got;
+}
+
+static int64_t verify_par(struct run *x, struct par_log *l,
+			  const uint8_t *mine, bool *timed_out)
+{
+	return verify_with(x, l, mine, NULL, timed_out);
 }
 
 /* The reductions' check, shared out in tasks of 4096 positions: the same
@@ -1357,39 +1366,22 @@ static void test_verify_par(void)
 	topo__verify_par_min = was;
 }
 
-/* verify_par with a run's keep (struct topo__verify_keep). */
-static int64_t verify_kept(struct run *x, struct par_log *l,
-			   struct topo__verify_keep *keep, bool *timed_out)
+/* Whether the last verify_par reported the errors that one thread's check
+ * reports, in the same order. */
+static void same_as_serial(struct run *x, const char *what)
 {
-	struct topo__verify_time vt = {0,    NULL, NULL,	 0, false, 0,
-				       0,    NULL, par_reverse, l,	 keep};
-	int64_t got;
+	struct topo__verify_error par[MAXERR];
+	int npar = x->nerr;
 
-	x->nerr = 0;
-	l->calls = 0;
-	l->tasks = 0;
-	got = topo__verify_until(&x->p, getbuf, x, x->count, collect, x,
-				 MAXERR, &vt);
-	*timed_out = vt.timed_out;
-	return got;
-}
-
-/* Whether x's errors are those of a check that keeps nothing, in the same
- * order with the same texts. */
-static void same_as_unkept(struct run *x, const char *what)
-{
-	struct topo__verify_error kept[MAXERR];
-	int nkept = x->nerr;
-
-	memcpy(kept, x->errs, sizeof(kept));
-	CHECK_INT(verify(x, MAXERR), nkept);
-	for (int e = 0; e < nkept && e < x->nerr; e++)
-		CHECK(kept[e].rank == x->errs[e].rank &&
-			  strcmp(kept[e].kind, x->errs[e].kind) == 0 &&
-			  strcmp(kept[e].detail, x->errs[e].detail) == 0,
+	memcpy(par, x->errs, sizeof(par));
+	CHECK_INT(verify(x, MAXERR), npar);
+	for (int e = 0; e < npar && e < x->nerr; e++)
+		CHECK(par[e].rank == x->errs[e].rank &&
+			  strcmp(par[e].kind, x->errs[e].kind) == 0 &&
+			  strcmp(par[e].detail, x->errs[e].detail) == 0,
 		      "%s: error %d differs: rank %d \"%s\" against %d "
 		      "\"%s\"",
-		      what, e, kept[e].rank, kept[e].detail, x->errs[e].rank,
+		      what, e, par[e].rank, par[e].detail, x->errs[e].rank,
 		      x->errs[e].detail);
 }
 
@@ -1428,13 +1420,13 @@ static void test_verify_keep(void)
 
 		/* A cut-short verification keeps nothing. */
 		l.stop_after = 1;
-		verify_kept(&x, &l, &keep, &late);
+		verify_with(&x, &l, NULL, &keep, &late);
 		CHECK(late && keep.reduced == NULL, "%s: kept a partial "
 		      "reduction", name);
 		l.stop_after = -1;
 
 		/* The first whole one keeps it: the holder's RECV. */
-		CHECK_INT(verify_kept(&x, &l, &keep, &late), 0);
+		CHECK_INT(verify_with(&x, &l, NULL, &keep, &late), 0);
 		CHECK(!late && keep.reduced != NULL && keep.len == len,
 		      "%s: nothing kept (len %lld)", name, (long long)keep.len);
 		if (keep.reduced == NULL) {
@@ -1448,7 +1440,7 @@ static void test_verify_keep(void)
 		{
 			unsigned char *first = keep.reduced;
 
-			CHECK_INT(verify_kept(&x, &l, &keep, &late), 0);
+			CHECK_INT(verify_with(&x, &l, NULL, &keep, &late), 0);
 			CHECK(keep.reduced == first,
 			      "%s: the kept reduction was made again", name);
 			CHECK_INT(l.tasks, 4); /* SENDs still checked */
@@ -1458,25 +1450,25 @@ static void test_verify_keep(void)
 		 * as a check that keeps nothing finds it. */
 		s = x.mem[TOPO__SEND][4];
 		s[4096 + 9] ^= 0x10;
-		CHECK(verify_kept(&x, &l, &keep, &late) >= 1,
+		CHECK(verify_with(&x, &l, NULL, &keep, &late) >= 1,
 		      "%s: changed SEND not found with a kept reduction", name);
-		same_as_unkept(&x, name);
+		same_as_serial(&x, name);
 		s[4096 + 9] ^= 0x10;
 
 		/* A wrong RECV byte, likewise. */
 		rv[17] ^= 0x40;
-		CHECK_INT(verify_kept(&x, &l, &keep, &late), 1);
+		CHECK_INT(verify_with(&x, &l, NULL, &keep, &late), 1);
 		CHECK(x.nerr == 1 && x.errs[0].rank == holder &&
 			  STARTS(x.errs[0].detail, "receive buffer byte 17 "),
 		      "%s: wrong RECV not reported", name);
-		same_as_unkept(&x, name);
+		same_as_serial(&x, name);
 		rv[17] ^= 0x40;
 
 		/* The kept bytes are what RECVs are compared with: one
 		 * changed there is reported against every RECV holding it,
 		 * which a fresh reduction finds right. */
 		keep.reduced[roff + 3] ^= 1;
-		CHECK_INT(verify_kept(&x, &l, &keep, &late),
+		CHECK_INT(verify_with(&x, &l, NULL, &keep, &late),
 			  op == TOPO_OP_ALLREDUCE ? 7 : 1);
 		CHECK(x.nerr >= 1 && x.errs[x.nerr - 1].rank ==
 					 (op == TOPO_OP_ALLREDUCE ? 6 : holder),
@@ -1487,7 +1479,7 @@ static void test_verify_keep(void)
 		/* A keep of another length is left alone: a reduction is
 		 * made for this check, and kept instead. */
 		keep.len--;
-		CHECK_INT(verify_kept(&x, &l, &keep, &late), 0);
+		CHECK_INT(verify_with(&x, &l, NULL, &keep, &late), 0);
 		CHECK_INT(keep.len, len);
 		topo__verify_keep_free(&keep);
 		CHECK(keep.reduced == NULL && keep.len == 0, "%s: keep freed",
@@ -1497,25 +1489,6 @@ static void test_verify_keep(void)
 		run_free(&x);
 	}
 	topo__verify_par_min = was;
-}
-
-/* Whether the last verify_par reported the errors that one thread's check
- * reports, in the same order. */
-static void same_as_serial(struct run *x, const char *what)
-{
-	struct topo__verify_error par[MAXERR];
-	int npar = x->nerr;
-
-	memcpy(par, x->errs, sizeof(par));
-	CHECK_INT(verify(x, MAXERR), npar);
-	for (int e = 0; e < npar && e < x->nerr; e++)
-		CHECK(par[e].rank == x->errs[e].rank &&
-			  strcmp(par[e].kind, x->errs[e].kind) == 0 &&
-			  strcmp(par[e].detail, x->errs[e].detail) == 0,
-		      "%s: error %d differs: rank %d \"%s\" against %d "
-		      "\"%s\"",
-		      what, e, par[e].rank, par[e].detail, x->errs[e].rank,
-		      x->errs[e].detail);
 }
 
 /* The members' checks, shared out in tasks of 2 members (7 members: 4

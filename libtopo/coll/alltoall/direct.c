@@ -31,5 +31,5 @@
 /* pairwise's rounds without its chains (coll/alltoall/pairwise.c). */
 int topo__plan_alltoall_direct(struct topo_plan *p, topo_error *err)
 {
-	return topo__alltoall_rounds(p, "direct", 0, err);
+	return topo__alltoall_rounds(p, "alltoall direct", 0, err);
 }

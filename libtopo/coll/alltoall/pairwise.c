@@ -39,24 +39,26 @@
 /* More messages than this is refused (plan.c's limit too). */
 #define ALLTOALL_MAX_MESSAGES ((int64_t)1 << 30)
 
-int topo__alltoall_rounds(struct topo_plan *p, const char *name, int chained,
+int topo__alltoall_rounds(struct topo_plan *p, const char *name, int flags,
 			  topo_error *err)
 {
 	int32_t n = p->n;
 	int64_t B = (int64_t)p->params.bytes, slot0 = -1;
 	int64_t msgs = (int64_t)n * n;
+	bool chained = flags & ROUNDS_CHAINED, one = flags & ROUNDS_ONE_BLOCK;
 	bool pow2 = chained && (n & (n - 1)) == 0;
 	struct topo__msg m;
 	int rc = 0;
 
 	if (msgs > ALLTOALL_MAX_MESSAGES)
 		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
-				 "alltoall %s over %d members needs %lld "
+				 "%s over %d members needs %lld "
 				 "messages (n^2); at most %lld are planned",
 				 name, (int)n, (long long)msgs,
 				 (long long)ALLTOALL_MAX_MESSAGES);
 	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		rc = topo__plan_bufsize(p, TOPO__SEND, r, (int64_t)n * B, err);
+		rc = topo__plan_bufsize(p, TOPO__SEND, r,
+					one ? B : (int64_t)n * B, err);
 		if (rc == 0)
 			rc = topo__plan_bufsize(p, TOPO__RECV, r,
 						(int64_t)n * B, err);
@@ -85,7 +87,7 @@ int topo__alltoall_rounds(struct topo_plan *p, const char *name, int chained,
 
 			m.src = r;
 			m.dst = d;
-			m.soff = (int64_t)d * B;
+			m.soff = one ? 0 : (int64_t)d * B;
 			m.doff = (int64_t)r * B;
 			m.slot = s == 0 ? -1 : slot0 + d;
 			rc = topo__plan_msg(p, &m, &id, err);
@@ -97,5 +99,6 @@ int topo__alltoall_rounds(struct topo_plan *p, const char *name, int chained,
 
 int topo__plan_alltoall_pairwise(struct topo_plan *p, topo_error *err)
 {
-	return topo__alltoall_rounds(p, "pairwise", 1, err);
+	return topo__alltoall_rounds(p, "alltoall pairwise", ROUNDS_CHAINED,
+				     err);
 }

@@ -257,12 +257,18 @@ int topo__plan_segment(const struct topo_plan *p, int64_t total,
 /*
  * The automatic segment of the segmented trees (bcast flood, reduce and
  * allreduce tree and hierarchical), from TOPO__AUTO_SEGMENT_MIN bytes per
- * member: TOPO__AUTO_SEGMENT_NODE for a group on one node, else
- * TOPO__AUTO_SEGMENT (plan.c says why).
+ * member: TOPO__AUTO_SEGMENT across nodes; on one node
+ * TOPO__AUTO_SEGMENT_NODE, or for a reduction of at least
+ * TOPO__AUTO_SEGMENT_LONG_MEMBERS members half of the bytes, rounded down
+ * to TOPO__AUTO_SEGMENT_ROUND, within TOPO__AUTO_SEGMENT_NODE and
+ * TOPO__AUTO_SEGMENT_LONG (plan.c says why).
  */
 #define TOPO__AUTO_SEGMENT_MIN ((int64_t)256 << 10)
 #define TOPO__AUTO_SEGMENT ((int64_t)64 << 10)
 #define TOPO__AUTO_SEGMENT_NODE ((int64_t)256 << 10)
+#define TOPO__AUTO_SEGMENT_LONG ((int64_t)1 << 20)
+#define TOPO__AUTO_SEGMENT_LONG_MEMBERS 4
+#define TOPO__AUTO_SEGMENT_ROUND ((int64_t)4096)
 int64_t topo__auto_segment(const struct topo_plan *p);
 /* Whether every member of g is on one node of its machine. */
 bool topo__group_on_one_node(const topo_group *g);

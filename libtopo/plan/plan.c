@@ -404,11 +404,41 @@ int topo__plan_segment(const struct topo_plan *p, int64_t total,
  *                      16 members   0.89 0.73 0.80 0.86
  *   bcast,              2 members   1.09 1.00 0.97 0.96
  *                      16 members   0.69 0.91 0.87 0.84
+ *
+ * A reduction of 4 members or more on one node reads longer runs: half
+ * of B, within 256 KiB to 1 MiB (a multiple of 4 KiB, so of every type's
+ * size).  Every segment's accumulator takes n - 1 contributions, each
+ * read from memory in one run of the segment's length, and runs of 1 MiB
+ * are what the copy limit's sums read (tests/bench/copy_ideal.c).
+ * Measured 2026-12-01 on a 2-vCPU AMD EPYC guest (32 MiB L3): collrun
+ * --threads 2, --verify last, int32 sum, the half-of-B segment against
+ * 256 KiB ones, medians over 5-7 interleaved rounds of each run's median,
+ * new time / old at 1, 2 and 16 MiB per member (4 MiB: 1 MiB segments):
+ *   reduce,            16 members   0.91 0.65 0.81 (4 MiB 0.87)
+ *                       8 members   0.98 0.85 0.88
+ *                       4 members   0.96 0.97 0.90
+ *                       2 members   0.99 1.00 1.09
+ *   allreduce,         16 members   0.84 0.80 0.87 (4 MiB 0.97)
+ *                       8 members   0.97 0.61 0.89
+ *                       4 members   0.98 0.87 0.94
+ *                       2 members   0.96 0.98 1.07
+ * Two members keep 256 KiB; so does bcast (16 members at 16 MiB 1.03
+ * with 1 MiB segments, 2 members 1.16), whose forwards read nothing
+ * twice.
  */
 int64_t topo__auto_segment(const struct topo_plan *p)
 {
-	return topo__group_on_one_node(p->t->g) ? TOPO__AUTO_SEGMENT_NODE
-						: TOPO__AUTO_SEGMENT;
+	int64_t half = (int64_t)(p->params.bytes / 2);
+
+	if (!topo__group_on_one_node(p->t->g))
+		return TOPO__AUTO_SEGMENT;
+	if (p->params.op == TOPO_OP_BCAST ||
+	    p->n < TOPO__AUTO_SEGMENT_LONG_MEMBERS)
+		return TOPO__AUTO_SEGMENT_NODE;
+	half -= half % TOPO__AUTO_SEGMENT_ROUND;
+	if (half > TOPO__AUTO_SEGMENT_LONG)
+		return TOPO__AUTO_SEGMENT_LONG;
+	return half > TOPO__AUTO_SEGMENT_NODE ? half : TOPO__AUTO_SEGMENT_NODE;
 }
 
 int topo__plan_segments_fit(const struct topo_plan *p, int64_t nseg,

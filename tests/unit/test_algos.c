@@ -1332,11 +1332,13 @@ static void test_nomem(const topo_machine *m)
 
 /* ---------------------------------------------------------------------- */
 
-/* The automatic segment (topo__auto_segment): 256 KiB for a group on
- * one node, 64 KiB across nodes, from 256 KiB per member; whole below;
- * a segment asked for is kept.  Seen in the plans of bcast flood, reduce
- * and allreduce over the tree and the hierarchical tree: the longest
- * message, and how many segments (distinct destination offsets) cut B. */
+/* The automatic segment (topo__auto_segment), from 256 KiB per member,
+ * whole below, a segment asked for kept: across nodes 64 KiB; on one node
+ * 256 KiB, but for a reduction of 4 members or more half the bytes,
+ * rounded down to 4 KiB, within 256 KiB and 1 MiB.  Seen in the plans of
+ * bcast flood, reduce and allreduce over the tree and the hierarchical
+ * tree: the longest message, and how many segments (distinct destination
+ * offsets) cut B. */
 static void test_auto_segments(const topo_machine *m)
 {
 	static const struct {
@@ -1347,23 +1349,32 @@ static void test_auto_segments(const topo_machine *m)
 		     {TOPO_OP_REDUCE, "hierarchical", "hierarchical"},
 		     {TOPO_OP_ALLREDUCE, "tree", "binomial"},
 		     {TOPO_OP_ALLREDUCE, "hierarchical", "hierarchical"}};
-	/* bytes, segment asked for, and the segment wanted on one node and
+	/* bytes, segment asked for, and the segment wanted: on node 2 (4
+	 * members) for a reduction and for bcast, on node 0 (3 members), and
 	 * across nodes */
-	static const int64_t sizes[][4] = {
-	    {1 << 20, 0, 256 << 10, 64 << 10},
-	    {512 << 10, 0, 256 << 10, 64 << 10},
-	    {256 << 10, 0, 256 << 10, 64 << 10},
-	    {(256 << 10) - 4, 0, (256 << 10) - 4, (256 << 10) - 4},
-	    {1 << 20, 64 << 10, 64 << 10, 64 << 10},
-	    {1 << 20, 512 << 10, 512 << 10, 512 << 10}};
-	/* node 2 of machine a: 4 tasks on one node; all: 4 nodes */
-	const char *specs[2] = {"node 2", "all"};
+	static const int64_t sizes[][6] = {
+	    {1 << 20, 0, 512 << 10, 256 << 10, 256 << 10, 64 << 10},
+	    {4 << 20, 0, 1 << 20, 256 << 10, 256 << 10, 64 << 10},
+	    {2 << 20, 0, 1 << 20, 256 << 10, 256 << 10, 64 << 10},
+	    {(1 << 20) + (12 << 10) + 4, 0, 516 << 10, 256 << 10, 256 << 10,
+	     64 << 10},
+	    {(512 << 10) + 8188, 0, 256 << 10, 256 << 10, 256 << 10, 64 << 10},
+	    {512 << 10, 0, 256 << 10, 256 << 10, 256 << 10, 64 << 10},
+	    {256 << 10, 0, 256 << 10, 256 << 10, 256 << 10, 64 << 10},
+	    {(256 << 10) - 4, 0, (256 << 10) - 4, (256 << 10) - 4,
+	     (256 << 10) - 4, (256 << 10) - 4},
+	    {1 << 20, 64 << 10, 64 << 10, 64 << 10, 64 << 10, 64 << 10},
+	    {4 << 20, 256 << 10, 256 << 10, 256 << 10, 256 << 10, 256 << 10},
+	    {1 << 20, 512 << 10, 512 << 10, 512 << 10, 512 << 10, 512 << 10}};
+	/* machine a: node 2 has 4 tasks, node 0 3; all: 4 nodes */
+	const char *specs[3] = {"node 2", "node 0", "all"};
 
-	for (int one = 0; one < 2; one++) {
-		topo_group *g = group(m, specs[one]);
+	for (int sp = 0; sp < 3; sp++) {
+		topo_group *g = group(m, specs[sp]);
 
-		CHECK(topo__group_on_one_node(g) == (one == 0),
-		      "%s on one node", specs[one]);
+		CHECK(topo__group_on_one_node(g) == (sp < 2), "%s on one node",
+		      specs[sp]);
+		CHECK_INT(g->size, sp == 0 ? 4 : sp == 1 ? 3 : 10);
 		for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 			topo_tree *t = tree(g, cases[c].shape);
 
@@ -1372,9 +1383,13 @@ static void test_auto_segments(const topo_machine *m)
 				struct topo_plan_params pp;
 				topo_plan *p = NULL;
 				topo_error err;
-				int64_t B = sizes[z][0],
-					want = sizes[z][2 + one], longest = 0,
-					nseg = 0, offs[64];
+				int64_t B = sizes[z][0], longest = 0,
+					nseg = 0, offs[64],
+					want = sp == 0 ? sizes[z][cases[c].op ==
+								  TOPO_OP_BCAST
+							      ? 3
+							      : 2]
+					       : sizes[z][3 + sp];
 
 				topo_plan_params_init(&pp, sizeof(pp),
 						      cases[c].op);
@@ -1409,14 +1424,14 @@ static void test_auto_segments(const topo_machine *m)
 				      "%s %s over %s, %lld bytes, segment "
 				      "%lld: longest message %lld, want %lld",
 				      topo_op_name(cases[c].op), cases[c].algo,
-				      specs[one], (long long)B,
+				      specs[sp], (long long)B,
 				      (long long)sizes[z][1],
 				      (long long)longest, (long long)want);
 				CHECK(nseg == (B + want - 1) / want,
 				      "%s %s over %s, %lld bytes: %lld "
 				      "segments, want %lld",
 				      topo_op_name(cases[c].op), cases[c].algo,
-				      specs[one], (long long)B, (long long)nseg,
+				      specs[sp], (long long)B, (long long)nseg,
 				      (long long)((B + want - 1) / want));
 				topo_plan_free(p);
 			}

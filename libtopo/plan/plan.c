@@ -428,13 +428,14 @@ int topo__plan_segment(const struct topo_plan *p, int64_t total,
  */
 int64_t topo__auto_segment(const struct topo_plan *p)
 {
-	int64_t half = (int64_t)(p->params.bytes / 2);
+	int64_t half;
 
 	if (!topo__group_on_one_node(p->t->g))
 		return TOPO__AUTO_SEGMENT;
-	if (p->params.op == TOPO_OP_BCAST ||
+	if (!topo_op_reduces(p->params.op) ||
 	    p->n < TOPO__AUTO_SEGMENT_LONG_MEMBERS)
 		return TOPO__AUTO_SEGMENT_NODE;
+	half = (int64_t)(p->params.bytes / 2);
 	half -= half % TOPO__AUTO_SEGMENT_ROUND;
 	if (half > TOPO__AUTO_SEGMENT_LONG)
 		return TOPO__AUTO_SEGMENT_LONG;

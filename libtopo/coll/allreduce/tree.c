@@ -31,8 +31,8 @@
  *
  * Segmentation: params.segment > 0 (a multiple of the type size) cuts B
  * into segments of that size; 0 picks topo__auto_segment once B reaches
- * 256 KiB, as reduce and bcast do: 64 KiB, or 256 KiB for a group on one
- * node (plan.c).
+ * 256 KiB, as reduce does: 64 KiB, or for a group on one node 256 KiB,
+ * from 4 members half of B within 256 KiB and 1 MiB (plan.c).
  *
  * Receipt slots: one per (segment, member), slot0 + rank within a
  * segment, expecting the member's number of children (the REDUCEs into

@@ -23,8 +23,9 @@
  *
  * Segmentation: params.segment > 0 (a multiple of the type size) cuts B
  * into segments of that size; 0 picks topo__auto_segment bytes once B
- * reaches 256 KiB, as bcast does: 64 KiB, or 256 KiB for a group on one
- * node (below, and plan.c).  Each segment is the plan above
+ * reaches 256 KiB, as bcast does: 64 KiB, or for a group on one node 256
+ * KiB, from 4 members half of B within 256 KiB and 1 MiB (below, and
+ * plan.c).  Each segment is the plan above
  * over its own bytes [off, off + len) of every buffer, with its own
  * receipt slots, so a member's segment k goes up as soon as segment k of
  * its children is in, while segment k + 1 is still being combined below.

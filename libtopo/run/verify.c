@@ -95,13 +95,17 @@
 	} while (0)
 
 /*
- * The loops that make patterns have two more copies for x86-64
- * processors, one for SSE4.1 and one for AVX2, the widest the processor
- * has taken: SSE4.1's pmulld multiplies four 32-bit lanes in one
- * instruction, which the baseline SSE2 must emulate with shuffles (a third
- * less time per element on the machine of issue 13), and AVX2's eight
+ * The loops that make patterns have three more copies for x86-64
+ * processors, for SSE4.1, AVX2 and AVX-512 (F, BW and VL), the widest the
+ * processor has taken: SSE4.1's pmulld multiplies four 32-bit lanes in
+ * one instruction, which the baseline SSE2 must emulate with shuffles (a
+ * third less time per element on the machine of issue 13), AVX2's eight
  * (a verification's pause 0.72-0.85 of SSE4.1's on the EPYC guest of
- * issue 13's bench).  Chosen by a test on first use, not by an ifunc: an
+ * issue 13's bench), AVX-512's sixteen.  A reduction's fill is copied
+ * whole (reduce_fill: its values and their stores too, not the hash
+ * alone).  valgrind's processor has no AVX-512, so there the AVX2 copy
+ * runs.  Every copy makes the same bytes (test_verify's
+ * test_pattern_copies).  Chosen by a test on first use, not by an ifunc: an
  * ifunc's resolver runs while the program is being relocated, before a
  * sanitizer's runtime is up, and ThreadSanitizer's instrumentation of it
  * crashes there.
@@ -112,28 +116,35 @@
 #define SIMD_CLONES 0
 #endif
 
+int topo__pattern_simd_cap;
+
 /* The widest of the pattern loops' copies the processor can run: 1 the
- * baseline, 2 SSE4.1, 3 AVX2. */
+ * baseline, 2 SSE4.1, 3 AVX2, 4 AVX-512; at most topo__pattern_simd_cap
+ * where that is set. */
 static int simd_level(void)
 {
 #if SIMD_CLONES
 	static int known; /* __atomic: 0 not yet asked */
-	int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
+	int v = __atomic_load_n(&known, __ATOMIC_RELAXED),
+	    cap = __atomic_load_n(&topo__pattern_simd_cap, __ATOMIC_RELAXED);
 
 	if (v == 0) {
 		__builtin_cpu_init();
-		v = __builtin_cpu_supports("avx2")     ? 3
+		v = __builtin_cpu_supports("avx512bw") &&
+			    __builtin_cpu_supports("avx512vl")
+			? 4
+		    : __builtin_cpu_supports("avx2")   ? 3
 		    : __builtin_cpu_supports("sse4.1") ? 2
 						       : 1;
 		__atomic_store_n(&known, v, __ATOMIC_RELAXED);
 	}
-	return v;
+	return cap > 0 && v > cap ? cap : v;
 #else
 	return 1;
 #endif
 }
 
-/* static void name params { body }, three times where SIMD_CLONES: name
+/* static void name params { body }, four times where SIMD_CLONES: name
  * calls the widest copy the processor can run.  name is not inlined:
  * where it was, gcc 12 no longer vectorised the caller's own loops
  * ("unsupported data-type"). */
@@ -151,10 +162,17 @@ static int simd_level(void)
 	{                                                                      \
 		body;                                                          \
 	}                                                                      \
+	__attribute__((target(                                                 \
+	    "avx512f,avx512bw,avx512vl"))) static void name##_avx512 params    \
+	{                                                                      \
+		body;                                                          \
+	}                                                                      \
 	__attribute__((noinline)) static void name params                      \
 	{                                                                      \
 		int level_ = simd_level();                                     \
-		if (level_ == 3)                                               \
+		if (level_ == 4)                                               \
+			name##_avx512 args;                                    \
+		else if (level_ == 3)                                          \
 			name##_avx2 args;                                      \
 		else if (level_ == 2)                                          \
 			name##_sse41 args;                                     \
@@ -383,9 +401,9 @@ CLONED(widen, (uint32_t c, const uint32_t *h, uint64_t *out, size_t n),
 /* Per operator, the values of n elements from e0: 32-bit two's complement
  * into v->w (returns 0), or, where 8-byte types need 64 bits (min, max and
  * the bitwise operators), 64-bit into v->u (returns 1).  tmp is scratch. */
-static int reduce_values(enum topo_type t, enum topo_redop op, int32_t r,
-			 uint64_t e0, struct rkey k, union block *v,
-			 union block *tmp, size_t n)
+static inline __attribute__((always_inline)) int
+reduce_values(enum topo_type t, enum topo_redop op, int32_t r, uint64_t e0,
+	      struct rkey k, union block *v, union block *tmp, size_t n)
 {
 	int sgn = is_signed(t) || is_float(t);
 	int wide = type_bytes(t) == 8;
@@ -486,9 +504,9 @@ static inline int64_t s64(uint64_t x)
  * in host byte order (the plan reduces in host order): v's own bytes where
  * they already are (4-byte integers from 32-bit values, 8-byte ones from
  * 64-bit values), else converted into out. */
-static const unsigned char *store_values(enum topo_type t, int is64,
-					 const union block *v,
-					 union block *out, size_t n)
+static inline __attribute__((always_inline)) const unsigned char *
+store_values(enum topo_type t, int is64, const union block *v, union block *out,
+	     size_t n)
 {
 	const uint32_t *w = v->w;
 	const uint64_t *u = v->u;
@@ -531,8 +549,9 @@ static const unsigned char *store_values(enum topo_type t, int is64,
 
 /* Bytes [off, off + len) of a reduction's input of member r: blocks of
  * whole elements that never cross a change of the elements' high half. */
-static void reduce_fill(uint64_t seed, enum topo_type t, enum topo_redop op,
-			int32_t r, uint64_t off, unsigned char *out, size_t len)
+static inline __attribute__((always_inline)) void
+reduce_fill_body(uint64_t seed, enum topo_type t, enum topo_redop op, int32_t r,
+		 uint64_t off, unsigned char *out, size_t len)
 {
 	size_t ts = type_bytes(t), skip = (size_t)(off % ts);
 	uint64_t e = off / ts;
@@ -567,6 +586,14 @@ static void reduce_fill(uint64_t seed, enum topo_type t, enum topo_redop op,
 	}
 }
 
+/* reduce_fill_body in each copy of the loops, the values' and the stores'
+ * loops with it (inlined). */
+CLONED(reduce_fill,
+       (uint64_t seed, enum topo_type t, enum topo_redop op, int32_t r,
+	uint64_t off, unsigned char *out, size_t len),
+       (seed, t, op, r, off, out, len),
+       reduce_fill_body(seed, t, op, r, off, out, len))
+
 /* Bytes [off, off + len) of member r's input. */
 static void input_range(const struct topo_plan *p, int32_t r, uint64_t off,
 			unsigned char *out, size_t len)
@@ -583,6 +610,11 @@ static void input_range(const struct topo_plan *p, int32_t r, uint64_t off,
 		memset(out, 0, len);
 	else
 		copy_fill(seed, r, off, out, len);
+}
+
+int topo__pattern_simd(void)
+{
+	return simd_level();
 }
 
 void topo__pattern_fill(const struct topo_plan *p, int32_t r, void *buf,

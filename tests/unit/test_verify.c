@@ -1109,6 +1109,65 @@ static void test_new_ops(void)
 	}
 }
 
+/* Every copy of the pattern loops (baseline, SSE4.1, AVX2, AVX-512: those
+ * this processor runs, topo__pattern_simd_cap lowering the choice) makes
+ * the same bytes, for every operation's inputs, type and operator, from
+ * offsets within a block and across the 2^32-element boundary. */
+static void test_pattern_copies(void)
+{
+	enum { LEN = 9000 };
+	static unsigned char want[LEN], got[LEN];
+	static const enum topo_op ops[] = {TOPO_OP_BCAST, TOPO_OP_SCATTER,
+					   TOPO_OP_REDUCE};
+	int top = topo__pattern_simd();
+	struct run x;
+
+	CHECK(top >= 1 && top <= 4, "pattern copy %d", top);
+	topo__pattern_simd_cap = 1;
+	CHECK_INT(topo__pattern_simd(), 1);
+	topo__pattern_simd_cap = 0;
+	CHECK_INT(topo__pattern_simd(), top);
+	printf("test_verify: pattern copies 1..%d compared\n", top);
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		for (enum topo_type t = 0; t < TOPO_TYPE_COUNT; t++)
+			for (enum topo_redop op = 0; op < TOPO_REDOP_COUNT;
+			     op++) {
+				uint64_t ts = tsize(t);
+				uint64_t offs[] = {0, 3 * ts, 4093,
+						   (ts << 32) - 4097};
+				long bad = 0;
+
+				if ((is_float(t) && op >= TOPO_BAND) ||
+				    (ops[i] != TOPO_OP_REDUCE &&
+				     (t > 0 || op > 0)))
+					continue;
+				setup(&x, tree, ops[i], t, op, ts, 1);
+				for (size_t o = 0; o < 4; o++)
+					for (int32_t r = 0; r < 3; r++) {
+						topo__pattern_simd_cap = 1;
+						topo__pattern_fill_at(
+						    &x.p, r, offs[o], want, LEN);
+						for (int c = 2; c <= top; c++) {
+							topo__pattern_simd_cap =
+							    c;
+							memset(got, 0, LEN);
+							topo__pattern_fill_at(
+							    &x.p, r, offs[o],
+							    got, LEN);
+							bad += memcmp(got, want,
+								      LEN) != 0;
+						}
+					}
+				topo__pattern_simd_cap = 0;
+				CHECK(bad == 0,
+				      "%s %s %s: %ld fills differ between "
+				      "copies",
+				      topo_op_name(ops[i]), topo_type_name(t),
+				      topo_redop_name(op), bad);
+				run_free(&x);
+			}
+}
+
 /* A pattern made in pieces is the same as made whole: pieces cut at odd
  * bytes, inside elements and words, across the generator's blocks and
  * across the 2^32nd element (or word), where its keys change. */
@@ -1853,6 +1912,7 @@ int main(void)
 	test_new_ops();
 	test_pattern();
 	test_pattern_pieces();
+	test_pattern_copies();
 	test_pattern_values();
 	test_verify_par();
 	test_verify_keep();

@@ -129,7 +129,8 @@ static const char help_text[] =
     "                    last: only the last, the iterations back to back\n"
     "  --segment N       bcast, reduce, allreduce and reduce-scatter over "
     "a tree:\n"
-    "                    segment size (default: 64K from 256K up);\n"
+    "                    segment size (default: from 256K up, 64K across nodes,\n"
+    "                    256K or more on one node: collrun(1));\n"
     "                    reduce-scatter direct: cut each block (default: "
     "whole);\n"
     "                    reduce direct: default B/4 within 64K..256K from "
@@ -192,7 +193,9 @@ static const struct {
     {TOPO_OP_BCAST, "\nbcast: every member ends with the root's --bytes.\n"
 		    "  algorithms:  flood (the route table, from any root)\n"
 		    "  tree:        physical by default\n"
-		    "  --segment N  segment size (default: 64K from 256K up)\n"
+		    "  --segment N  segment size (default: from 256K up, 64K across "
+		    "nodes,\n"
+		    "               256K on one node)\n"
 		    "  type:        int8 by default (bytes are bytes)\n"},
     {TOPO_OP_SCATTER,
      "\nscatter: member of rank r ends with block r of the root's buffer "
@@ -220,10 +223,12 @@ static const struct {
      "int32)\n"
      "  --op OP      sum (default), prod, min, max, band, bor, bxor\n"
      "  --segment N  segment size, a multiple of the type size (default: "
-     "64K from\n"
-     "               256K up; direct: a quarter of --bytes within 64K..256K "
-     "from 128K\n"
-     "               up)\n"},
+     "from 256K\n"
+     "               up, 64K across nodes; on one node 256K, for 4 members "
+     "or more\n"
+     "               half of --bytes up to 1M; direct: a quarter of --bytes "
+     "within\n"
+     "               64K..256K from 128K up)\n"},
     {TOPO_OP_ALLREDUCE,
      "\nallreduce: every member ends with the element-wise --op of every "
      "member's\n--bytes.\n"
@@ -239,7 +244,9 @@ static const struct {
      "  --op OP      sum (default), prod, min, max, band, bor, bxor\n"
      "  --segment N  tree, hierarchical: segment size, a multiple of the "
      "type size\n"
-     "               (default: 64K from 256K up)\n"},
+     "               (default: from 256K up, 64K across nodes; on one node "
+     "256K, for\n"
+     "               4 members or more half of --bytes up to 1M)\n"},
     {TOPO_OP_ALLGATHER,
      "\nallgather: every member ends with every member's --bytes, in rank "
      "order.\n"

@@ -1441,6 +1441,77 @@ static void test_auto_segments(const topo_machine *m)
 	}
 }
 
+/* allgather direct's pieces: blocks of 512 KiB or more go as pieces of
+ * 256 KiB (the last one shorter), piece c of member r to every member in
+ * round order before member r + 1's, each RECV block covered once per
+ * destination, n - 1 receipts a piece; below 512 KiB one message a
+ * block.  The plans replay right (every member's result, every slot). */
+static void test_allgather_pieces(const topo_machine *m)
+{
+	static const int64_t sizes[] = {(512 << 10) + 8, 512 << 10,
+					(512 << 10) - 8, 1 << 20};
+	topo_group *g = group(m, "node 2"); /* 4 members */
+	topo_tree *t = tree(g, "physical");
+	int32_t n = g->size;
+
+	label = "allgather direct pieces";
+	for (size_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+		int64_t B = sizes[z], piece = B >= (512 << 10) ? 256 << 10 : B;
+		int64_t pieces = (B + piece - 1) / piece, i = 0;
+		int64_t *covered = calloc((size_t)(n * n), sizeof(int64_t));
+		topo_error err;
+		topo_plan *p =
+		    plan(t, TOPO_OP_ALLGATHER, "direct", -1, (size_t)B, &err);
+
+		CHECK(p != NULL, "allgather direct %lld: %s", (long long)B,
+		      err.text);
+		if (p == NULL) {
+			free(covered);
+			continue;
+		}
+		CHECK_INT(p->nmsg, (int64_t)n * n * pieces);
+		for (int64_t c = 0; c < pieces && i < p->nmsg; c++)
+			for (int32_t r = 0; r < n; r++)
+				for (int32_t k = 0; k < n && i < p->nmsg;
+				     k++, i++) {
+					const struct topo__msg *g2 = &p->msg[i];
+					int64_t at = c * piece,
+						len = B - at < piece ? B - at
+								     : piece;
+
+					if (pieces == 1) /* rounds: k, r */
+						g2 = &p->msg[(int64_t)k * n + r];
+					CHECK(g2->src == r &&
+						  g2->dst == (r + k) % n &&
+						  g2->soff == at &&
+						  g2->doff == r * B + at &&
+						  g2->len == len &&
+						  (k == 0) == (g2->slot < 0),
+					      "%lld bytes: message %lld is %d->%d "
+					      "at %lld+%lld, want %d->%d at "
+					      "%lld+%lld",
+					      (long long)B, (long long)i,
+					      g2->src, g2->dst,
+					      (long long)g2->soff,
+					      (long long)g2->len, r, (r + k) % n,
+					      (long long)at, (long long)len);
+					covered[g2->dst * n + r] += g2->len;
+				}
+		for (int32_t k = 0; k < n * n; k++)
+			CHECK(covered[k] == B,
+			      "%lld bytes: block %d of member %d's RECV "
+			      "covered %lld bytes",
+			      (long long)B, k % n, k / n, (long long)covered[k]);
+		for (int64_t sl = 0; sl < p->nslots; sl++)
+			CHECK_INT(p->slot_expect[sl], (n - 1) * pieces);
+		check_replay(p, 1);
+		free(covered);
+		topo_plan_free(p);
+	}
+	topo_tree_free(t);
+	topo_group_free(g);
+}
+
 int main(void)
 {
 	/* Uneven: 3, 1, 4, 2 tasks; and 2, 5, 1, 3, 2 tasks of 2 endpoints
@@ -1528,6 +1599,7 @@ int main(void)
 	test_sizes(ms[1]);
 	test_reduce_segments(ms[1]);
 	test_auto_segments(ms[0]);
+	test_allgather_pieces(ms[0]);
 	test_hierarchical_refusal(ms[1]);
 	test_or_limit();
 	test_nomem(ms[1]);

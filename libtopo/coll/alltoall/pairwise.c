@@ -44,11 +44,20 @@ int topo__alltoall_rounds(struct topo_plan *p, const char *name, int flags,
 {
 	int32_t n = p->n;
 	int64_t B = (int64_t)p->params.bytes, slot0 = -1;
-	int64_t msgs = (int64_t)n * n;
+	int64_t msgs = (int64_t)n * n, pieces = 1, piece = B;
 	bool chained = flags & ROUNDS_CHAINED, one = flags & ROUNDS_ONE_BLOCK;
 	bool pow2 = chained && (n & (n - 1)) == 0;
 	struct topo__msg m;
 	int rc = 0;
+
+	/* allgather direct: blocks cut into pieces (coll_pattern.h) */
+	if (one && B >= 2 * TOPO__ALLGATHER_PIECE &&
+	    msgs <= ALLTOALL_MAX_MESSAGES /
+			(B / TOPO__ALLGATHER_PIECE + 1)) {
+		piece = TOPO__ALLGATHER_PIECE;
+		pieces = (B + piece - 1) / piece;
+		msgs *= pieces;
+	}
 
 	if (msgs > ALLTOALL_MAX_MESSAGES)
 		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
@@ -70,13 +79,31 @@ int topo__alltoall_rounds(struct topo_plan *p, const char *name, int flags,
 	if (rc != 0)
 		return rc;
 	for (int32_t r = 0; p->slot_expect != NULL && r < n; r++)
-		p->slot_expect[slot0 + r] = n - 1;
+		p->slot_expect[slot0 + r] = (int32_t)((n - 1) * pieces);
 
 	memset(&m, 0, sizeof(m));
 	m.kind = TOPO__COPY;
 	m.sbuf = TOPO__SEND;
 	m.dbuf = TOPO__RECV;
 	m.len = B;
+	/* In pieces: piece c of every member's block, member by member,
+	 * each to every member in round order (so that one member's piece
+	 * goes out n times in a row, from the cache). */
+	for (int64_t c = 0; rc == 0 && pieces > 1 && c < pieces; c++)
+		for (int32_t r = 0; rc == 0 && r < n; r++)
+			for (int32_t s = 0; rc == 0 && s < n; s++) {
+				int64_t at = c * piece;
+
+				m.src = r;
+				m.dst = (int32_t)(((int64_t)r + s) % n);
+				m.soff = at;
+				m.doff = (int64_t)r * B + at;
+				m.len = B - at < piece ? B - at : piece;
+				m.slot = s == 0 ? -1 : slot0 + m.dst;
+				rc = topo__plan_msg(p, &m, NULL, err);
+			}
+	if (pieces > 1)
+		return rc;
 	/* Built step by step, n messages a step in member order: member
 	 * r's step s - 1 message is n ids before its step s one. */
 	for (int32_t s = 0; rc == 0 && s < n; s++)

@@ -138,11 +138,13 @@ static inline int64_t topo__fold_run_lo(const struct topo__fold *f, int32_t nr)
  * name is the algorithm's ("alltoall direct"), for the refusal beyond 2^30
  * messages. */
 enum { ROUNDS_CHAINED = 1, ROUNDS_ONE_BLOCK = 2 };
-/* allgather direct cuts blocks of at least twice this many bytes into
- * pieces of this many (the last one shorter), each its own message, and
- * sends each member's piece to every member in a row, so that it is read
- * from the cache n times (coll/allgather/direct.c). */
+/* allgather direct over a group on one node cuts blocks of at least
+ * twice this many bytes into pieces of this many (the last one shorter),
+ * each its own message (coll/allgather/direct.c). */
 #define TOPO__ALLGATHER_PIECE ((int64_t)256 << 10)
+/* allgather direct's blocks of at least this many bytes are sent member by
+ * member, each to every member in a row (smaller ones: in rounds). */
+#define TOPO__ALLGATHER_BY_MEMBER ((int64_t)4096)
 int topo__alltoall_rounds(struct topo_plan *p, const char *name, int flags,
 			  topo_error *err);
 

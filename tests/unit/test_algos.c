@@ -1441,15 +1441,19 @@ static void test_auto_segments(const topo_machine *m)
 	}
 }
 
-/* allgather direct's pieces: blocks of 512 KiB or more go as pieces of
- * 256 KiB (the last one shorter), piece c of member r to every member in
- * round order before member r + 1's, each RECV block covered once per
- * destination, n - 1 receipts a piece; below 512 KiB one message a
- * block.  The plans replay right (every member's result, every slot). */
+/* allgather direct's order and pieces: on one node, blocks of 512 KiB or
+ * more go as
+ * pieces of 256 KiB (the last one shorter), piece c of member r to every
+ * member in round order before member r + 1's, each RECV block covered
+ * once per destination, n - 1 receipts a piece; from 4 KiB one message a
+ * block, member by member; below, in rounds (round k: every member r to
+ * r + k); across nodes no pieces.  The plans replay right (every member's
+ * result, every slot). */
 static void test_allgather_pieces(const topo_machine *m)
 {
 	static const int64_t sizes[] = {(512 << 10) + 8, 512 << 10,
-					(512 << 10) - 8, 1 << 20};
+					(512 << 10) - 8, 1 << 20, 4096, 4088,
+					8};
 	topo_group *g = group(m, "node 2"); /* 4 members */
 	topo_tree *t = tree(g, "physical");
 	int32_t n = g->size;
@@ -1479,7 +1483,7 @@ static void test_allgather_pieces(const topo_machine *m)
 						len = B - at < piece ? B - at
 								     : piece;
 
-					if (pieces == 1) /* rounds: k, r */
+					if (B < 4096) /* rounds: k, r */
 						g2 = &p->msg[(int64_t)k * n + r];
 					CHECK(g2->src == r &&
 						  g2->dst == (r + k) % n &&
@@ -1510,6 +1514,27 @@ static void test_allgather_pieces(const topo_machine *m)
 	}
 	topo_tree_free(t);
 	topo_group_free(g);
+	/* Across nodes no pieces: one message a block, member by member. */
+	{
+		topo_group *ga = group(m, "all");
+		topo_tree *ta = tree(ga, "physical");
+		topo_error err;
+		topo_plan *p =
+		    plan(ta, TOPO_OP_ALLGATHER, "direct", -1, 1 << 20, &err);
+
+		CHECK(p != NULL, "allgather direct across nodes: %s", err.text);
+		if (p != NULL) {
+			CHECK_INT(p->nmsg, (int64_t)ga->size * ga->size);
+			CHECK(p->msg[1].src == 0 && p->msg[1].dst == 1 &&
+				  p->msg[1].len == 1 << 20,
+			      "across nodes: message 1 is %d->%d, %lld bytes",
+			      p->msg[1].src, p->msg[1].dst,
+			      (long long)p->msg[1].len);
+			topo_plan_free(p);
+		}
+		topo_tree_free(ta);
+		topo_group_free(ga);
+	}
 }
 
 int main(void)

@@ -47,11 +47,14 @@ int topo__alltoall_rounds(struct topo_plan *p, const char *name, int flags,
 	int64_t msgs = (int64_t)n * n, pieces = 1, piece = B;
 	bool chained = flags & ROUNDS_CHAINED, one = flags & ROUNDS_ONE_BLOCK;
 	bool pow2 = chained && (n & (n - 1)) == 0;
+	bool by_member = one && B >= TOPO__ALLGATHER_BY_MEMBER;
 	struct topo__msg m;
 	int rc = 0;
 
-	/* allgather direct: blocks cut into pieces (coll_pattern.h) */
-	if (one && B >= 2 * TOPO__ALLGATHER_PIECE &&
+	/* allgather direct on one node: blocks cut into pieces
+	 * (coll_pattern.h; across nodes they would only add messages) */
+	if (one && B >= 2 * TOPO__ALLGATHER_PIECE && p->t != NULL &&
+	    topo__group_on_one_node(p->t->g) &&
 	    msgs <= ALLTOALL_MAX_MESSAGES /
 			(B / TOPO__ALLGATHER_PIECE + 1)) {
 		piece = TOPO__ALLGATHER_PIECE;
@@ -86,10 +89,10 @@ int topo__alltoall_rounds(struct topo_plan *p, const char *name, int flags,
 	m.sbuf = TOPO__SEND;
 	m.dbuf = TOPO__RECV;
 	m.len = B;
-	/* In pieces: piece c of every member's block, member by member,
-	 * each to every member in round order (so that one member's piece
-	 * goes out n times in a row, from the cache). */
-	for (int64_t c = 0; rc == 0 && pieces > 1 && c < pieces; c++)
+	/* Member by member (allgather direct from 4 KiB): each member's
+	 * block, or piece c of it, to every member in round order, so that
+	 * it goes out n times in a row, from the cache. */
+	for (int64_t c = 0; rc == 0 && by_member && c < pieces; c++)
 		for (int32_t r = 0; rc == 0 && r < n; r++)
 			for (int32_t s = 0; rc == 0 && s < n; s++) {
 				int64_t at = c * piece;
@@ -102,7 +105,7 @@ int topo__alltoall_rounds(struct topo_plan *p, const char *name, int flags,
 				m.slot = s == 0 ? -1 : slot0 + m.dst;
 				rc = topo__plan_msg(p, &m, NULL, err);
 			}
-	if (pieces > 1)
+	if (by_member)
 		return rc;
 	/* Built step by step, n messages a step in member order: member
 	 * r's step s - 1 message is n ids before its step s one. */

@@ -338,8 +338,8 @@ void topo__pattern_fill(const struct topo_plan *p, int32_t r, void *buf,
 void topo__pattern_fill_at(const struct topo_plan *p, int32_t r,
 			   uint64_t off, void *buf, size_t len);
 /* The copy of the pattern loops in use (verify.c): 1 the baseline, 2
- * SSE4.1, 3 AVX2, 4 AVX-512 (x86-64; 1 elsewhere), the widest the
- * processor runs, or at most topo__pattern_simd_cap where that is above 0
+ * SSE4.1, 3 AVX2, 4 AVX-512 (AMD only; x86-64, 1 elsewhere), the widest
+ * the processor runs, or at most topo__pattern_simd_cap where that is above 0
  * (tests set it: every copy makes the same bytes). */
 int topo__pattern_simd(void);
 extern int topo__pattern_simd_cap;

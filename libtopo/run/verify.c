@@ -402,14 +402,20 @@ static struct rkey reduce_key(uint64_t seed, int32_t r, uint32_t hi)
 	return (struct rkey){(uint32_t)k, (uint32_t)(k >> 32), (uint32_t)k2};
 }
 
-/* The 32-bit starting points of n elements from e0 (low half). */
-CLONED(reduce_h32, (struct rkey k, uint32_t e0, uint32_t *h, size_t n),
-       (k, e0, h, n),
-       EACH(n, h[i] = mix1(k.a + (e0 + (uint32_t)i) * WEYL) ^ k.b))
+/* The 32-bit starting points of n elements from e0 (low half); inlined
+ * into each copy of reduce_fill, which is CLONED whole. */
+static inline __attribute__((always_inline)) void
+reduce_h32(struct rkey k, uint32_t e0, uint32_t *h, size_t n)
+{
+	EACH(n, h[i] = mix1(k.a + (e0 + (uint32_t)i) * WEYL) ^ k.b);
+}
 
-/* 64 bits from h: h below, mix1(h xor c) above. */
-CLONED(widen, (uint32_t c, const uint32_t *h, uint64_t *out, size_t n),
-       (c, h, out, n), EACH(n, out[i] = (uint64_t)mix1(h[i] ^ c) << 32 | h[i]))
+/* 64 bits from h: h below, mix1(h xor c) above (inlined likewise). */
+static inline __attribute__((always_inline)) void
+widen(uint32_t c, const uint32_t *h, uint64_t *out, size_t n)
+{
+	EACH(n, out[i] = (uint64_t)mix1(h[i] ^ c) << 32 | h[i]);
+}
 
 /* Per operator, the values of n elements from e0: 32-bit two's complement
  * into v->w (returns 0), or, where 8-byte types need 64 bits (min, max and

@@ -1442,13 +1442,12 @@ static void test_auto_segments(const topo_machine *m)
 }
 
 /* allgather direct's order and pieces: on one node, blocks of 512 KiB or
- * more go as
- * pieces of 256 KiB (the last one shorter), piece c of member r to every
- * member in round order before member r + 1's, each RECV block covered
- * once per destination, n - 1 receipts a piece; from 4 KiB one message a
- * block, member by member; below, in rounds (round k: every member r to
- * r + k); across nodes no pieces.  The plans replay right (every member's
- * result, every slot). */
+ * more go as pieces of 256 KiB (the last one shorter), piece c of member
+ * r to every member in round order before member r + 1's, each RECV block
+ * covered once per destination, n - 1 receipts a piece; from 4 KiB one
+ * message a block, member by member; below, in rounds (round k: every
+ * member r to r + k); across nodes no pieces.  The plans replay right
+ * (every member's result, every slot). */
 static void test_allgather_pieces(const topo_machine *m)
 {
 	static const int64_t sizes[] = {(512 << 10) + 8, 512 << 10,

@@ -207,7 +207,8 @@ TSAN_B := build-thread
 tsan-build:
 	@$(MAKE) -j$(NPROC) SANITIZE=thread B=$(TSAN_B) $(TSAN_B)/collrun \
 	    $(TSAN_B)/tests/test_pool $(TSAN_B)/tests/test_exec \
-	    $(TSAN_B)/tests/test_homes $(TSAN_B)/tests/test_lanes
+	    $(TSAN_B)/tests/test_homes $(TSAN_B)/tests/test_lanes \
+	    $(TSAN_B)/tests/test_order
 
 check-unit: $(UNIT_BIN)
 	@sh tests/check.sh $(B) unit

@@ -115,6 +115,15 @@ struct topo_plan {
 	 * fuse[i] is, for a REDUCE, the copy it may be fused with, for a
 	 * copy that may be fused, i, else -1.  NULL when no copy may be. */
 	int32_t *fuse;
+	/* A floating-point reduction's combine order (plan/order.c), found
+	 * when finished: cnext[m], for a REDUCE, the REDUCE into bytes it
+	 * overlaps that combines next, or -1.  NULL when no two REDUCEs of
+	 * the plan write the same bytes, or the type is an integer. */
+	int32_t *cnext;
+	/* With cnext: conly[a] is 1 for a combine whose dependencies are
+	 * all among those of the combine before it in its chain, which it
+	 * therefore needs to wait for alone (plan/order.c). */
+	uint8_t *conly;
 };
 
 /* Message i of either kind of plan. */
@@ -228,6 +237,18 @@ int topo__plan_finish(struct topo_plan *p, topo_error *err);
 /* p->fuse for a finished plan that reduces (plan/fuse.c); a no-op for any
  * other, or when found already.  Returns 0 or TOPO_ENOMEM. */
 int topo__plan_fuse(struct topo_plan *p, topo_error *err);
+/* Whether p's combines get a fixed order (plan/order.c): a reduction of
+ * float or double. */
+bool topo__plan_orders(const struct topo_plan *p);
+/* p->cnext for a finished plan that orders its combines (plan/order.c);
+ * a no-op for any other, or when found already.  Returns 0 or
+ * TOPO_ENOMEM. */
+int topo__plan_order(struct topo_plan *p, topo_error *err);
+/* Bytes per message of a plan's combine order (its cnext and conly), and
+ * at most while it is found (levels, the work lists and their sort
+ * keys). */
+#define TOPO__ORDER_BYTES ((int64_t)sizeof(int32_t))
+#define TOPO__ORDER_NEED ((int64_t)64)
 
 /* The stack of each worker thread (pool.c), counted by the run's memory
  * check. */

@@ -296,6 +296,9 @@ void topo__plan_need(const struct topo_plan *p, int64_t msgs, int64_t deps,
 		     int64_t slots, struct topo__memory_need *need)
 {
 	int64_t a = mul_sat(msgs, p->predict_only ? BYTES_PER_LMSG
+				  : topo__plan_orders(p)
+				      ? BYTES_PER_MSG + TOPO__FUSE_BYTES +
+					    TOPO__ORDER_NEED
 				  : topo_op_reduces(p->params.op)
 				      ? BYTES_PER_MSG + TOPO__FUSE_BYTES
 				      : BYTES_PER_MSG),
@@ -1063,7 +1066,8 @@ int topo__plan_finish(struct topo_plan *p, topo_error *err)
 		p->succ = NULL;
 		return rc;
 	}
-	return topo__plan_fuse(p, err);
+	rc = topo__plan_order(p, err);
+	return rc != 0 ? rc : topo__plan_fuse(p, err);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1084,6 +1088,8 @@ void topo_plan_free(topo_plan *p)
 	topo__free(p->slot_member);
 	topo__free(p->slot_expect);
 	topo__free(p->fuse);
+	topo__free(p->cnext);
+	topo__free(p->conly);
 	topo__free(p);
 }
 

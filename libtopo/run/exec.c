@@ -98,6 +98,10 @@ struct run {
 	void *state;
 	struct topo__pool *pool;
 	int32_t *nwait;	     /* [nmsg], this iteration's remaining waits */
+	/* [nmsg]: each message's waits at the start of an iteration, its
+	 * dependencies and, in a chain of combines (plan/order.c), the
+	 * combine before it */
+	const int32_t *nwait0;
 	int64_t *slot_count; /* [nslots] */
 	/* Receipts counted by each participant apart, without a locked
 	 * instruction (count_receipt), and summed into slot_count once an
@@ -343,6 +347,8 @@ static int64_t owner_of(const struct topo_plan *p, int64_t k)
 static void release(struct run *x, const struct topo_plan *p, int64_t k0,
 		    int64_t k1, int worker)
 {
+	const uint8_t *conly = p->conly;
+
 	if (k1 - k0 > topo__release_chunk) {
 		for (int64_t k = k0 + topo__release_chunk; k < k1;
 		     k += topo__release_chunk)
@@ -360,10 +366,21 @@ static void release(struct run *x, const struct topo_plan *p, int64_t k0,
 		int64_t s = p->succ[k];
 
 		/* A successor that waits for this message alone needs no
-		 * count: this is its only release. */
-		if (p->msg[s].nwait != 1 &&
-		    __atomic_sub_fetch(&x->nwait[s], 1, __ATOMIC_ACQ_REL) != 0)
+		 * count: this is its only release.  In a plan with chains of
+		 * combines (conly not NULL), the run's own counts say so,
+		 * and a combine that waits for its chain alone is the
+		 * chain's to release (finish). */
+		if (conly != NULL) {
+			if (conly[s] ||
+			    (x->nwait0[s] != 1 &&
+			     __atomic_sub_fetch(&x->nwait[s], 1,
+						__ATOMIC_ACQ_REL) != 0))
+				continue;
+		} else if (p->msg[s].nwait != 1 &&
+			   __atomic_sub_fetch(&x->nwait[s], 1,
+					      __ATOMIC_ACQ_REL) != 0) {
 			continue;
+		}
 		if (runs_inline(x, p, s)) {
 			const struct topo__msg *q = &p->msg[s];
 
@@ -396,8 +413,11 @@ static void fail(struct run *x, int64_t i, int rc)
 }
 
 /* Message i, delivered: its receipt counted, its mark stamped, and its
- * successors released. */
-static void finish(struct run *x, int64_t i, int worker)
+ * successors released.  Returns the combine that follows i in its chain
+ * (plan/order.c) when this made it ready, for the caller to run or push,
+ * else -1. */
+static inline __attribute__((always_inline)) int64_t
+finish(struct run *x, int64_t i, int worker)
 {
 	const struct topo_plan *p = x->p;
 	const struct topo__msg *m = &p->msg[i];
@@ -409,6 +429,23 @@ static void finish(struct run *x, int64_t i, int worker)
 	if (m->mark != TOPO__MARK_NONE)
 		x->stamp[i] = atomic_fetch_add(&x->seq, 1);
 	release(x, p, p->succ_off[i], p->succ_off[i + 1], worker);
+	/* the next combine into these bytes, in the plan's order: at once
+	 * when it waits for its chain alone, else once its count is out */
+	if (p->cnext != NULL && p->cnext[i] >= 0 &&
+	    (p->conly[p->cnext[i]] ||
+	     __atomic_sub_fetch(&x->nwait[p->cnext[i]], 1, __ATOMIC_ACQ_REL) ==
+		 0))
+		return p->cnext[i];
+	return -1;
+}
+
+/* finish(), and the chain's next combine (if it became ready) pushed. */
+static void finish_push(struct run *x, int64_t i, int worker)
+{
+	int64_t next = finish(x, i, worker);
+
+	if (next >= 0)
+		topo__pool_push(x->pool, next, worker);
 }
 
 /*
@@ -488,7 +525,7 @@ static void deliver_parts(struct run *x, int64_t i, int64_t lo, int64_t hi,
 		lo = end;
 	}
 	if (__atomic_sub_fetch(&x->nwait[i], 1, __ATOMIC_ACQ_REL) == 0)
-		finish(x, i, worker);
+		finish_push(x, i, worker);
 }
 
 /*
@@ -572,7 +609,7 @@ static void run_lane(struct run *x, int64_t i, int worker)
 			fail(x, m, rc);
 			return;
 		}
-		finish(x, m, worker);
+		finish_push(x, m, worker);
 		if (atomic_fetch_sub_explicit(&l->l.count, 1,
 					      memory_order_acq_rel) == 1)
 			return;
@@ -625,6 +662,7 @@ static void run_task(void *ctx, int64_t task, int worker)
 			topo__pool_push(x->pool, x->roots[i], worker);
 		return;
 	}
+again:
 	m = &p->msg[task];
 	if (splits(x, task)) {
 		/* nwait[task] is 0 or (a single wait, never counted) 1 now,
@@ -647,7 +685,11 @@ static void run_task(void *ctx, int64_t task, int worker)
 		fail(x, task, rc);
 		return;
 	}
-	finish(x, task, worker);
+	/* The next combine of a chain runs here, on the accumulator this
+	 * thread has just written, unless the run is stopping. */
+	task = finish(x, task, worker);
+	if (task >= 0 && !topo__pool_dropping(x->pool))
+		goto again;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -798,6 +840,8 @@ static void count_traffic(topo_report *r, const struct topo_plan *p)
 struct scan {
 	const struct topo_plan *p;
 	int32_t *nwait0;
+	/* [nmsg]: 1 for a combine with one before it in its chain */
+	const uint8_t *chained;
 	struct scan_part {
 		int64_t nroots;
 		int64_t messages[2], bytes[2];
@@ -818,8 +862,10 @@ static void scan_task(void *arg, int64_t k)
 	for (int64_t i = lo; i < hi; i++) {
 		const struct topo__msg *m = &p->msg[i];
 
-		c->nwait0[i] = m->nwait;
-		q->nroots += m->nwait == 0;
+		c->nwait0[i] = p->conly != NULL && p->conly[i]
+				   ? 1
+				   : m->nwait + c->chained[i];
+		q->nroots += c->nwait0[i] == 0;
 		q->in_bounds &= topo__msg_in_bounds(p, m);
 		traffic_of(p, m, q->messages, q->bytes);
 	}
@@ -828,9 +874,10 @@ static void scan_task(void *arg, int64_t k)
 /* Scans p (struct scan) into nwait0, r's traffic, x->nroots and
  * *in_bounds; parts: [ntasks] of them. */
 static void scan_plan(struct run *x, topo_report *r, int32_t *nwait0,
-		      struct scan_part *parts, int64_t ntasks, bool *in_bounds)
+		      const uint8_t *chained, struct scan_part *parts,
+		      int64_t ntasks, bool *in_bounds)
 {
-	struct scan c = {x->p, nwait0, parts};
+	struct scan c = {x->p, nwait0, chained, parts};
 
 	/* Should the pool lose a task or reach the deadline, every task runs
 	 * again here: each only writes its own part and nwait0's. */
@@ -1663,6 +1710,7 @@ int topo__plan_run_transport(const topo_plan *p,
 	bool timed_out = false;
 	topo_report *r = NULL;
 	int32_t *nwait0 = NULL;
+	uint8_t *chained = NULL;
 	double *seconds = NULL, timeout, deadline_s;
 	struct timespec deadline;
 	int rc = TOPO_ENOMEM, iterations, threads, seconds_cap;
@@ -1782,8 +1830,21 @@ int topo__plan_run_transport(const topo_plan *p,
 
 		if (parts == NULL)
 			goto out;
-		scan_plan(&x, r, nwait0, parts, ntasks, &in_bounds);
+		/* the combines that wait for the one before them (plan/order.c);
+		 * no chains, no waits: every message reads a zero */
+		chained = topo__calloc((size_t)p->nmsg + 1, 1);
+		if (chained == NULL) {
+			topo__free(parts);
+			goto out;
+		}
+		for (int64_t i = 0; p->cnext != NULL && i < p->nmsg; i++)
+			if (p->cnext[i] >= 0)
+				chained[p->cnext[i]] = 1;
+		scan_plan(&x, r, nwait0, chained, parts, ntasks, &in_bounds);
 		topo__free(parts);
+		topo__free(chained);
+		chained = NULL;
+		x.nwait0 = nwait0;
 		/* Checked here once, not in every delivery; a message out
 		 * of its buffers keeps the checking deliver, which reports
 		 * it. */

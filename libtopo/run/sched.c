@@ -9,7 +9,10 @@
  * messages per peer; one pass over the dependencies turns each that
  * concerns the member into a local wait, and collects the ACKs it sends
  * and receives; those are sorted, made unique and numbered after the data
- * messages of their pair; a last pass links every wait on an ACK.
+ * messages of their pair; a last pass links every wait on an ACK.  A
+ * plan's chains of combines (plan/order.c) are waits at their
+ * destination: the APPLY (or LOCAL) of each combine after the one
+ * before it.
  */
 #define TOPO_INTERNAL
 #include "exec_internal.h"
@@ -309,6 +312,14 @@ int topo__sched_new(struct topo__sched **out, const struct topo_plan *p,
 			goto fail;
 	}
 	rc = scan_deps(&x, 1);
+	/* A chain of combines (plan/order.c) at its destination: each one's
+	 * bytes applied after the one before it, however they arrive. */
+	for (int64_t i = 0; rc == 0 && p->cnext != NULL && i < x.ntm; i++) {
+		int64_t b = x.tm[i].m, a = p->cnext[b];
+
+		if (a >= 0 && H(&x, p->msg[b].dst) == r)
+			rc = add_edge(&x, done_ev(&x, b), done_ev(&x, a));
+	}
 	if (rc == 0)
 		rc = make_acks(&x, x.out, &x.nout, nto, TOPO__EV_ACK_SEND);
 	if (rc == 0)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/tsan/run.sh TSAN_BUILD - the executor under ThreadSanitizer: the
-# pool, engine, homes and lanes unit tests, then collrun for every
+# pool, engine, homes, lanes and combine-order unit tests, then collrun for every
 # operation and algorithm with more threads than cores (participants block
 # when idle), then with one per CPU (idle ones spin first, and heavy plans
 # wake them before the clock starts).  Any ThreadSanitizer report fails
@@ -24,6 +24,7 @@ check test_pool "$B/tests/test_pool"
 check test_exec "$B/tests/test_exec"
 check test_homes "$B/tests/test_homes"
 check test_lanes "$B/tests/test_lanes"
+check test_order "$B/tests/test_order"
 m="$top/examples/uneven.json"
 for run in "bcast" "bcast --segment 16 --bytes 100" "scatter" \
 	"scatter --algorithm or-combine" "gather" "gather --algorithm tree" \

@@ -17,7 +17,9 @@
  *    data messages from 0 in plan order, RECVs wait for nothing.
  * 2. Order: over the union of the schedules plus the wire (SEND before
  *    its RECV, ACK_SEND before its ACK_RECV), the happens-before relation
- *    keeps every plan dependency's "done(b) before done(a)", every
+ *    keeps every plan dependency's "done(b) before done(a)", and every
+ *    chain of combines' (plan/order.c: the segmented plans of the
+ *    reductions are in double, whose combines are chained), every
  *    conflicting pair of accesses of the plan in its order (a write
  *    before a later read: done before start; before a later write: done
  *    before done; a read before a later write: start before done, the
@@ -364,6 +366,17 @@ static int64_t check_order(const struct all *A, const char *label)
 					"done is not after its done\n",
 					label, (long long)a, (long long)b);
 		}
+	/* Chains of combines (plan/order.c): each one's done after the
+	 * done of the one before it. */
+	for (int64_t b = 0; p->cnext != NULL && b < p->nmsg; b++) {
+		int64_t a = p->cnext[b];
+
+		if (a >= 0 && !hb(anc, w, A->done[b], A->done[a]) && bad++ < 3)
+			fprintf(stderr,
+				"%s: combine %lld follows %lld in its chain, "
+				"done is not after its done\n",
+				label, (long long)a, (long long)b);
+	}
 	/* Conflicting accesses, in the plan's order. */
 	for (int64_t x = 0; panc != NULL && x < p->nmsg; x++)
 		for (int64_t y = 0; y < p->nmsg; y++) {
@@ -810,10 +823,15 @@ static void test_coverage(void)
 					for (int seg = 0; seg < 2; seg++) {
 						char label[160];
 						size_t bytes = seg ? 64 : 8;
-						topo_plan *p =
-						    plan(t, op, algos[op][ai],
-							 bytes, seg ? 16 : 0,
-							 TOPO_INT32, TOPO_SUM);
+						/* in segments, the
+						 * reductions in double:
+						 * chains of combines */
+						topo_plan *p = plan(
+						    t, op, algos[op][ai], bytes,
+						    seg ? 16 : 0,
+						    seg ? TOPO_DOUBLE
+							: TOPO_INT32,
+						    TOPO_SUM);
 
 						snprintf(label, sizeof(label),
 							 "%s %s, %d members, "

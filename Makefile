@@ -85,6 +85,9 @@ MPICC ?= $(shell command -v mpicc 2>/dev/null)
 MPI_FLAVOURS := $(if $(shell command -v mpicc.openmpi 2>/dev/null),openmpi) \
 	$(if $(shell command -v mpicc.mpich 2>/dev/null),mpich)
 MPI_HDRS = $(wildcard libtopo/*.h libtopo/*/*.h cli/*.h)
+# libcollc-mpi.so's own parts (libtopo/mpi/pmpi.h)
+PMPI_SRC := libtopo/mpi/collc_mpi.c libtopo/mpi/pmpi_common.c \
+	libtopo/mpi/pmpi_setup.c libtopo/mpi/pmpi_state.c
 
 # $(1): the binary's directory under $(B) ("" or "NAME/"); $(2): the MPI
 # compiler
@@ -104,7 +107,7 @@ $(B)/$(1)tests/test_exec_mpi: tests/mpi/test_exec_mpi.c \
 
 # libcollc-mpi.so (libcollc-mpi(7)): libtopo inside it, its own symbols
 # hidden, the MPI_ wrappers exported
-$(B)/$(1)libcollc-mpi.so: $(B)/$(1)mpi-pic/libtopo/mpi/collc_mpi.o \
+$(B)/$(1)libcollc-mpi.so: $(PMPI_SRC:%.c=$(B)/$(1)mpi-pic/%.o) \
 		$(B)/$(1)mpi-pic/libtopo/mpi/engine.o $(LIB_PIC) libtopo/mpi/collc_mpi.map
 	$(2) -shared -Wl,--version-script=libtopo/mpi/collc_mpi.map $(LDFLAGS) -o $$@ \
 	    $$(filter %.o,$$^) $(LDLIBS)

@@ -172,7 +172,8 @@ int topo__plan_tick(struct topo_plan *p, topo_error *err);
  * knows).  topo__run_params_read accepts NULL params: all defaults. */
 /* topo_plan_new for one process of a distributed run (MPI): the memory
  * check counts only the buffers of the members with host[r] == rank, the
- * ones this process holds; host is read while planning only. */
+ * ones this process holds (host NULL: member rank's alone, a process per
+ * member); host is read while planning only. */
 int topo__plan_new_hosted(topo_plan **out, const topo_tree *t,
 			  const struct topo_plan_params *params,
 			  const int32_t *host, int rank, topo_error *err);

@@ -9,7 +9,8 @@
  * destination bytes, straight into them; then it runs the events as they
  * become ready:
  *
- *   SEND      MPI_Isend from the member's buffer (tag: the event's seq)
+ *   SEND      MPI_Isend from the member's buffer (tag: the event's seq,
+ *             from x->tag0)
  *   ACK_SEND  MPI_Isend of no bytes
  *   APPLY     the staged bytes copied or reduced into the member's buffer
  *   LOCAL     a copy or reduction between members of the host
@@ -49,6 +50,10 @@
 /* Staging alignment (the reduction kernels vectorise). */
 #define ALIGN 64
 
+/* An event's peer as a rank of x->comm, and its tag there. */
+#define PEER(x, v) ((x)->peer != NULL ? (x)->peer[(v)->peer] : (v)->peer)
+#define TAG(x, v) ((x)->tag0 + (int)(v)->seq)
+
 static int64_t round_up(int64_t v)
 {
 	return (v + ALIGN - 1) / ALIGN * ALIGN;
@@ -78,7 +83,7 @@ int topo__mx_check(const struct topo_plan *p, const struct topo__sched *s,
 	int tag_ub_flag = 0, *tag_ub = NULL;
 	int64_t stage = 0, nev = s->nev;
 
-	MPI_Comm_get_attr(comm, MPI_TAG_UB, &tag_ub, &tag_ub_flag);
+	PMPI_Comm_get_attr(comm, MPI_TAG_UB, &tag_ub, &tag_ub_flag);
 	if (tag_ub_flag && tag_ub != NULL && s->max_seq > *tag_ub)
 		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
 				 "%lld wire messages between two processes; "
@@ -275,12 +280,14 @@ int topo__mx_setup(struct topo__mx *x, const struct topo_plan *p,
 	x->p = p;
 	x->s = s;
 	x->comm = comm;
+	x->tag0 = 0;
+	x->peer = NULL;
 	x->rank = rank;
 	x->members = p->t->g->members;
 	x->mpi_rc = MPI_SUCCESS;
 	x->nlocal = 0;
 	for (int32_t i = 0; i < p->n; i++)
-		x->nlocal += host[i] == rank;
+		x->nlocal += (host != NULL ? host[i] : i) == rank;
 	x->kw =
 	    knowledge && p->params.op == TOPO_OP_BARRIER ? (p->n + 63) / 64 : 0;
 	for (int64_t e = 0; e < nev; e++)
@@ -309,7 +316,7 @@ int topo__mx_setup(struct topo__mx *x, const struct topo_plan *p,
 		x->slot_count =
 		    topo__mallocarray((size_t)p->nslots + 1, sizeof(int64_t));
 	if (quiesce) {
-		if (MPI_Comm_size(comm, &x->nprocs) != MPI_SUCCESS)
+		if (PMPI_Comm_size(comm, &x->nprocs) != MPI_SUCCESS)
 			return topo__err(err, TOPO_EIO, NULL, NULL,
 					 "not an MPI communicator");
 		x->sent = topo__calloc((size_t)x->nprocs, sizeof(int64_t));
@@ -347,7 +354,7 @@ int topo__mx_setup(struct topo__mx *x, const struct topo_plan *p,
 
 		for (int32_t i = 0; i < p->n; i++) {
 			x->lidx[i] = -1;
-			if (host[i] != rank)
+			if ((host != NULL ? host[i] : i) != rank)
 				continue;
 			x->lidx[i] = k;
 			x->local[k++] = i;
@@ -517,7 +524,7 @@ static int before_write(struct topo__mx *x, int32_t r, int b, int64_t lo,
 		if (m->src != r || m->sbuf != b || m->len == 0 ||
 		    m->soff >= hi || lo >= m->soff + m->len)
 			continue;
-		if (mpi_failed(x, MPI_Wait(&x->req[i], MPI_STATUS_IGNORE)))
+		if (mpi_failed(x, PMPI_Wait(&x->req[i], MPI_STATUS_IGNORE)))
 			return -1;
 		waited = true;
 	}
@@ -633,19 +640,19 @@ static int start(struct topo__mx *x, int64_t e)
 		}
 		if (mpi_failed(
 			x, barrier
-			       ? MPI_Isend(known(x, e), x->kw * 8, MPI_BYTE,
-					   v->peer, (int)v->seq, x->comm, &r)
-			       : MPI_Isend(topo__mx_buffer(x, m->src, m->sbuf) +
+			       ? PMPI_Isend(known(x, e), x->kw * 8, MPI_BYTE,
+					   PEER(x, v), TAG(x, v), x->comm, &r)
+			       : PMPI_Isend(topo__mx_buffer(x, m->src, m->sbuf) +
 					       m->soff,
-					   (int)m->len, MPI_BYTE, v->peer,
-					   (int)v->seq, x->comm, &r)))
+					   (int)m->len, MPI_BYTE, PEER(x, v),
+					   TAG(x, v), x->comm, &r)))
 			return -1;
 		track(x, r, e);
 		break;
 	case TOPO__EV_ACK_SEND:
-		if (mpi_failed(x, MPI_Isend(x->kw > 0 ? known(x, e) : NULL,
-					    x->kw * 8, MPI_BYTE, v->peer,
-					    (int)v->seq, x->comm, &r)))
+		if (mpi_failed(x, PMPI_Isend(x->kw > 0 ? known(x, e) : NULL,
+					    x->kw * 8, MPI_BYTE, PEER(x, v),
+					    TAG(x, v), x->comm, &r)))
 			return -1;
 		track(x, r, e);
 		break;
@@ -715,10 +722,10 @@ void topo__mx_abandon(struct topo__mx *x)
 		if (x->req[i] == MPI_REQUEST_NULL)
 			continue;
 		if (v->kind == TOPO__EV_RECV || v->kind == TOPO__EV_ACK_RECV) {
-			MPI_Cancel(&x->req[i]);
-			MPI_Wait(&x->req[i], MPI_STATUS_IGNORE);
+			PMPI_Cancel(&x->req[i]);
+			PMPI_Wait(&x->req[i], MPI_STATUS_IGNORE);
 		} else {
-			MPI_Request_free(&x->req[i]);
+			PMPI_Request_free(&x->req[i]);
 		}
 	}
 	x->nact = 0;
@@ -737,9 +744,9 @@ int topo__mx_quiesce(struct topo__mx *x)
 		if (x->req[i] == MPI_REQUEST_NULL ||
 		    (v->kind != TOPO__EV_RECV && v->kind != TOPO__EV_ACK_RECV))
 			continue;
-		failed |= mpi_failed(x, MPI_Cancel(&x->req[i]));
-		failed |= mpi_failed(x, MPI_Wait(&x->req[i], &st));
-		failed |= mpi_failed(x, MPI_Test_cancelled(&st, &cancelled));
+		failed |= mpi_failed(x, PMPI_Cancel(&x->req[i]));
+		failed |= mpi_failed(x, PMPI_Wait(&x->req[i], &st));
+		failed |= mpi_failed(x, PMPI_Test_cancelled(&st, &cancelled));
 		if (!cancelled)
 			x->got[v->peer]++;
 	}
@@ -747,7 +754,7 @@ int topo__mx_quiesce(struct topo__mx *x)
 	 * received and dropped, so that no message outlives the run and
 	 * every send completes.  The counts are of all runs: every earlier
 	 * one ended with each message taken. */
-	if (mpi_failed(x, MPI_Alltoall(x->sent, 1, MPI_INT64_T, x->want, 1,
+	if (mpi_failed(x, PMPI_Alltoall(x->sent, 1, MPI_INT64_T, x->want, 1,
 				       MPI_INT64_T, x->comm)))
 		return -1;
 	for (int q = 0; q < x->nprocs; q++) {
@@ -756,13 +763,16 @@ int topo__mx_quiesce(struct topo__mx *x)
 			MPI_Status st;
 			int n = 0, rc;
 
-			if (mpi_failed(x, MPI_Mprobe(q, MPI_ANY_TAG, x->comm,
-						     &msg, &st)) ||
-			    mpi_failed(x, MPI_Get_count(&st, MPI_BYTE, &n)))
+			if (mpi_failed(x, PMPI_Mprobe(x->peer != NULL
+							  ? x->peer[q]
+							  : q,
+						      MPI_ANY_TAG, x->comm,
+						      &msg, &st)) ||
+			    mpi_failed(x, PMPI_Get_count(&st, MPI_BYTE, &n)))
 				return -1;
 			/* larger than any message the plan sends here (a
 			 * peer with another plan): taken truncated */
-			rc = MPI_Mrecv(x->drop, n < x->dropcap ? n : x->dropcap,
+			rc = PMPI_Mrecv(x->drop, n < x->dropcap ? n : x->dropcap,
 				       MPI_BYTE, &msg, MPI_STATUS_IGNORE);
 			if (rc != MPI_SUCCESS && n <= x->dropcap) {
 				mpi_failed(x, rc);
@@ -775,7 +785,7 @@ int topo__mx_quiesce(struct topo__mx *x)
 	for (int i = 0; i < x->nact; i++)
 		if (x->req[i] != MPI_REQUEST_NULL)
 			failed |= mpi_failed(
-			    x, MPI_Wait(&x->req[i], MPI_STATUS_IGNORE));
+			    x, PMPI_Wait(&x->req[i], MPI_STATUS_IGNORE));
 	x->nact = 0;
 	return failed ? -1 : 0;
 }
@@ -789,17 +799,17 @@ static int post(struct topo__mx *x, int64_t e)
 	int rc;
 
 	if (v->kind == TOPO__EV_ACK_RECV)
-		rc = MPI_Irecv(x->kw > 0 ? known(x, e) : NULL, x->kw * 8,
-			       MPI_BYTE, v->peer, (int)v->seq, x->comm, &r);
+		rc = PMPI_Irecv(x->kw > 0 ? known(x, e) : NULL, x->kw * 8,
+			       MPI_BYTE, PEER(x, v), TAG(x, v), x->comm, &r);
 	else if (x->kw > 0 && m->len == 0)
-		rc = MPI_Irecv(known(x, e), x->kw * 8, MPI_BYTE, v->peer,
-			       (int)v->seq, x->comm, &r);
+		rc = PMPI_Irecv(known(x, e), x->kw * 8, MPI_BYTE, PEER(x, v),
+			       TAG(x, v), x->comm, &r);
 	else if (!x->direct[e])
-		rc = MPI_Irecv(x->stage + x->soff[e], (int)m->len, MPI_BYTE,
-			       v->peer, (int)v->seq, x->comm, &r);
+		rc = PMPI_Irecv(x->stage + x->soff[e], (int)m->len, MPI_BYTE,
+			       PEER(x, v), TAG(x, v), x->comm, &r);
 	else if (in_bounds(x->p, m, false, true))
-		rc = MPI_Irecv(topo__mx_buffer(x, m->dst, m->dbuf) + m->doff,
-			       (int)m->len, MPI_BYTE, v->peer, (int)v->seq,
+		rc = PMPI_Irecv(topo__mx_buffer(x, m->dst, m->dbuf) + m->doff,
+			       (int)m->len, MPI_BYTE, PEER(x, v), TAG(x, v),
 			       x->comm, &r);
 	else {
 		bad_message(x, v->msg);
@@ -846,9 +856,9 @@ int topo__mx_run(struct topo__mx *x, double deadline)
 			}
 			break;
 		}
-		if (mpi_failed(x, x->block ? MPI_Waitsome(x->nact, x->req, &n,
+		if (mpi_failed(x, x->block ? PMPI_Waitsome(x->nact, x->req, &n,
 							  x->idx, x->st)
-					   : MPI_Testsome(x->nact, x->req, &n,
+					   : PMPI_Testsome(x->nact, x->req, &n,
 							  x->idx, x->st)))
 			return -1;
 		if (n == MPI_UNDEFINED)

@@ -24,7 +24,13 @@ struct topo__mx_error {
 struct topo__mx {
 	const struct topo_plan *p;
 	const struct topo__sched *s;
+	/* where the messages go: comm, with tags from tag0 (tag0 + an
+	 * event's seq), and peer[h] the rank in comm of the schedule's host
+	 * h (NULL: h itself); set up as comm, 0 and NULL, changeable between
+	 * runs (libcollc-mpi runs one plan over several communicators) */
 	MPI_Comm comm;
+	int tag0;
+	const int32_t *peer;
 	int rank;
 	const int32_t *members; /* the group's endpoints (for errors) */
 	/* the host's members and each member's index among them (-1: not
@@ -89,7 +95,7 @@ int topo__mx_check(const struct topo_plan *p, const struct topo__sched *s,
 
 /*
  * Sets x up to run schedule s of plan p on process `rank` of comm, whose
- * members are those with host[i] == rank.  x->bp is allocated (all NULL)
+ * members are those with host[i] == rank (host NULL: member rank alone).  x->bp is allocated (all NULL)
  * for the caller to fill; receipt counters are kept when counters is
  * nonzero, a barrier's knowledge when knowledge is, and up to maxerr
  * errors.  direct_ok: receives that copy into a range of a buffer no

@@ -306,7 +306,17 @@ void topo__plan_need(const struct topo_plan *p, int64_t msgs, int64_t deps,
 		c = p->predict_only ? 0 : mul_sat(slots, BYTES_PER_SLOT);
 	int64_t buffers = 0;
 
-	if (p->mem_host == NULL) {
+	if (p->mem_host == NULL && p->mem_rank >= 0) {
+		/* a process per member (host NULL): member mem_rank's */
+		for (int k = 0; k < TOPO__NBUF; k++) {
+			int64_t size = topo__has_buf(p, k)
+					   ? topo__bufsize(p, k, p->mem_rank)
+					   : 0;
+
+			buffers = size > INT64_MAX - buffers ? INT64_MAX
+							     : buffers + size;
+		}
+	} else if (p->mem_host == NULL) {
 		buffers = topo_plan_buffer_bytes(p);
 	} else {
 		/* the members here (a distributed run) */
@@ -1255,7 +1265,7 @@ static int plan_new(topo_plan **out, const topo_tree *t,
 int topo_plan_new(topo_plan **out, const topo_tree *t,
 		  const struct topo_plan_params *params, topo_error *err)
 {
-	return plan_new(out, t, params, NULL, 0, err);
+	return plan_new(out, t, params, NULL, -1, err);
 }
 
 int topo__plan_new_hosted(topo_plan **out, const topo_tree *t,

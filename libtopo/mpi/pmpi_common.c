@@ -1,0 +1,100 @@
+/*
+ * pmpi_common.c - what every part of libcollc-mpi.so uses: the one
+ * global, the names of the wrapped operations, messages on standard
+ * error, the counts of what ran where, and the lock (pmpi.h).
+ */
+#define TOPO_INTERNAL
+#include "pmpi.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct global G = {.keyval = MPI_KEYVAL_INVALID,
+		   .per = 1,
+		   .set = {.segment = 256 * 1024, .min_size = 3},
+		   .lock = PTHREAD_MUTEX_INITIALIZER,
+		   .world_group = MPI_GROUP_NULL};
+
+/* The wrapped operations, in enum topo_op order, as the environment
+ * variables and the report name them. */
+const char *const topo__pmpi_env_name[TOPO_OP_COUNT] = {
+    "BCAST",	 "SCATTER",		 "GATHER",   "REDUCE", "ALLREDUCE",
+    "ALLGATHER", "REDUCE_SCATTER_BLOCK", "ALLTOALL", "BARRIER"};
+const char *const topo__pmpi_mpi_name[TOPO_OP_COUNT] = {
+    "MPI_Bcast",     "MPI_Scatter",   "MPI_Gather",
+    "MPI_Reduce",    "MPI_Allreduce", "MPI_Allgather",
+    "MPI_Reduce_scatter_block",	      "MPI_Alltoall",
+    "MPI_Barrier"};
+
+static const char *const reason_text[R_COUNT] = {
+    "libcollc-mpi is off (COLLC_MPI_DISABLE)",
+    "an intercommunicator",
+    "a user-defined or logical operator",
+    "MPI_MINLOC or MPI_MAXLOC",
+    "a derived or unsupported datatype in a reduction",
+    "a bitwise operator on a floating-point type",
+    "arguments MPI would refuse (the MPI library reports them)",
+    "a message of more than INT_MAX bytes",
+    "a plan that could not be made on every process",
+    "a plan of more messages between two processes than the "
+    "communicator's range of tags",
+    "a nonblocking collective (libcollc-mpi runs the blocking ones)",
+    "a persistent collective (libcollc-mpi runs the blocking ones)",
+    "a communicator of fewer members than COLLC_MPI_MIN_SIZE (3 unless "
+    "set: over 1 or 2 members every tree is the same, MPI's own)"};
+
+void topo__pmpi_say(const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, PFX "%s\n", line);
+}
+
+void topo__pmpi_fatal(const char *what, const topo_error *err)
+{
+	fprintf(stderr, PFX "world rank %d: %s: %s\n", G.world_rank, what,
+		err != NULL && err->text[0] != '\0' ? err->text : "failed");
+	PMPI_Abort(MPI_COMM_WORLD, 1);
+	abort(); /* PMPI_Abort does not return */
+}
+
+static void say_handed(const char *name, enum reason why)
+{
+	if (G.set.report && !(__atomic_fetch_or(&G.fallback_said, 1u << why,
+						__ATOMIC_RELAXED) >>
+				  why &
+			      1u))
+		topo__pmpi_say("world rank %d: %s handed to the MPI library: "
+			       "%s",
+			       G.world_rank, name, reason_text[why]);
+}
+
+int topo__pmpi_hand_over(enum topo_op op, enum reason why)
+{
+	__atomic_fetch_add(&G.theirs[op], 1, __ATOMIC_RELAXED);
+	say_handed(topo__pmpi_mpi_name[op], why);
+	return 0;
+}
+
+void topo__pmpi_later(int persistent, enum topo_op op, const char *name)
+{
+	__atomic_fetch_add(&G.later[persistent][op], 1, __ATOMIC_RELAXED);
+	say_handed(name, !G.on ? R_OFF : persistent ? R_PERSISTENT : R_NONBLOCKING);
+}
+
+void topo__pmpi_lock(void)
+{
+	if (G.mt)
+		pthread_mutex_lock(&G.lock);
+}
+
+void topo__pmpi_unlock(void)
+{
+	if (G.mt)
+		pthread_mutex_unlock(&G.lock);
+}

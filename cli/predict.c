@@ -1526,6 +1526,21 @@ static void gp_string(FILE *f, const char *s)
 	fputc('\'', f);
 }
 
+/* The name of operation k's data block: "$" and the operation's name with
+ * every character that cannot be in a gnuplot identifier (reduce-scatter's
+ * hyphen) as an underscore, since gnuplot takes "$reduce" alone as the
+ * name and refuses the rest of the line. */
+static void gp_block(FILE *f, size_t k)
+{
+	fputc('$', f);
+	for (const char *s = topo_op_name(ops_table[k].op); *s != '\0'; s++)
+		fputc((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+			      (*s >= '0' && *s <= '9')
+			  ? *s
+			  : '_',
+		      f);
+}
+
 /* Can operation k be drawn: a column with a time above 0 (log scale)? */
 static int plottable(const struct pool *P, size_t k, size_t c)
 {
@@ -1601,7 +1616,8 @@ static int write_plot_script(FILE *f, const struct pool *P, int png)
 
 		/* Numbers only: names, which a compile output may make
 		 * anything, go in quoted titles (gp_string). */
-		fprintf(f, "$%s << EOD\n", topo_op_name(ops_table[k].op));
+		gp_block(f, k);
+		fputs(" << EOD\n", f);
 		for (size_t s = 0; s < n; s++) {
 			fprintf(f, "%" PRIu64, a->sizes[s]);
 			for (size_t c = 0; c < P->ncols; c++) {
@@ -1643,8 +1659,9 @@ static int write_plot_script(FILE *f, const struct pool *P, int png)
 			col++;
 			snprintf(title, sizeof(title), "%s/%s",
 				 col_tree(P, &P->cols[c]), P->cols[c].algo);
-			fprintf(f, "%s$%s using 1:%zu title ", sep,
-				topo_op_name(ops_table[k].op), col);
+			fputs(sep, f);
+			gp_block(f, k);
+			fprintf(f, " using 1:%zu title ", col);
 			gp_string(f, title);
 			fprintf(f, " lc %zu dt %zu pt %zu",
 				P->cols[c].tree % 8 + 1, alg + 1, 2 * alg + 5);

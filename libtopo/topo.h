@@ -818,9 +818,11 @@ TOPO_EXTERN int64_t topo_prediction_events(const topo_prediction *r);
  * i a "send" labelled s<i> on its source and a "recv" r<i> on its
  * destination, with tag i, and a "calc" c<i> for a reduction or a
  * member's own step (whole ns, rounded to the nearest); "requires" lines
- * give the prediction's dependencies.  Returns 0, TOPO_EARG (NULL plan or
- * file; a dependency no per-member schedule can hold), TOPO_ENOMEM or
- * TOPO_EIO (a write failed; what was written stays in f).
+ * give the prediction's dependencies.  Names in its comments have their
+ * control characters (and bytes that are not UTF-8) written as \xNN.
+ * Returns 0, TOPO_EARG (NULL plan or file; a dependency no per-member
+ * schedule can hold), TOPO_ENOMEM or TOPO_EIO (a write failed; what was
+ * written stays in f).
  *
  * topo_plan_write_smpi writes SimGrid SMPI time-independent traces into
  * directory dir, which must not exist or be empty: rank-<r>.txt for each

@@ -158,6 +158,11 @@ uint32_t topo__costs_all(void);
  * forms, no surrogates, nothing above U+10FFFF), or 0 when s does not
  * start one.  s must be NUL-terminated (it never reads past a NUL). */
 size_t topo__utf8_len(const unsigned char *s);
+/* Writes s to f for a line of a comment: control characters (C0 with tab,
+ * DEL, C1) and bytes that are not UTF-8 as \xNN, so that a name can
+ * neither end the comment's line and start a line of its own, nor reach a
+ * terminal or an editor as a control. */
+void topo__put_clean(FILE *f, const char *s);
 
 /* ---------------------------------------------------------------------- */
 /* Machines */

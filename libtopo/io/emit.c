@@ -253,12 +253,17 @@ static void goal_header(const struct emit *e, FILE *f)
 	const struct topo_loggp *c;
 	double lat;
 
-	fprintf(f,
-		"// collc: %s %s over tree %s of group %s (machine %s): %d "
-		"members, %zu bytes, %lld messages\n",
-		topo_op_name(p->params.op), p->algorithm, p->t->name,
-		p->t->g->name, e->m->name, (int)e->n, p->params.bytes,
-		(long long)e->M);
+	/* Names may hold anything (a JSON "\n", a file name): cleaned, so
+	 * that one cannot end the comment and become schedule lines. */
+	fprintf(f, "// collc: %s %s over tree ", topo_op_name(p->params.op),
+		p->algorithm);
+	topo__put_clean(f, p->t->name);
+	fputs(" of group ", f);
+	topo__put_clean(f, p->t->g->name);
+	fputs(" (machine ", f);
+	topo__put_clean(f, e->m->name);
+	fprintf(f, "): %d members, %zu bytes, %lld messages\n", (int)e->n,
+		p->params.bytes, (long long)e->M);
 	fprintf(f,
 		"// costs (ns): shm L=%g o=%g g=%g G=%g; net L=%g o=%g g=%g "
 		"G=%g hop=%g; reduce %s %g/byte\n",

@@ -1,11 +1,14 @@
 /*
  * utf8.c - recognising well-formed UTF-8, for the writers that must not
  * pass invalid bytes on (JSON text must be UTF-8, and dot refuses anything
- * else).  Names and specs may come from a command line, so they may hold
- * any bytes at all.
+ * else), and names made safe for a comment line.  Names and specs may
+ * come from a command line, a file name or a JSON string with escapes, so
+ * they may hold any bytes at all.
  */
 #define TOPO_INTERNAL
 #include "topo_internal.h"
+
+#include <stdio.h>
 
 size_t topo__utf8_len(const unsigned char *s)
 {
@@ -39,4 +42,26 @@ size_t topo__utf8_len(const unsigned char *s)
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
 	return n;
+}
+
+void topo__put_clean(FILE *f, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	while (*s != '\0') {
+		size_t n = topo__utf8_len(s);
+
+		/* C0 controls (tab too), DEL, the C1 controls U+0080..U+009F
+		 * (c2 80..c2 9f) and bytes that start no UTF-8 sequence. */
+		if (n == 0 || *s < 0x20 || *s == 0x7f ||
+		    (n == 2 && s[0] == 0xc2 && s[1] < 0xa0)) {
+			if (n == 0)
+				n = 1;
+			for (size_t i = 0; i < n; i++)
+				fprintf(f, "\\x%02x", s[i]);
+		} else {
+			fwrite(s, 1, n, f);
+		}
+		s += n;
+	}
 }

@@ -422,6 +422,148 @@ static void test_goal_text(void)
 	fixture_free(&x);
 }
 
+/* t's first line is head; every line before "num_ranks" is a comment;
+ * one num_ranks line and a rank block per member; no control character
+ * but the line ends. */
+static void check_goal_head(const char *t, const char *head, int members)
+{
+	int nranks = 0, blocks = 0, comments = 1, r;
+	bool clean = true;
+
+	if (t == NULL)
+		return;
+	CHECK(strncmp(t, head, strlen(head)) == 0 && t[strlen(head)] == '\n',
+	      "first line:\n%s\nwant:\n%s", t, head);
+	for (const char *l = t; *l != '\0';) {
+		const char *e = strchr(l, '\n');
+		char tail;
+
+		if (e == NULL)
+			e = l + strlen(l);
+		for (const char *c = l; c < e; c++)
+			clean &= (unsigned char)*c >= 0x20 && *c != 0x7f;
+		if (strncmp(l, "num_ranks", 9) == 0)
+			nranks++;
+		if (nranks == 0)
+			comments &= strncmp(l, "// ", 3) == 0;
+		if (sscanf(l, "rank %d %c", &r, &tail) == 2 && tail == '{')
+			blocks++;
+		l = *e != '\0' ? e + 1 : e;
+	}
+	CHECK(clean && comments && nranks == 1 && blocks == members,
+	      "clean %d, comments %d, %d num_ranks, %d blocks:\n%s", clean,
+	      comments, nranks, blocks, t);
+}
+
+/*
+ * Names with every control character (C0 and tab, DEL, C1 as UTF-8) and a
+ * byte that is not UTF-8: the machine's (a JSON string), the group's (any
+ * string through topo_group_new) and the tree's (a compile output): the
+ * header comment holds them as \xNN, so its line cannot end early and no
+ * name becomes a line of the schedule.
+ */
+static void test_goal_names(void)
+{
+	static const char machine[] =
+	    "{\"name\": \"m\\nnum_ranks 99\\rrank 0 {\\u001b\\u007f"
+	    "\\u0085\\t}\", \"nodes\": 2, \"tasks_per_node\": 1, "
+	    "\"network\": {\"type\": \"kary\", \"fanout\": 1}}";
+	const struct algo bc = {TOPO_OP_BCAST, "flood"};
+	char gname[64], *doc = NULL, *t, *at;
+	size_t len = 0, n = 0;
+	topo_machine *m = NULL;
+	topo_group *g = NULL;
+	topo_compiled *c = NULL;
+	topo_plan *p = NULL;
+	struct fixture x;
+	topo_error err;
+	FILE *f;
+	int rc;
+
+	/* "g" then bytes 0x01..0x1f, 0x7f, U+0080, 0xff. */
+	gname[n++] = 'g';
+	for (int ch = 1; ch < 0x20; ch++)
+		gname[n++] = (char)ch;
+	memcpy(gname + n, "\x7f\xc2\x80\xff", 5);
+	topo_error_clear(&err);
+	rc = topo_machine_load_string(&m, machine, strlen(machine), NULL,
+				      &err);
+	if (rc == 0)
+		rc = topo_group_new(&g, m, gname, "all", &err);
+	memset(&x, 0, sizeof(x));
+	if (rc == 0)
+		rc = topo_tree_new(&x.t, g, "chain", &err);
+	CHECK(rc == 0, "names: %s", err.text);
+	if (rc == 0) {
+		p = plan(&x, &bc, 8, 1);
+		t = goal_text(p, NULL);
+		check_goal_head(t,
+				"// collc: bcast flood over tree chain of group "
+				"g\\x01\\x02\\x03\\x04\\x05\\x06\\x07\\x08"
+				"\\x09\\x0a\\x0b\\x0c\\x0d\\x0e\\x0f\\x10"
+				"\\x11\\x12\\x13\\x14\\x15\\x16\\x17\\x18"
+				"\\x19\\x1a\\x1b\\x1c\\x1d\\x1e\\x1f\\x7f"
+				"\\xc2\\x80\\xff (machine m\\x0anum_ranks "
+				"99\\x0drank 0 {\\x1b\\x7f\\xc2\\x85\\x09}): 2 "
+				"members, 8 bytes, 2 messages",
+				2);
+		free(t);
+		topo_plan_free(p);
+		p = NULL;
+	}
+	topo_tree_free(x.t);
+	/* A tree named in a compile output. */
+	f = open_memstream(&doc, &len);
+	rc = topo_compile(&c, m, NULL, NULL, 0, (const char *const[]){"chain"},
+			  1, &err);
+	if (rc == 0)
+		rc = topo_compiled_write(c, f, 0, &err);
+	fclose(f);
+	topo_compiled_free(c);
+	c = NULL;
+	at = rc == 0 ? strstr(doc, "\"name\": \"chain\"") : NULL;
+	CHECK(at != NULL, "compile: %s", err.text);
+	if (at != NULL) {
+		char *edited = NULL;
+
+		*at = '\0';
+		CHECK(asprintf(&edited, "%s\"name\": \"c\\n}\\nrank 1 {\\r\"%s",
+			       doc, at + strlen("\"name\": \"chain\"")) > 0,
+		      "asprintf");
+		rc = topo_compiled_load_string(&c, edited, strlen(edited), NULL,
+					       &err);
+		CHECK(rc == 0, "edited compile output: %s", err.text);
+		free(edited);
+	}
+	if (c != NULL) {
+		const topo_group *cg = topo_compiled_find_group(c, "world");
+		struct topo_plan_params pp;
+
+		topo_plan_params_init(&pp, sizeof(pp), TOPO_OP_BCAST);
+		pp.predict_only = 1;
+		rc = cg != NULL ? topo_plan_new(
+				      &p,
+				      topo_compiled_find_tree(c, cg,
+							      "c\n}\nrank 1 {\r"),
+				      &pp, &err)
+				: -1;
+		CHECK(rc == 0, "plan over the renamed tree: %s", err.text);
+		t = rc == 0 ? goal_text(p, NULL) : NULL;
+		check_goal_head(t,
+				"// collc: bcast flood over tree c\\x0a}\\x0arank "
+				"1 {\\x0d of group world (machine m\\x0anum_ranks "
+				"99\\x0drank 0 {\\x1b\\x7f\\xc2\\x85\\x09}): 2 "
+				"members, 8 bytes, 2 messages",
+				2);
+		free(t);
+		topo_plan_free(p);
+	}
+	topo_compiled_free(c);
+	free(doc);
+	topo_group_free(g);
+	topo_machine_free(m);
+}
+
 /* ---------------------------------------------------------------------- */
 /* SimGrid traces */
 
@@ -800,6 +942,7 @@ int main(void)
 		return 1;
 	}
 	test_goal_text();
+	test_goal_names();
 	test_goal_all();
 	test_smpi_all();
 	test_errors();

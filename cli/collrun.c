@@ -1409,6 +1409,12 @@ int main(int argc, char **argv)
 	rc = check_op_options(&a);
 	if (rc >= 0)
 		goto done;
+	/* A directory --emit-smpi cannot fill is refused before any work. */
+	if (a.emit_smpi != NULL) {
+		rc = cli_dir_check("--emit-smpi", a.emit_smpi);
+		if (rc >= 0)
+			goto done;
+	}
 	/* Defaults (collrun(1)): reduce works over the hierarchical tree,
 	 * the others over the physical one; the parameters' defaults are
 	 * the library's (parse). */

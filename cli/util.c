@@ -4,6 +4,7 @@
  */
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <fcntl.h>
@@ -190,6 +191,22 @@ static char *resolve_links(const char *path)
 	return NULL;
 }
 
+/* Does directory dir hold nothing but "." and ".."? */
+static int dir_empty(const char *dir)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *de;
+	int empty = 1;
+
+	if (dp == NULL)
+		return 0;
+	while (empty && (de = readdir(dp)) != NULL)
+		empty = strcmp(de->d_name, ".") == 0 ||
+			strcmp(de->d_name, "..") == 0;
+	closedir(dp);
+	return empty;
+}
+
 /* The directory part of path ("." for none), malloc'ed. */
 static char *dir_of(const char *path)
 {
@@ -200,6 +217,37 @@ static char *dir_of(const char *path)
 	if (slash == path)
 		return strdup("/");
 	return strndup(path, (size_t)(slash - path));
+}
+
+/*
+ * Writes into buf the temporary name "DIR/.BASE" + suffix, BASE cut (at a
+ * character) so that the name fits the longest one DIR's file system
+ * takes: a destination whose own name is near that limit still gets a
+ * temporary sibling.
+ */
+static void tmp_path(char *buf, size_t size, const char *dir, const char *base,
+		     const char *suffix)
+{
+	long name_max = pathconf(dir, _PC_NAME_MAX);
+	size_t keep = strlen(base), room;
+
+	if (name_max <= 0 || name_max > 255)
+		name_max = 255;
+	room = (size_t)name_max - 1 - strlen(suffix);
+	if (keep > room) {
+		keep = room;
+		while (keep > 0 && ((unsigned char)base[keep] & 0xc0) == 0x80)
+			keep--;
+	}
+	snprintf(buf, size, "%s/.%.*s%s", dir, (int)keep, base, suffix);
+}
+
+/* The last component of path. */
+static const char *base_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash != NULL ? slash + 1 : path;
 }
 
 /* Test hook: COLLC_TEST_NO_TMPFILE=1 behaves as on a file system without
@@ -289,13 +337,10 @@ int cli_out_open(struct cli_out *out, const char *path)
 		 * exist and its name is published: one arriving after
 		 * mkstemp created the file but before have_pending is set
 		 * would otherwise leave it behind. */
-		const char *base = strrchr(out->dest, '/');
-
-		base = base != NULL ? base + 1 : out->dest;
 		watched_set(&block);
 		sigprocmask(SIG_BLOCK, &block, &old);
-		snprintf(pending_tmp, sizeof(pending_tmp), "%s/.%s.XXXXXX",
-			 out->dir, base);
+		tmp_path(pending_tmp, sizeof(pending_tmp), out->dir,
+			 base_of(out->dest), ".XXXXXX");
 		fd = mkstemp(pending_tmp);
 		e = errno;
 		if (fd >= 0) {
@@ -330,12 +375,12 @@ static int name_tmpfile(struct cli_out *out)
 
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", out->fd);
 	for (int attempt = 0; attempt < 100; attempt++) {
-		snprintf(pending_tmp, sizeof(pending_tmp), "%s/.%s.%d.%d",
-			 out->dir,
-			 strrchr(out->dest, '/') != NULL
-			     ? strrchr(out->dest, '/') + 1
-			     : out->dest,
-			 (int)getpid(), attempt);
+		char suffix[32];
+
+		snprintf(suffix, sizeof(suffix), ".%d.%d", (int)getpid(),
+			 attempt);
+		tmp_path(pending_tmp, sizeof(pending_tmp), out->dir,
+			 base_of(out->dest), suffix);
 		if (linkat(AT_FDCWD, proc, AT_FDCWD, pending_tmp,
 			   AT_SYMLINK_FOLLOW) == 0) {
 			have_pending = 1;
@@ -432,6 +477,63 @@ void cli_out_abort(struct cli_out *out)
 	free(out->dir);
 	free(out->dest);
 	out->dir = out->dest = NULL;
+}
+
+int cli_dir_check(const char *option, const char *path)
+{
+	size_t len = strlen(path), cut;
+	struct stat st, lst;
+	char *trimmed, *dest;
+	const char *base;
+	int rc = -1;
+
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	trimmed = strndup(path, len);
+	if (trimmed == NULL) {
+		cli_msg("out of memory");
+		return EXIT_FAILED;
+	}
+	dest = resolve_links(trimmed);
+	if (dest == NULL) {
+		cli_msg("%s %s: %s", option, path, strerror(errno));
+		free(trimmed);
+		return EXIT_USAGE;
+	}
+	/* (resolve_links keeps a trailing slash a link's target has) */
+	for (len = strlen(dest); len > 1 && dest[len - 1] == '/'; len--)
+		dest[len - 1] = '\0';
+	for (cut = len; cut > 0 && dest[cut - 1] != '/'; cut--)
+		;
+	base = dest + cut;
+	if (stat(dest, &st) == 0) {
+		if (!S_ISDIR(st.st_mode)) {
+			cli_msg("%s %s: exists and is not a directory", option,
+				path);
+			rc = EXIT_USAGE;
+		} else if (!dir_empty(dest)) {
+			cli_msg("%s %s: exists and is not empty (give a new or "
+				"an empty directory)",
+				option, path);
+			rc = EXIT_USAGE;
+		}
+	} else if (errno == ENOENT && lstat(trimmed, &lst) == 0 &&
+		   S_ISLNK(lst.st_mode)) {
+		cli_msg("%s %s: is a symbolic link to \"%s\", which does not "
+			"exist (link it to an empty directory, or give a new "
+			"directory's name)",
+			option, path, dest);
+		rc = EXIT_USAGE;
+	}
+	if (rc < 0 && (*base == '\0' || strcmp(base, ".") == 0 ||
+		       strcmp(base, "..") == 0)) {
+		cli_msg("%s %s: cannot be replaced (name a new directory)",
+			option, path);
+		rc = EXIT_USAGE;
+	}
+	free(dest);
+	free(trimmed);
+	return rc;
 }
 
 /* Reads f to the end; NULL with errno set on failure. */

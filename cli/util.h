@@ -60,6 +60,14 @@ int cli_out_commit(struct cli_out *out);
 /* Discards the output (removes the temporary file).  Safe to call twice. */
 void cli_out_abort(struct cli_out *out);
 
+/* Checks, before any work, a directory an option will fill as
+ * topo_plan_write_smpi does: path must be a new name or an empty
+ * directory, a symbolic link being followed (a link to nothing is
+ * refused).  Returns -1, or prints "PROG: OPTION PATH: what is wrong"
+ * and returns EXIT_USAGE.  What only creating it can tell (a missing
+ * parent, no permission) is left to the writer. */
+int cli_dir_check(const char *option, const char *path);
+
 /* Writes s to f with control characters other than tab as \xNN: every
  * name from a file or a command line is printed this way. */
 void cli_put_clean(FILE *f, const char *s);

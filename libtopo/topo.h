@@ -828,10 +828,12 @@ TOPO_EXTERN int64_t topo_prediction_events(const topo_prediction *r);
  * directory dir, which must not exist or be empty: rank-<r>.txt for each
  * member, traces.txt listing them, hostfile (rank r's host on line r),
  * platform.xml (a host per node) and replay.sh (smpirun -replay with the
- * settings the model needs).  The files are written into a temporary
- * directory beside dir and renamed to dir at the end: on failure nothing
- * is left.  Returns 0, TOPO_EARG, TOPO_ENOMEM or TOPO_EIO (err->text
- * names the path).
+ * settings the model needs).  A symbolic link dir is followed: the
+ * directory it names is the one written, and the link stays; dir is
+ * checked before any work (a link to nothing is refused).  The files are
+ * written into a temporary directory beside dir and renamed to dir at the
+ * end: on failure nothing is left.  Returns 0, TOPO_EARG, TOPO_ENOMEM or
+ * TOPO_EIO (err->text names the path).
  */
 TOPO_EXTERN int topo_plan_write_goal(const topo_plan *p,
 				     const struct topo_costs *costs, FILE *f,

@@ -595,13 +595,18 @@ static int smpi_order(struct emit *e, struct smpi_order *o, int64_t *n)
 
 /*
  * The directory of the SimGrid files.  It is filled under a temporary
- * name beside it (".NAME.PID.N", created with mkdir so that the user's
- * umask applies) and renamed into place at the end, so that a failure
- * leaves nothing behind and a reader never sees half a set.  DIR must not
- * exist, or be an empty directory (which the rename replaces).
+ * name beside it (".NAME.PID.N", NAME cut to fit the file system's limit
+ * on a name, created with mkdir so that the user's umask applies) and
+ * renamed into place at the end, so that a failure leaves nothing behind
+ * and a reader never sees half a set.  DIR must not exist, or be an empty
+ * directory (which the rename replaces).  A symbolic link is followed, as
+ * an output file's is (collc(1) -o): the directory it points to is the
+ * one filled, and the link stays; a link to nothing is refused, since
+ * what it should become is no clearer than a directory's missing parent.
  */
 struct outdir {
 	const char *dir; /* as given, for messages */
+	char *dest;	 /* the directory replaced: links followed */
 	char *tmp;
 	int32_t nranks; /* rank files that may exist in tmp */
 	topo_error *err;
@@ -635,25 +640,89 @@ static bool dir_is_empty(const char *dir)
 	return empty;
 }
 
-static int dir_begin(struct outdir *d, const char *dir)
+/*
+ * path (topo__malloc'ed, no trailing slash) with its symbolic links
+ * followed to what the last one names (relative targets are relative to
+ * the link's directory), which need not exist; *hops is the links
+ * followed.  Returns the new path (path is freed), or NULL with errno set
+ * (ELOOP past 40 links, ENOMEM).
+ */
+static char *follow_links(char *path, int *hops)
 {
-	static unsigned counter;
+	for (*hops = 0;; (*hops)++) {
+		struct stat st;
+		char target[4096], *next;
+		const char *slash;
+		ssize_t n;
+		size_t dirlen, len;
+
+		if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
+			return path;
+		n = *hops < 40 ? readlink(path, target, sizeof(target) - 1) : -1;
+		if (n < 0) {
+			if (*hops >= 40)
+				errno = ELOOP;
+			topo__free(path);
+			return NULL;
+		}
+		target[n] = '\0';
+		/* The target without trailing slashes, as rename wants. */
+		for (len = (size_t)n; len > 1 && target[len - 1] == '/'; len--)
+			;
+		slash = strrchr(path, '/');
+		dirlen = target[0] == '/' || slash == NULL
+			     ? 0
+			     : (size_t)(slash - path) + 1;
+		next = topo__malloc(dirlen + len + 1);
+		if (next != NULL) {
+			memcpy(next, path, dirlen);
+			memcpy(next + dirlen, target, len);
+			next[dirlen + len] = '\0';
+		} else {
+			errno = ENOMEM;
+		}
+		topo__free(path);
+		if (next == NULL)
+			return NULL;
+		path = next;
+	}
+}
+
+/*
+ * Checks dir before any work: a new name, or an empty directory, links
+ * followed (d->dest).  Returns 0, or TOPO_EIO (a link to nothing, or
+ * anything else that is not a new or empty directory) or TOPO_ENOMEM, err
+ * set.
+ */
+static int dir_check(struct outdir *d, const char *dir)
+{
 	struct stat st;
 	size_t len = strlen(dir), cut;
-	const char *base;
-	int parent_len;
+	int hops;
 
 	d->dir = dir;
 	while (len > 1 && dir[len - 1] == '/')
 		len--;
+	d->dest = topo__malloc(len + 1);
+	if (d->dest == NULL)
+		return topo__err(d->err, TOPO_ENOMEM, NULL, NULL,
+				 "out of memory");
+	memcpy(d->dest, dir, len);
+	d->dest[len] = '\0';
 	errno = 0;
-	if (stat(dir, &st) == 0) {
+	d->dest = follow_links(d->dest, &hops);
+	if (d->dest == NULL)
+		return errno == ENOMEM ? topo__err(d->err, TOPO_ENOMEM, NULL,
+						   NULL, "out of memory")
+				       : dir_error(d, NULL, "");
+	errno = 0;
+	if (stat(d->dest, &st) == 0) {
 		if (!S_ISDIR(st.st_mode)) {
 			errno = 0;
 			return dir_error(d, NULL,
 					 "exists and is not a directory");
 		}
-		if (!dir_is_empty(dir)) {
+		if (!dir_is_empty(d->dest)) {
 			errno = 0;
 			return dir_error(d, NULL,
 					 "exists and is not empty (give a new "
@@ -661,31 +730,86 @@ static int dir_begin(struct outdir *d, const char *dir)
 		}
 	} else if (errno != ENOENT) {
 		return dir_error(d, NULL, "");
+	} else if (hops > 0) {
+		errno = 0;
+		topo__err(d->err, TOPO_EIO, NULL, NULL,
+			  "%s: is a symbolic link to \"%s\", which does not "
+			  "exist (link it to an empty directory, or give a "
+			  "new directory's name)",
+			  d->dir, d->dest);
+		return TOPO_EIO;
 	}
-	/* The parent and the last component, without trailing slashes. */
-	for (cut = len; cut > 0 && dir[cut - 1] != '/'; cut--)
+	len = strlen(d->dest);
+	for (cut = len; cut > 0 && d->dest[cut - 1] != '/'; cut--)
 		;
-	base = dir + cut;
-	parent_len = cut == 0 ? 1 : cut == 1 ? 1 : (int)(cut - 1);
-	if (len - cut == 0 || (len - cut == 1 && base[0] == '.') ||
-	    (len - cut == 2 && base[0] == '.' && base[1] == '.')) {
+	if (len - cut == 0 || strcmp(d->dest + cut, ".") == 0 ||
+	    strcmp(d->dest + cut, "..") == 0) {
 		errno = 0;
 		return dir_error(d, NULL,
 				 "cannot be replaced (name a new directory)");
 	}
-	d->tmp = topo__malloc(len + 64);
-	if (d->tmp == NULL)
+	return 0;
+}
+
+/* Creates the temporary directory beside d->dest: ".NAME.PID.N", with
+ * NAME cut (at a character) so that the whole fits the longest name the
+ * file system takes, so that every name the directory may have works. */
+static int dir_begin(struct outdir *d)
+{
+	static unsigned counter;
+	size_t len = strlen(d->dest), cut, size;
+	const char *base;
+	long name_max;
+	char *parent;
+
+	for (cut = len; cut > 0 && d->dest[cut - 1] != '/'; cut--)
+		;
+	base = d->dest + cut;
+	parent = topo__malloc(cut + 2);
+	if (parent == NULL)
 		return topo__err(d->err, TOPO_ENOMEM, NULL, NULL,
 				 "out of memory");
+	if (cut == 0)
+		strcpy(parent, ".");
+	else if (cut == 1)
+		strcpy(parent, "/");
+	else {
+		memcpy(parent, d->dest, cut - 1);
+		parent[cut - 1] = '\0';
+	}
+	errno = 0;
+	name_max = pathconf(parent, _PC_NAME_MAX);
+	if (name_max <= 0 || name_max > 255)
+		name_max = 255;
+	size = strlen(parent) + name_max + 2;
+	d->tmp = topo__malloc(size);
+	if (d->tmp == NULL) {
+		topo__free(parent);
+		return topo__err(d->err, TOPO_ENOMEM, NULL, NULL,
+				 "out of memory");
+	}
 	for (int tries = 0;; tries++) {
 		unsigned n = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+		char suffix[48];
+		size_t keep = len - cut, room;
 
-		snprintf(d->tmp, len + 64, "%.*s/.%.*s.%ld.%u", parent_len,
-			 cut == 0 ? "." : dir, (int)(len - cut), base,
-			 (long)getpid(), n);
-		if (mkdir(d->tmp, 0777) == 0)
+		snprintf(suffix, sizeof(suffix), ".%ld.%u", (long)getpid(), n);
+		room = (size_t)name_max - 1 - strlen(suffix);
+		if (keep > room) {
+			keep = room;
+			/* Not inside a UTF-8 sequence. */
+			while (keep > 0 &&
+			       ((unsigned char)base[keep] & 0xc0) == 0x80)
+				keep--;
+		}
+		snprintf(d->tmp, size, "%s/.%.*s%s", parent, (int)keep, base,
+			 suffix);
+		if (mkdir(d->tmp, 0777) == 0) {
+			topo__free(parent);
 			return 0;
+		}
 		if (errno != EEXIST || tries == 100) {
+			topo__free(parent);
 			topo__free(d->tmp);
 			d->tmp = NULL;
 			return dir_error(d, NULL, "cannot create");
@@ -716,7 +840,7 @@ static void dir_abort(struct outdir *d)
 
 static int dir_commit(struct outdir *d)
 {
-	if (rename(d->tmp, d->dir) != 0) {
+	if (rename(d->tmp, d->dest) != 0) {
 		int rc = dir_error(d, NULL, "cannot create");
 
 		dir_abort(d);
@@ -1071,6 +1195,7 @@ int topo_plan_write_smpi(const topo_plan *p, const struct topo_costs *costs,
 	int64_t nops = 0, *off = NULL, *seq = NULL;
 	int rc;
 
+	memset(&e, 0, sizeof(e));
 	memset(&o, 0, sizeof(o));
 	memset(&d, 0, sizeof(d));
 	d.err = err;
@@ -1078,7 +1203,11 @@ int topo_plan_write_smpi(const topo_plan *p, const struct topo_costs *costs,
 		return topo__err(err, TOPO_EARG, NULL, NULL,
 				 "topo_plan_write_smpi: a plan and a directory "
 				 "are required");
-	rc = emit_init(&e, p, costs, err);
+	/* The destination first: a name that cannot be used is refused
+	 * before any work. */
+	rc = dir_check(&d, dir);
+	if (rc == 0)
+		rc = emit_init(&e, p, costs, err);
 	if (rc == 0)
 		rc = smpi_order(&e, &o, &nops);
 	/* Each member's part of the order, in order (a counting sort). */
@@ -1097,7 +1226,7 @@ int topo_plan_write_smpi(const topo_plan *p, const struct topo_costs *costs,
 			seq[off[op_member(&e, o.order[j]) + 1]++] = o.order[j];
 	}
 	if (rc == 0)
-		rc = dir_begin(&d, dir);
+		rc = dir_begin(&d);
 	if (rc == 0)
 		rc = write_platform(&e, &d);
 	if (rc == 0)
@@ -1109,6 +1238,7 @@ int topo_plan_write_smpi(const topo_plan *p, const struct topo_costs *costs,
 		rc = dir_commit(&d);
 	else
 		dir_abort(&d);
+	topo__free(d.dest);
 	order_free(&o);
 	topo__free(off);
 	topo__free(seq);

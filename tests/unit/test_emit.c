@@ -882,6 +882,51 @@ static void test_errors(void)
 	check_smpi(p, dir, "an empty directory");
 	rmtree(dir);
 
+	/* A symbolic link to an empty directory is followed (the link
+	 * stays); a link to nothing is refused before any work, nothing
+	 * made. */
+	snprintf(dir, sizeof(dir), "%s/empty", scratch);
+	mkdir(dir, 0777);
+	snprintf(file, sizeof(file), "%s/link", scratch);
+	CHECK(symlink("empty", file) == 0, "symlink: %s", strerror(errno));
+	topo_error_clear(&err);
+	rc = topo_plan_write_smpi(p, NULL, file, &err);
+	CHECK(rc == 0, "a link to an empty directory: %s", err.text);
+	check_smpi(p, dir, "a link to an empty directory");
+	{
+		struct stat st;
+
+		CHECK(lstat(file, &st) == 0 && S_ISLNK(st.st_mode),
+		      "the link is kept");
+	}
+	unlink(file);
+	rmtree(dir);
+	CHECK(symlink("gone", file) == 0, "symlink: %s", strerror(errno));
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_write_smpi(p, NULL, file, &err), TOPO_EIO);
+	CHECK(strstr(err.text, "is a symbolic link to") != NULL &&
+		  strstr(err.text, "which does not exist") != NULL,
+	      "%s", err.text);
+	CHECK_INT(entries(scratch), 1);
+	unlink(file);
+	/* A name of 250 bytes: its temporary sibling still fits. */
+	{
+		char name[251];
+
+		memset(name, 'n', 250);
+		name[250] = '\0';
+		CHECK(strlen(scratch) + 252 < sizeof(dir), "scratch");
+		strcpy(dir, scratch);
+		strcat(dir, "/");
+		strcat(dir, name);
+		topo_error_clear(&err);
+		rc = topo_plan_write_smpi(p, NULL, dir, &err);
+		CHECK(rc == 0, "a name of 250 bytes: %s", err.text);
+		check_smpi(p, dir, "a name of 250 bytes");
+		rmtree(dir);
+		CHECK_INT(entries(scratch), 0);
+	}
+
 	/* An unwritable parent (root may write anywhere: then skipped). */
 	snprintf(file, sizeof(file), "%s/ro", scratch);
 	mkdir(file, 0555);

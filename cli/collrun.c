@@ -71,7 +71,8 @@ static const char usage_text[] =
     "               [--verify every|last] "
     "[--predict] [--cost CLASS.KEY=NS]...\n"
     "               [--emit-goal FILE] [--emit-smpi DIR] "
-    "[--json] ROUTES.json|MACHINE.json\n"
+    "[--max-size SIZE] [--json]\n"
+    "               ROUTES.json|MACHINE.json\n"
     "       collrun OP --help | collrun --help | --version\n";
 
 static const char help_text[] =
@@ -151,6 +152,9 @@ static const char help_text[] =
     "  --emit-smpi DIR   write SimGrid time-independent traces and a "
     "platform;\n"
     "                    implies --predict\n"
+    "  --max-size SIZE   refuse an --emit-* output larger than SIZE (K, M, "
+    "G, T\n"
+    "                    suffixes; default 1G; none: no limit)\n"
     "  -h, --help        show this help (after OP: that operation's)\n"
     "  -V, --version     show the version\n"
     "\n"
@@ -182,7 +186,14 @@ enum {
 	OPT_COST,
 	OPT_EMIT_GOAL,
 	OPT_EMIT_SMPI,
+	OPT_MAX_SIZE,
 };
+
+/* The default --max-size of the --emit-* outputs: collc compile's, 1 GiB,
+ * far above the schedules of the plans one would simulate elsewhere
+ * (tens of thousands of members: some megabytes), far below those of
+ * plans of millions of messages, which can reach gigabytes. */
+#define DEFAULT_MAX_SIZE ((uint64_t)1 << 30)
 
 /* What `collrun OP --help` says of each operation: its algorithms (the
  * default first), its default tree, and the options only it takes. */
@@ -303,6 +314,7 @@ static const struct option long_opts[] = {
     {"cost", required_argument, NULL, OPT_COST},
     {"emit-goal", required_argument, NULL, OPT_EMIT_GOAL},
     {"emit-smpi", required_argument, NULL, OPT_EMIT_SMPI},
+    {"max-size", required_argument, NULL, OPT_MAX_SIZE},
     {NULL, 0, NULL, 0},
 };
 
@@ -322,6 +334,8 @@ struct args {
 	const char **costs; /* the --cost assignments in order [ncosts] */
 	int ncosts;
 	const char *emit_goal, *emit_smpi;
+	uint64_t max_size; /* --max-size of the --emit-* outputs; 0: none */
+	int have_max_size;
 	/* replay-only options given (refused with --predict) */
 	const char *run_option;
 };
@@ -378,6 +392,7 @@ static int parse(struct args *a, int argc, char **argv)
 	topo_plan_params_init(&a->plan, sizeof(a->plan), TOPO_OP_BCAST);
 	topo_run_params_init(&a->run, sizeof(a->run));
 	a->root_rank = -1;
+	a->max_size = DEFAULT_MAX_SIZE;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hVg:t:", long_opts, NULL)) !=
@@ -534,6 +549,24 @@ static int parse(struct args *a, int argc, char **argv)
 				a->emit_smpi = optarg;
 			a->predict = 1;
 			break;
+		case OPT_MAX_SIZE: {
+			uint64_t max;
+
+			a->have_max_size = 1;
+			if (strcmp(optarg, "none") == 0) {
+				a->max_size = 0;
+				break;
+			}
+			if (cli_parse_size(optarg, &max) != 0 || max == 0)
+				return cli_usage_error(
+				    usage_text,
+				    "--max-size: expected a size of at least "
+				    "1, such as 500M or 4G, or none (got "
+				    "\"%s\")",
+				    optarg);
+			a->max_size = max;
+			break;
+		}
 		case ':':
 			if (optopt >= OPT_ROOT || optopt == 0)
 				return cli_usage_error(usage_text, "option %s needs an "
@@ -576,6 +609,10 @@ static int parse(struct args *a, int argc, char **argv)
 		    usage_text, "--verify last applies to iterations on the "
 				"same buffers; --fresh makes each "
 				"iteration a run of its own, verified");
+	if (a->have_max_size && a->emit_goal == NULL && a->emit_smpi == NULL)
+		return cli_usage_error(usage_text,
+				       "--max-size applies to --emit-goal and "
+				       "--emit-smpi");
 	if (!a->predict && a->ncosts > 0)
 		return cli_usage_error(usage_text, "--cost applies to --predict, "
 				       "--emit-goal and --emit-smpi; a "
@@ -1297,40 +1334,72 @@ static json_t *predict_json(const struct predicted *s)
 	return o;
 }
 
-/* --emit-goal and --emit-smpi: writes the schedules.  Returns -1, or
- * prints why and returns the exit status. */
-static int emit(const struct args *a, const topo_plan *p,
-		const struct topo_costs *c)
+/* An --emit-* output could not be written: the library's reason, as the
+ * house says it, and the exit status.  A size over --max-size is refused
+ * like collc compile's output, naming where it was to go. */
+static int emit_failed(const char *option, const char *dest,
+		       const topo_error *err, int rc)
 {
+	if (rc == TOPO_ELIMIT) {
+		cli_msg("%s %s: %s of --max-size; nothing written: raise the "
+			"limit with --max-size",
+			option, dest, err->text);
+		return EXIT_USAGE;
+	}
+	/* A timeout, or memory, is a failed run (1); a plan no schedule can
+	 * hold is the user's (2); a directory that cannot be made or written
+	 * fails the run, as an -o file does (1). */
+	cli_error(err, rc);
+	return rc == TOPO_EARG ? EXIT_USAGE : EXIT_FAILED;
+}
+
+/* --emit-goal and --emit-smpi: writes the schedules, within what is left
+ * of --timeout and no larger than --max-size, each measured before it is
+ * written.  The GOAL file is committed only once the traces are written
+ * too, so that a failure of either leaves neither.  Returns -1, or prints
+ * why and returns the exit status. */
+static int emit(const struct args *a, const topo_plan *p,
+		const struct topo_costs *c, double start)
+{
+	struct topo_emit_params q;
+	struct cli_out out;
 	topo_error err;
-	int rc;
+	int rc, goal_open = 0;
 
+	topo_emit_params_init(&q, sizeof(q));
+	q.costs = c;
+	q.timeout = a->run.timeout;
+	q.max_bytes = a->max_size;
+	q.progress = a->plan.progress;
 	if (a->emit_goal != NULL) {
-		struct cli_out out;
-
 		/* Written whole into a temporary file, renamed at the end. */
 		if (cli_out_open(&out, a->emit_goal) != 0)
 			return EXIT_FAILED;
+		goal_open = 1;
 		topo_error_clear(&err);
-		rc = topo_plan_write_goal(p, c, out.f, &err);
+		q.elapsed = now_s() - start;
+		rc = topo_plan_emit_goal(p, &q, out.f, &err);
+		end_progress();
 		if (rc != 0) {
 			cli_out_abort(&out);
-			cli_error(&err, rc);
-			return rc == TOPO_EARG ? EXIT_USAGE : EXIT_FAILED;
+			return emit_failed("--emit-goal", a->emit_goal, &err,
+					   rc);
 		}
-		if (cli_out_commit(&out) != 0)
-			return EXIT_FAILED;
 	}
 	if (a->emit_smpi != NULL) {
 		topo_error_clear(&err);
-		rc = topo_plan_write_smpi(p, c, a->emit_smpi, &err);
+		q.elapsed = now_s() - start;
+		rc = topo_plan_emit_smpi(p, &q, a->emit_smpi, &err);
+		end_progress();
 		if (rc != 0) {
-			/* A directory that cannot be made or is not empty
-			 * is the user's to fix. */
-			cli_error(&err, rc);
-			return rc == TOPO_EARG ? EXIT_USAGE : EXIT_FAILED;
+			if (goal_open)
+				cli_out_abort(&out);
+			return emit_failed("--emit-smpi", a->emit_smpi, &err,
+					   rc);
 		}
 	}
+	if (goal_open && cli_out_commit(&out) != 0)
+		return EXIT_FAILED;
 	return -1;
 }
 
@@ -1370,7 +1439,7 @@ static int predict(const struct args *a, const topo_tree *t,
 		rc = cli_error(&err, rc);
 		goto out;
 	}
-	rc = emit(a, p, &c);
+	rc = emit(a, p, &c, start);
 	if (rc >= 0)
 		goto out;
 	/* Ten significant digits: nanoseconds up to ten seconds. */

@@ -201,6 +201,9 @@ extern struct topo__predict_tune topo__predict_tune;
 int topo__predict_params_read(struct topo_predict_params *q,
 			      const struct topo_predict_params *params,
 			      topo_error *err);
+int topo__emit_params_read(struct topo_emit_params *q,
+			   const struct topo_emit_params *params,
+			   topo_error *err);
 
 /* Builder helpers (plan.c).  All return 0 or TOPO_ENOMEM / TOPO_ELIMIT
  * with err filled. */

@@ -1,7 +1,8 @@
 /*
  * params.c - the parameter structs of the replay (struct topo_plan_params,
  * struct topo_run_params): their initialisers, which set the documented
- * defaults, and the reading of a caller's struct of any version.
+ * defaults, and the reading of a caller's struct of any version (those
+ * two, and the prediction's and the schedule writers' params).
  *
  * Each struct starts with size, the sizeof the caller was compiled with.
  * A field is read when it lies wholly within those size bytes, and takes
@@ -276,6 +277,39 @@ int topo__predict_params_read(struct topo_predict_params *q,
 		q->progress_ctx = given.progress_ctx;
 	if (HAVE(Q, elapsed, size))
 		q->elapsed = given.elapsed;
+	return 0;
+}
+
+int topo__emit_params_read(struct topo_emit_params *q,
+			   const struct topo_emit_params *params,
+			   topo_error *err)
+{
+	typedef struct topo_emit_params Q;
+	struct topo_emit_params given;
+	size_t size;
+	int rc;
+
+	memset(q, 0, sizeof(*q));
+	q->size = sizeof(*q);
+	if (params == NULL)
+		return 0;
+	rc = read_struct(&given, params, sizeof(size_t), sizeof(given),
+			 "topo_emit_params", "topo_emit_params_init", err);
+	if (rc != 0)
+		return rc;
+	size = given.size;
+	if (HAVE(Q, costs, size))
+		q->costs = given.costs;
+	if (HAVE(Q, timeout, size))
+		q->timeout = given.timeout;
+	if (HAVE(Q, elapsed, size))
+		q->elapsed = given.elapsed;
+	if (HAVE(Q, max_bytes, size))
+		q->max_bytes = given.max_bytes;
+	if (HAVE(Q, progress, size))
+		q->progress = given.progress;
+	if (HAVE(Q, progress_ctx, size))
+		q->progress_ctx = given.progress_ctx;
 	return 0;
 }
 

@@ -47,9 +47,9 @@ extern "C" {
  * a program runs against another shared library than it was built with,
  * is topo_version_string() and topo_version_cmp(). */
 #define TOPO_VERSION_MAJOR 0
-#define TOPO_VERSION_MINOR 5
+#define TOPO_VERSION_MINOR 6
 #define TOPO_VERSION_PATCH 0
-#define TOPO_VERSION_STRING "0.5.0"
+#define TOPO_VERSION_STRING "0.6.0"
 
 /* The version of the library running, "MAJOR.MINOR.PATCH" (static, never
  * NULL): TOPO_VERSION_STRING as the library was built. */
@@ -841,6 +841,48 @@ TOPO_EXTERN int topo_plan_write_goal(const topo_plan *p,
 TOPO_EXTERN int topo_plan_write_smpi(const topo_plan *p,
 				     const struct topo_costs *costs,
 				     const char *dir, topo_error *err);
+
+/* How topo_plan_emit_goal and topo_plan_emit_smpi write.  The defaults are
+ * topo_emit_params_init's: the machine's costs, no time or size limit. */
+struct topo_emit_params {
+	size_t size; /* sizeof the caller's struct (the _init sets it) */
+	/* the costs; NULL (default): the machine's (topo_machine_costs) */
+	const struct topo_costs *costs;
+	/* seconds the writing may take (ordering, measuring, every file);
+	 * 0 (default): no limit.  Past it the writer stops: TOPO_ETIMEDOUT,
+	 * and nothing of the output is left (as on any failure). */
+	double timeout;
+	double elapsed; /* as for topo_plan_params */
+	/* the most bytes the output may hold (a directory's: all its files);
+	 * 0 (default): no limit.  The output is measured, exactly, before
+	 * anything is written: a larger one is refused with TOPO_ELIMIT,
+	 * err->text giving its size ("the output would be 4030 bytes (3.9
+	 * KiB) in 12 files, over the limit of 1024 bytes (1 KiB)"). */
+	uint64_t max_bytes;
+	/* Called on the caller's thread, at most about ten times a second:
+	 * phases "measuring ..." and "writing ..." with members done of all
+	 * (and "predicting", the SimGrid order); NULL (default): not
+	 * called. */
+	topo_progress_fn progress;
+	void *progress_ctx;
+};
+
+/* As topo_plan_params_init: 0, or TOPO_EARG. */
+TOPO_EXTERN int topo_emit_params_init(struct topo_emit_params *p, size_t size);
+
+/*
+ * topo_plan_write_goal and topo_plan_write_smpi with params (NULL: the
+ * defaults): the same output, within params->timeout and no larger than
+ * params->max_bytes.  They return what those return, and TOPO_ETIMEDOUT
+ * or TOPO_ELIMIT (err set); a GOAL schedule stopped midway leaves what
+ * was written in f, for the caller to discard.
+ */
+TOPO_EXTERN int topo_plan_emit_goal(const topo_plan *p,
+				    const struct topo_emit_params *params,
+				    FILE *f, topo_error *err);
+TOPO_EXTERN int topo_plan_emit_smpi(const topo_plan *p,
+				    const struct topo_emit_params *params,
+				    const char *dir, topo_error *err);
 
 #ifdef __cplusplus
 }

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -51,6 +52,11 @@ struct emit {
 	int64_t *pred_off;
 	int32_t *pred;
 	topo_error *err;
+	/* The deadline (topo__now() seconds; 0: none), the timeout it came
+	 * from, and the progress callback (emit_tick). */
+	double deadline, timeout, next_progress;
+	topo_progress_fn progress;
+	void *progress_ctx;
 };
 
 static int32_t node_of(const struct emit *e, int32_t rank)
@@ -93,12 +99,39 @@ static int emit_nomem(struct emit *e)
 }
 
 /*
- * Sets e up for plan p: the costs (NULL: the machine's), each member's
- * operations and each message's predecessors.  Returns 0, TOPO_EARG or
- * TOPO_ENOMEM (err set).
+ * Checks the deadline and reports progress, every member or few thousand
+ * operations: "the run did not finish within T s (PHASE: member DONE of
+ * TOTAL)", as planning and predicting say it.  Returns 0 or
+ * TOPO_ETIMEDOUT (err set).
+ */
+static int emit_tick(struct emit *e, const char *phase, const char *unit,
+		     int64_t done, int64_t total)
+{
+	double t;
+
+	if (e->deadline <= 0 && e->progress == NULL)
+		return 0;
+	t = topo__now();
+	if (e->deadline > 0 && t >= e->deadline)
+		return topo__err(e->err, TOPO_ETIMEDOUT, NULL, NULL,
+				 "the run did not finish within %g s (%s: %s "
+				 "%lld of %lld)",
+				 e->timeout, phase, unit, (long long)done,
+				 (long long)total);
+	if (e->progress != NULL && t >= e->next_progress) {
+		e->next_progress = t + TOPO__PROGRESS_EVERY;
+		e->progress(e->progress_ctx, phase, done, total);
+	}
+	return 0;
+}
+
+/*
+ * Sets e up for plan p: the costs (q->costs, NULL: the machine's), the
+ * deadline, each member's operations and each message's predecessors.
+ * Returns 0, TOPO_EARG or TOPO_ENOMEM (err set).
  */
 static int emit_init(struct emit *e, const topo_plan *p,
-		     const struct topo_costs *costs, topo_error *err)
+		     const struct topo_emit_params *q, topo_error *err)
 {
 	int64_t ndep;
 	int rc;
@@ -110,8 +143,20 @@ static int emit_init(struct emit *e, const topo_plan *p,
 	e->members = p->t->g->members;
 	e->n = p->n;
 	e->M = p->nmsg;
-	if (costs != NULL) {
-		rc = topo__costs_read(&e->c, costs, err);
+	if (!(q->timeout >= 0) || !(q->elapsed >= 0))
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "the timeout (%g) and the time elapsed (%g) "
+				 "must not be negative",
+				 q->timeout, q->elapsed);
+	e->timeout = q->timeout;
+	if (q->timeout > 0)
+		e->deadline = topo__now() +
+			      (q->timeout < 1e9 ? q->timeout : 1e9) -
+			      q->elapsed;
+	e->progress = q->progress;
+	e->progress_ctx = q->progress_ctx;
+	if (q->costs != NULL) {
+		rc = topo__costs_read(&e->c, q->costs, err);
 		if (rc != 0)
 			return rc;
 	} else {
@@ -318,31 +363,38 @@ static int goal_requires(struct emit *e, FILE *f, int32_t r)
 	return 0;
 }
 
-int topo_plan_write_goal(const topo_plan *p, const struct topo_costs *costs,
-			 FILE *f, topo_error *err)
+/* The GOAL schedule of e to f; phase names what it is for (measuring or
+ * writing) in progress and timeout messages.  Returns 0, TOPO_EARG or
+ * TOPO_ETIMEDOUT (err set); write errors are f's. */
+static int goal_body(struct emit *e, FILE *f, const char *phase)
 {
-	struct emit e;
-	int rc;
+	const struct topo_plan *p = e->p;
+	int rc = emit_tick(e, phase, "member", 0, e->n);
 
-	if (p == NULL || f == NULL)
-		return topo__err(err, TOPO_EARG, NULL, NULL,
-				 "topo_plan_write_goal: a plan and a file are "
-				 "required");
-	rc = emit_init(&e, p, costs, err);
 	if (rc != 0)
-		goto out;
-	goal_header(&e, f);
-	fprintf(f, "num_ranks %d\n", (int)e.n);
-	for (int32_t r = 0; r < e.n && rc == 0; r++) {
+		return rc;
+	goal_header(e, f);
+	fprintf(f, "num_ranks %d\n", (int)e->n);
+	for (int32_t r = 0; r < e->n && rc == 0; r++) {
+		rc = r > 0 ? emit_tick(e, phase, "member", r, e->n) : 0;
+		if (rc != 0)
+			break;
 		fprintf(f, "\nrank %d {\n", (int)r);
-		for (int64_t j = e.off[r]; j < e.off[r + 1]; j++) {
-			int64_t m = e.ops[j] >> 1;
+		for (int64_t j = e->off[r]; j < e->off[r + 1]; j++) {
+			int64_t m = e->ops[j] >> 1;
 			long long len = goal_bytes(topo__msg_len(p, m));
 
-			if (is_step(&e, m))
+			/* A member may hold most of the operations (a
+			 * flat tree's root). */
+			if (((j - e->off[r]) & 4095) == 4095) {
+				rc = emit_tick(e, phase, "member", r, e->n);
+				if (rc != 0)
+					return rc;
+			}
+			if (is_step(e, m))
 				fprintf(f, "c%lld: calc %.0f\n", (long long)m,
-					goal_ns(topo__calc_ns(p, &e.c, m)));
-			else if (!(e.ops[j] & 1))
+					goal_ns(topo__calc_ns(p, &e->c, m)));
+			else if (!(e->ops[j] & 1))
 				fprintf(f, "s%lld: send %lldb to %d tag %lld\n",
 					(long long)m, len,
 					(int)topo__msg_dst(p, m), (long long)m);
@@ -352,15 +404,115 @@ int topo_plan_write_goal(const topo_plan *p, const struct topo_costs *costs,
 					(long long)m, len,
 					(int)topo__msg_src(p, m), (long long)m);
 				if (topo__msg_kind(p, m) == TOPO__REDUCE)
-					fprintf(
-					    f, "c%lld: calc %.0f\n",
-					    (long long)m,
-					    goal_ns(topo__calc_ns(p, &e.c, m)));
+					fprintf(f, "c%lld: calc %.0f\n",
+						(long long)m,
+						goal_ns(topo__calc_ns(p, &e->c,
+								      m)));
 			}
 		}
-		rc = goal_requires(&e, f, r);
+		rc = goal_requires(e, f, r);
 		fprintf(f, "}\n");
 	}
+	return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Measuring: an output written once into a stream that only counts */
+
+static ssize_t count_write(void *cookie, const char *buf, size_t size)
+{
+	(void)buf;
+	*(uint64_t *)cookie += size;
+	return (ssize_t)size;
+}
+
+/* A stream that counts the bytes written to *count; NULL when out of
+ * memory. */
+static FILE *count_open(uint64_t *count)
+{
+	cookie_io_functions_t io = {NULL, count_write, NULL, NULL};
+
+	return fopencookie(count, "w", io);
+}
+
+/* " (1.5 GiB)": n in the binary unit that shows it best, or nothing
+ * below 1 KiB. */
+static void human_bytes(char *buf, size_t size, uint64_t n)
+{
+	static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+	double v = (double)n;
+	int u = -1;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, size, "%s", "");
+	else if (v == (double)(uint64_t)v)
+		snprintf(buf, size, " (%.0f %s)", v, unit[u]);
+	else
+		snprintf(buf, size, " (%.1f %s)", v, unit[u]);
+}
+
+/* The refusal of an output of `bytes` over max. */
+static int too_large(struct emit *e, uint64_t bytes, uint64_t max)
+{
+	char have[32], limit[32];
+
+	human_bytes(have, sizeof(have), bytes);
+	human_bytes(limit, sizeof(limit), max);
+	return topo__err(e->err, TOPO_ELIMIT, NULL, NULL,
+			 "the output would be %llu bytes%s, over the limit "
+			 "of %llu bytes%s",
+			 (unsigned long long)bytes, have,
+			 (unsigned long long)max, limit);
+}
+
+int topo_emit_params_init(struct topo_emit_params *p, size_t size)
+{
+	if (p == NULL || size < sizeof(size_t) || size > 4096) {
+		if (p != NULL && size > 0 && size <= 4096)
+			memset(p, 0, size);
+		return TOPO_EARG;
+	}
+	memset(p, 0, size);
+	p->size = size;
+	return 0;
+}
+
+int topo_plan_emit_goal(const topo_plan *p,
+			const struct topo_emit_params *params, FILE *f,
+			topo_error *err)
+{
+	struct topo_emit_params q;
+	struct emit e;
+	int rc;
+
+	memset(&e, 0, sizeof(e));
+	if (p == NULL || f == NULL)
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "topo_plan_write_goal: a plan and a file are "
+				 "required");
+	rc = topo__emit_params_read(&q, params, err);
+	if (rc == 0)
+		rc = emit_init(&e, p, &q, err);
+	/* Measured by writing it where only its length is kept. */
+	if (rc == 0 && q.max_bytes > 0) {
+		uint64_t bytes = 0;
+		FILE *c = count_open(&bytes);
+
+		if (c == NULL)
+			rc = emit_nomem(&e);
+		if (rc == 0)
+			rc = goal_body(&e, c, "measuring the GOAL schedule");
+		if (c != NULL)
+			fclose(c);
+		if (rc == 0 && bytes > q.max_bytes)
+			rc = too_large(&e, bytes, q.max_bytes);
+	}
+	if (rc == 0)
+		rc = goal_body(&e, f, "writing the GOAL schedule");
 	if (rc == 0) {
 		errno = 0;
 		if (fflush(f) != 0 || ferror(f))
@@ -369,9 +521,18 @@ int topo_plan_write_goal(const topo_plan *p, const struct topo_costs *costs,
 				       errno != 0 ? strerror(errno)
 						  : "write error");
 	}
-out:
 	emit_free(&e);
 	return rc;
+}
+
+int topo_plan_write_goal(const topo_plan *p, const struct topo_costs *costs,
+			 FILE *f, topo_error *err)
+{
+	struct topo_emit_params q;
+
+	topo_emit_params_init(&q, sizeof(q));
+	q.costs = costs;
+	return topo_plan_emit_goal(p, &q, f, err);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -527,6 +688,15 @@ static int smpi_order(struct emit *e, struct smpi_order *o, int64_t *n)
 		return emit_nomem(e);
 	topo_predict_params_init(&q, sizeof(q));
 	q.costs = &e->c;
+	/* The prediction stops at the writer's deadline. */
+	if (e->deadline > 0) {
+		q.timeout = e->timeout;
+		q.elapsed = e->timeout - (e->deadline - topo__now());
+		if (q.elapsed < 0)
+			q.elapsed = 0;
+	}
+	q.progress = e->progress;
+	q.progress_ctx = e->progress_ctx;
 	rc = topo__predict_times(p, &q, o->key, &r, e->err);
 	topo_prediction_free(r);
 	if (rc != 0)
@@ -560,6 +730,12 @@ static int smpi_order(struct emit *e, struct smpi_order *o, int64_t *n)
 	while (o->nheap > 0) {
 		int64_t u = heap_pop(o), i = u / 3;
 
+		if ((placed & 65535) == 65535) {
+			rc = emit_tick(e, "ordering the SimGrid traces",
+				       "operation", placed, exist);
+			if (rc != 0)
+				return rc;
+		}
 		o->order[placed++] = u;
 		if (u % 3 == OP_ORIGIN && !is_step(e, i))
 			release(o, 3 * i + OP_RECV);
@@ -610,6 +786,12 @@ struct outdir {
 	char *tmp;
 	int32_t nranks; /* rank files that may exist in tmp */
 	topo_error *err;
+	/* Measuring: every file goes to this stream, which counts into
+	 * counted (no directory exists yet); NULL when writing.  Each file
+	 * takes whole blocks of the file system: disk sums them. */
+	FILE *count;
+	uint64_t counted, opened_at, disk, block;
+	int64_t files;
 };
 
 static const char *const fixed_files[] = {"platform.xml", "hostfile",
@@ -658,7 +840,8 @@ static char *follow_links(char *path, int *hops)
 
 		if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
 			return path;
-		n = *hops < 40 ? readlink(path, target, sizeof(target) - 1) : -1;
+		n = *hops < 40 ? readlink(path, target, sizeof(target) - 1)
+			       : -1;
 		if (n < 0) {
 			if (*hops >= 40)
 				errno = ELOOP;
@@ -856,6 +1039,12 @@ static FILE *dir_open(struct outdir *d, const char *name)
 	char path[4096];
 	FILE *f;
 
+	if (d->count != NULL) {
+		fflush(d->count);
+		d->opened_at = d->counted;
+		return d->count;
+	}
+
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", d->tmp, name) >=
 	    sizeof(path)) {
 		errno = ENAMETOOLONG;
@@ -872,6 +1061,15 @@ static int dir_close(struct outdir *d, FILE *f, const char *name)
 {
 	bool bad;
 
+	if (f == d->count) {
+		uint64_t len;
+
+		fflush(f);
+		len = d->counted - d->opened_at;
+		d->disk += (len + d->block - 1) / d->block * d->block;
+		d->files++;
+		return 0;
+	}
 	errno = 0;
 	bad = fflush(f) != 0 || ferror(f);
 	if (fclose(f) != 0)
@@ -1098,6 +1296,8 @@ static int write_lists(struct emit *e, struct outdir *d)
 	if (rc != 0)
 		return rc;
 	/* Executable where readable, as the umask left it. */
+	if (d->count != NULL)
+		return 0;
 	snprintf(path, sizeof(path), "%s/replay.sh", d->tmp);
 	if (stat(path, &st) == 0)
 		chmod(path, st.st_mode | ((st.st_mode & 0444) >> 2));
@@ -1126,7 +1326,8 @@ static int write_rank(struct emit *e, struct outdir *d, int32_t r,
 	f = dir_open(d, name);
 	if (f == NULL)
 		return TOPO_EIO;
-	d->nranks = r + 1;
+	if (d->count == NULL)
+		d->nranks = r + 1;
 	fprintf(f,
 		"# collc: rank %d, endpoint %d on node %d; compute in "
 		"flops = ns\n%d init\n",
@@ -1186,9 +1387,69 @@ static int write_rank(struct emit *e, struct outdir *d, int32_t r,
 	return dir_close(d, f, name);
 }
 
-int topo_plan_write_smpi(const topo_plan *p, const struct topo_costs *costs,
-			 const char *dir, topo_error *err)
+/* The block size of the file system dir is to be made on (its parent's),
+ * the unit a file's space is counted in; 4096 when it cannot be told. */
+static uint64_t dir_block(const struct outdir *d)
 {
+	char parent[4096];
+	const char *slash = strrchr(d->dest, '/');
+	struct statvfs sv;
+
+	if (slash == NULL)
+		snprintf(parent, sizeof(parent), ".");
+	else if (slash == d->dest)
+		snprintf(parent, sizeof(parent), "/");
+	else
+		snprintf(parent, sizeof(parent), "%.*s", (int)(slash - d->dest),
+			 d->dest);
+	if (statvfs(parent, &sv) == 0 && sv.f_frsize >= 512 &&
+	    sv.f_frsize <= (1 << 20))
+		return sv.f_frsize;
+	return 4096;
+}
+
+/* The refusal of a directory that would take d->disk bytes over max. */
+static int dir_too_large(struct emit *e, const struct outdir *d, uint64_t max)
+{
+	char bytes[32], disk[32], limit[32];
+
+	human_bytes(bytes, sizeof(bytes), d->counted);
+	human_bytes(disk, sizeof(disk), d->disk);
+	human_bytes(limit, sizeof(limit), max);
+	return topo__err(e->err, TOPO_ELIMIT, NULL, NULL,
+			 "the output would be %lld files of %llu bytes%s, "
+			 "%llu bytes%s on disk in blocks of %llu, over the "
+			 "limit of %llu bytes%s",
+			 (long long)d->files, (unsigned long long)d->counted,
+			 bytes, (unsigned long long)d->disk, disk,
+			 (unsigned long long)d->block, (unsigned long long)max,
+			 limit);
+}
+
+/* Every file of the set into d (measuring when d->count is set);
+ * phase names what it is for.  seq/off: each member's operations. */
+static int smpi_files(struct emit *e, struct outdir *d, const int64_t *seq,
+		      const int64_t *off, const double *times,
+		      const char *phase)
+{
+	int rc = write_platform(e, d);
+
+	if (rc == 0)
+		rc = write_lists(e, d);
+	for (int32_t r = 0; rc == 0 && r < e->n; r++) {
+		rc = emit_tick(e, phase, "member", r, e->n);
+		if (rc == 0)
+			rc = write_rank(e, d, r, seq + off[r],
+					off[r + 1] - off[r], times);
+	}
+	return rc;
+}
+
+int topo_plan_emit_smpi(const topo_plan *p,
+			const struct topo_emit_params *params, const char *dir,
+			topo_error *err)
+{
+	struct topo_emit_params q;
 	struct emit e;
 	struct smpi_order o;
 	struct outdir d;
@@ -1203,11 +1464,13 @@ int topo_plan_write_smpi(const topo_plan *p, const struct topo_costs *costs,
 		return topo__err(err, TOPO_EARG, NULL, NULL,
 				 "topo_plan_write_smpi: a plan and a directory "
 				 "are required");
+	rc = topo__emit_params_read(&q, params, err);
 	/* The destination first: a name that cannot be used is refused
 	 * before any work. */
-	rc = dir_check(&d, dir);
 	if (rc == 0)
-		rc = emit_init(&e, p, costs, err);
+		rc = dir_check(&d, dir);
+	if (rc == 0)
+		rc = emit_init(&e, p, &q, err);
 	if (rc == 0)
 		rc = smpi_order(&e, &o, &nops);
 	/* Each member's part of the order, in order (a counting sort). */
@@ -1225,15 +1488,30 @@ int topo_plan_write_smpi(const topo_plan *p, const struct topo_costs *costs,
 		for (int64_t j = 0; j < nops; j++)
 			seq[off[op_member(&e, o.order[j]) + 1]++] = o.order[j];
 	}
+	/* Measured by writing every file where only the length is kept,
+	 * before the directory exists: what the files take on disk, each a
+	 * whole number of the file system's blocks (262144 members' small
+	 * traces hold 74 MiB, and take 1 GiB in blocks of 4 KiB). */
+	if (rc == 0 && q.max_bytes > 0) {
+		d.count = count_open(&d.counted);
+		d.block = dir_block(&d);
+		d.disk = d.block; /* the directory's own */
+		if (d.count == NULL)
+			rc = emit_nomem(&e);
+		if (rc == 0)
+			rc = smpi_files(&e, &d, seq, off, o.key,
+					"measuring the SimGrid traces");
+		if (d.count != NULL)
+			fclose(d.count);
+		d.count = NULL;
+		if (rc == 0 && d.disk > q.max_bytes)
+			rc = dir_too_large(&e, &d, q.max_bytes);
+	}
 	if (rc == 0)
 		rc = dir_begin(&d);
 	if (rc == 0)
-		rc = write_platform(&e, &d);
-	if (rc == 0)
-		rc = write_lists(&e, &d);
-	for (int32_t r = 0; rc == 0 && r < e.n; r++)
-		rc = write_rank(&e, &d, r, seq + off[r], off[r + 1] - off[r],
-				o.key);
+		rc = smpi_files(&e, &d, seq, off, o.key,
+				"writing the SimGrid traces");
 	if (rc == 0)
 		rc = dir_commit(&d);
 	else
@@ -1244,4 +1522,14 @@ int topo_plan_write_smpi(const topo_plan *p, const struct topo_costs *costs,
 	topo__free(seq);
 	emit_free(&e);
 	return rc;
+}
+
+int topo_plan_write_smpi(const topo_plan *p, const struct topo_costs *costs,
+			 const char *dir, topo_error *err)
+{
+	struct topo_emit_params q;
+
+	topo_emit_params_init(&q, sizeof(q));
+	q.costs = costs;
+	return topo_plan_emit_smpi(p, &q, dir, err);
 }

@@ -17,6 +17,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 /* Machines of every kind of edge: two nodes of several tasks, one task
@@ -486,8 +487,7 @@ static void test_goal_names(void)
 		gname[n++] = (char)ch;
 	memcpy(gname + n, "\x7f\xc2\x80\xff", 5);
 	topo_error_clear(&err);
-	rc = topo_machine_load_string(&m, machine, strlen(machine), NULL,
-				      &err);
+	rc = topo_machine_load_string(&m, machine, strlen(machine), NULL, &err);
 	if (rc == 0)
 		rc = topo_group_new(&g, m, gname, "all", &err);
 	memset(&x, 0, sizeof(x));
@@ -497,16 +497,17 @@ static void test_goal_names(void)
 	if (rc == 0) {
 		p = plan(&x, &bc, 8, 1);
 		t = goal_text(p, NULL);
-		check_goal_head(t,
-				"// collc: bcast flood over tree chain of group "
-				"g\\x01\\x02\\x03\\x04\\x05\\x06\\x07\\x08"
-				"\\x09\\x0a\\x0b\\x0c\\x0d\\x0e\\x0f\\x10"
-				"\\x11\\x12\\x13\\x14\\x15\\x16\\x17\\x18"
-				"\\x19\\x1a\\x1b\\x1c\\x1d\\x1e\\x1f\\x7f"
-				"\\xc2\\x80\\xff (machine m\\x0anum_ranks "
-				"99\\x0drank 0 {\\x1b\\x7f\\xc2\\x85\\x09}): 2 "
-				"members, 8 bytes, 2 messages",
-				2);
+		check_goal_head(
+		    t,
+		    "// collc: bcast flood over tree chain of group "
+		    "g\\x01\\x02\\x03\\x04\\x05\\x06\\x07\\x08"
+		    "\\x09\\x0a\\x0b\\x0c\\x0d\\x0e\\x0f\\x10"
+		    "\\x11\\x12\\x13\\x14\\x15\\x16\\x17\\x18"
+		    "\\x19\\x1a\\x1b\\x1c\\x1d\\x1e\\x1f\\x7f"
+		    "\\xc2\\x80\\xff (machine m\\x0anum_ranks "
+		    "99\\x0drank 0 {\\x1b\\x7f\\xc2\\x85\\x09}): 2 "
+		    "members, 8 bytes, 2 messages",
+		    2);
 		free(t);
 		topo_plan_free(p);
 		p = NULL;
@@ -541,20 +542,20 @@ static void test_goal_names(void)
 
 		topo_plan_params_init(&pp, sizeof(pp), TOPO_OP_BCAST);
 		pp.predict_only = 1;
-		rc = cg != NULL ? topo_plan_new(
-				      &p,
-				      topo_compiled_find_tree(c, cg,
-							      "c\n}\nrank 1 {\r"),
-				      &pp, &err)
+		rc = cg != NULL ? topo_plan_new(&p,
+						topo_compiled_find_tree(
+						    c, cg, "c\n}\nrank 1 {\r"),
+						&pp, &err)
 				: -1;
 		CHECK(rc == 0, "plan over the renamed tree: %s", err.text);
 		t = rc == 0 ? goal_text(p, NULL) : NULL;
-		check_goal_head(t,
-				"// collc: bcast flood over tree c\\x0a}\\x0arank "
-				"1 {\\x0d of group world (machine m\\x0anum_ranks "
-				"99\\x0drank 0 {\\x1b\\x7f\\xc2\\x85\\x09}): 2 "
-				"members, 8 bytes, 2 messages",
-				2);
+		check_goal_head(
+		    t,
+		    "// collc: bcast flood over tree c\\x0a}\\x0arank "
+		    "1 {\\x0d of group world (machine m\\x0anum_ranks "
+		    "99\\x0drank 0 {\\x1b\\x7f\\xc2\\x85\\x09}): 2 "
+		    "members, 8 bytes, 2 messages",
+		    2);
 		free(t);
 		topo_plan_free(p);
 	}
@@ -976,6 +977,153 @@ static void test_errors(void)
 	fixture_free(&x);
 }
 
+/* What the files of dir take on disk: each, and dir itself, a whole
+ * number of blocks of block bytes (as du counts them). */
+static uint64_t disk_use(const char *dir, uint64_t block)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	uint64_t sum = block;
+
+	if (d == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		char path[4500];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (e->d_name[0] != '.' && stat(path, &st) == 0)
+			sum +=
+			    ((uint64_t)st.st_size + block - 1) / block * block;
+	}
+	closedir(d);
+	return sum;
+}
+
+/*
+ * topo_plan_emit_goal and topo_plan_emit_smpi: the defaults write what
+ * topo_plan_write_* write; a deadline already past stops them before
+ * anything is written (deterministic, whatever the machine's speed);
+ * max_bytes refuses, before writing, an output one byte over its exact
+ * size (a GOAL file's bytes, a directory's space on disk) and takes one
+ * of exactly that size.
+ */
+static void test_emit_limits(void)
+{
+	const struct algo rd = {TOPO_OP_REDUCE, "tree"};
+	struct topo_emit_params q;
+	struct fixture x;
+	struct statvfs sv;
+	topo_error err;
+	topo_plan *p;
+	char dir[4200], *want, *got = NULL;
+	size_t len = 0;
+	uint64_t block, disk;
+	FILE *f;
+	int rc;
+
+	CHECK_INT(topo_emit_params_init(NULL, sizeof(q)), TOPO_EARG);
+	CHECK_INT(topo_emit_params_init(&q, 0), TOPO_EARG);
+	CHECK_INT(topo_emit_params_init(&q, sizeof(q)), 0);
+	CHECK(q.size == sizeof(q) && q.costs == NULL && q.timeout == 0 &&
+		  q.elapsed == 0 && q.max_bytes == 0 && q.progress == NULL,
+	      "defaults");
+	if (fixture_new(&x, machines[2], "binomial") != 0)
+		return;
+	p = plan(&x, &rd, 64, 1);
+	want = goal_text(p, NULL);
+
+	/* The defaults: the same schedule. */
+	f = open_memstream(&got, &len);
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_emit_goal(p, NULL, f, &err), 0);
+	fclose(f);
+	CHECK(want != NULL && got != NULL && strcmp(want, got) == 0,
+	      "emit_goal differs from write_goal");
+	free(got);
+
+	/* The deadline already past: stopped at once, nothing written. */
+	q.timeout = 1;
+	q.elapsed = 1;
+	f = open_memstream(&got, &len);
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_emit_goal(p, &q, f, &err), TOPO_ETIMEDOUT);
+	fclose(f);
+	CHECK(strcmp(err.text, "the run did not finish within 1 s (writing "
+			       "the GOAL schedule: member 0 of 12)") == 0,
+	      "%s", err.text);
+	CHECK_INT(len, 0);
+	free(got);
+	snprintf(dir, sizeof(dir), "%s/late", scratch);
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_emit_smpi(p, &q, dir, &err), TOPO_ETIMEDOUT);
+	CHECK(strncmp(err.text, "the run did not finish within 1 s (", 35) == 0,
+	      "%s", err.text);
+	CHECK_INT(entries(scratch), 0);
+	q.max_bytes = 1;
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_emit_smpi(p, &q, dir, &err), TOPO_ETIMEDOUT);
+	CHECK_INT(entries(scratch), 0);
+	q.timeout = q.elapsed = 0;
+	CHECK_INT(topo_plan_emit_smpi(p, &q, dir, &err), TOPO_ELIMIT);
+	CHECK_INT(entries(scratch), 0);
+
+	/* GOAL: exactly its size passes, a byte less is refused unwritten. */
+	q.max_bytes = want != NULL ? strlen(want) - 1 : 1;
+	f = open_memstream(&got, &len);
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_emit_goal(p, &q, f, &err), TOPO_ELIMIT);
+	fclose(f);
+	CHECK_INT(len, 0);
+	{
+		char text[160];
+
+		snprintf(text, sizeof(text),
+			 "the output would be %zu bytes (%.1f KiB), over the "
+			 "limit of %zu bytes (%.1f KiB)",
+			 strlen(want), strlen(want) / 1024.0, strlen(want) - 1,
+			 (strlen(want) - 1) / 1024.0);
+		CHECK(strcmp(err.text, text) == 0, "%s, want %s", err.text,
+		      text);
+	}
+	free(got);
+	q.max_bytes++;
+	f = open_memstream(&got, &len);
+	CHECK_INT(topo_plan_emit_goal(p, &q, f, &err), 0);
+	fclose(f);
+	CHECK(want != NULL && got != NULL && strcmp(want, got) == 0,
+	      "at its limit");
+	free(got);
+
+	/* SimGrid: what the directory takes on disk, to the byte. */
+	block = statvfs(scratch, &sv) == 0 && sv.f_frsize >= 512 &&
+			sv.f_frsize <= (1 << 20)
+		    ? sv.f_frsize
+		    : 4096;
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_write_smpi(p, NULL, dir, &err), 0);
+	disk = disk_use(dir, block);
+	rmtree(dir);
+	q.max_bytes = disk - 1;
+	topo_error_clear(&err);
+	CHECK_INT(topo_plan_emit_smpi(p, &q, dir, &err), TOPO_ELIMIT);
+	CHECK(strstr(err.text, "the output would be 16 files of ") ==
+		      err.text &&
+		  strstr(err.text, " on disk in blocks of ") != NULL,
+	      "%s", err.text);
+	CHECK_INT(entries(scratch), 0);
+	q.max_bytes = disk;
+	topo_error_clear(&err);
+	rc = topo_plan_emit_smpi(p, &q, dir, &err);
+	CHECK(rc == 0, "at its limit: %s", err.text);
+	check_smpi(p, dir, "at its limit");
+	rmtree(dir);
+	CHECK_INT(entries(scratch), 0);
+	free(want);
+	topo_plan_free(p);
+	fixture_free(&x);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -991,6 +1139,7 @@ int main(void)
 	test_goal_all();
 	test_smpi_all();
 	test_errors();
+	test_emit_limits();
 	rmtree(scratch);
 	return check_done("test_emit");
 }

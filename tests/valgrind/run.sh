@@ -29,15 +29,16 @@ top=$(cd "$here/../.." && pwd)
 #   run-matrix-strided   the same over a strided group
 #   collc-predict-matches-collrun  85 predictions, collc's and collrun's
 #   predict-matches-replay-counts  8 operations replayed and predicted
-# SKIP_CASES run every program natively: cases whose --timeout (0.2 s)
+# SKIP_CASES run every program natively: cases whose --timeout (0.2 s;
+# 1 s for predict-emit-timeout, which must load and predict within it)
 # is shorter than a program takes to start under valgrind, so that they
 # would test valgrind's speed, not the timeout (their paths run under
 # AddressSanitizer in make SANITIZE=address,undefined check):
 #   run-timeout, run-timeout-before-first, predict-timeout,
-#   collc-predict-timeout
+#   collc-predict-timeout, predict-emit-timeout
 SAMPLE_CASES=${SAMPLE_CASES-"run-reduce-types run-matrix-uneven run-matrix-strided collc-predict-matches-collrun predict-matches-replay-counts"}
 SAMPLE_EVERY=${SAMPLE_EVERY:-8}
-SKIP_CASES=${SKIP_CASES-"run-timeout run-timeout-before-first predict-timeout collc-predict-timeout"}
+SKIP_CASES=${SKIP_CASES-"run-timeout run-timeout-before-first predict-timeout collc-predict-timeout predict-emit-timeout"}
 # Unit tests run natively (names of BUILD/tests/test_*): none.  Their
 # timing assertions ("... took 0.671 s") cannot hold under valgrind: a
 # unit test whose only failed checks are such lines passes here (its

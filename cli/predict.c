@@ -1314,15 +1314,25 @@ static void write_text(FILE *f, const struct pool *P)
 		write_table(f, P, a->ops[i]);
 }
 
-/* A CSV field: quoted (RFC 4180) when it holds a comma, a quote or a
- * line break. */
+/*
+ * A CSV field: quoted (RFC 4180) when it holds a comma, a quote or a line
+ * break.  A name is anything a compile output says, and a spreadsheet runs
+ * a cell that starts with =, +, - or @ (or a tab or a carriage return
+ * before one) as a formula: such a field is neutralised as OWASP's advice
+ * on CSV injection says, with a single quote before it, and quoted, so
+ * that it reads as the text it is.
+ */
 static void csv_field(FILE *f, const char *s)
 {
-	if (strpbrk(s, ",\"\r\n") == NULL) {
+	int formula = s[0] != '\0' && strchr("=+-@\t\r", s[0]) != NULL;
+
+	if (!formula && strpbrk(s, ",\"\r\n") == NULL) {
 		fputs(s, f);
 		return;
 	}
 	fputc('"', f);
+	if (formula)
+		fputc('\'', f);
 	for (; *s != '\0'; s++) {
 		if (*s == '"')
 			fputc('"', f);

@@ -11,6 +11,7 @@
 #define TOPO_INTERNAL
 #include "topo_internal.h"
 
+#include <ctype.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -188,6 +189,17 @@ static bool good_cost(double v)
 	return isfinite(v) && v >= 0 && v <= COST_MAX;
 }
 
+/* v with as many significant digits as it takes to read back as v, so
+ * that a value refused for being past 1e15 does not show as 1e+15. */
+static void show_number(char *buf, size_t size, double v)
+{
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, size, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+}
+
 int topo_costs_set(struct topo_costs *c, const char *assignment,
 		   topo_error *err)
 {
@@ -240,8 +252,11 @@ int topo_costs_set(struct topo_costs *c, const char *assignment,
 				 "unknown cost \"%s.%s\" (valid in %s: %s)",
 				 cls, name, cls, list);
 	}
-	/* Decimal only: "0x10" is not sixteen nanoseconds. */
+	/* Decimal only: "0x10" is not sixteen nanoseconds.  No space
+	 * before the number either, as none after it: strtod would skip
+	 * the one and not the other. */
 	if (eq[1] == '\0' || strpbrk(eq + 1, "xXpP") != NULL ||
+	    isspace((unsigned char)eq[1]) ||
 	    (v = strtod(eq + 1, &end), *end != '\0') || !good_cost(v))
 		return topo__err(err, TOPO_EARG, NULL, NULL,
 				 "%s.%s: expected nanoseconds%s, a decimal "
@@ -258,7 +273,8 @@ int topo_costs_set(struct topo_costs *c, const char *assignment,
 				 "%s.%s is beyond the struct topo_costs of "
 				 "%zu bytes given",
 				 cls, name, c->size);
-	*field(c, (size_t)k) = v;
+	/* -0 is 0: printed, it would read "-0". */
+	*field(c, (size_t)k) = v == 0 ? 0 : v;
 	return 0;
 }
 
@@ -380,12 +396,16 @@ int topo__costs_from_json(const json_t *obj, const char *source,
 					   : "",
 				       kind_of(v));
 		d = json_number_value(v);
-		if (!good_cost(d))
+		if (!good_cost(d)) {
+			char got[32];
+
+			show_number(got, sizeof(got), d);
 			return invalid(err, source, kptr,
 				       "must be from 0 to 1e15 nanoseconds "
-				       "(got %g)",
-				       d);
-		*field(c, k) = d;
+				       "(got %s)",
+				       got);
+		}
+		*field(c, k) = d == 0 ? 0 : d; /* -0 is 0 */
 		*given |= (uint32_t)1 << k;
 	}
 	return 0;

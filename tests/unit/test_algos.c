@@ -1194,6 +1194,24 @@ static void test_reduce_segments(const topo_machine *m)
 				 "(use a larger segment)",
 				 seg_cases[i].opname, seg_cases[i].algo, nseg,
 				 (int)gg->size);
+			/* reduce-scatter direct names the segment that
+			 * fits: n^2 messages per segment */
+			if (seg_cases[i].op == TOPO_OP_REDUCE_SCATTER &&
+			    strcmp(seg_cases[i].algo, "direct") == 0) {
+				long long n2 = (long long)gg->size * gg->size;
+				long long most = ((long long)1 << 30) / n2;
+				long long least =
+				    (((long long)1 << 34) + most - 1) / most;
+
+				snprintf(want, sizeof(want),
+					 "reduce-scatter direct: %lld segments "
+					 "of 4 bytes over %d members need more "
+					 "than 1073741824 messages: use "
+					 "segments of at least %lld bytes, or "
+					 "0 for whole blocks",
+					 nseg, (int)gg->size,
+					 (least + 3) / 4 * 4);
+			}
 			CHECK_STR(err.text, want);
 		}
 	}

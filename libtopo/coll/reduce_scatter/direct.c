@@ -45,6 +45,44 @@
 
 #define RSD_MAX_MESSAGES ((int64_t)1 << 30)
 
+/*
+ * Refuses (TOPO_ELIMIT) a plan of more than RSD_MAX_MESSAGES messages,
+ * n^2 per segment, with the advice that would help.  Whole blocks (the
+ * default) take the fewest, so past 32768 members no segment helps, and
+ * of the other algorithms ring needs as many messages (n(n - 1));
+ * recursive-halving and tree need n log n and n.  Below that, segments of
+ * B / (RSD_MAX_MESSAGES / n^2) bytes or more, or whole blocks, fit.
+ */
+static int too_many(const struct topo_plan *p, int64_t nseg, int64_t seg,
+		    topo_error *err)
+{
+	int32_t n = p->n;
+	int64_t B = (int64_t)p->params.bytes, per = (int64_t)n * n, most;
+	int64_t ts = (int64_t)p->type_size, least;
+
+	if (per > RSD_MAX_MESSAGES)
+		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
+				 "reduce-scatter direct: %d members need "
+				 "%lld messages even with whole blocks (one "
+				 "per pair of members), more than %lld: use "
+				 "recursive-halving or tree, or a group of at "
+				 "most 32768 members",
+				 (int)n, (long long)per,
+				 (long long)RSD_MAX_MESSAGES);
+	most = RSD_MAX_MESSAGES / per;
+	if (nseg <= most)
+		return 0;
+	least = (B + most - 1) / most;
+	least = (least + ts - 1) / ts * ts;
+	return topo__err(err, TOPO_ELIMIT, NULL, NULL,
+			 "reduce-scatter direct: %lld segments of %lld bytes "
+			 "over %d members need more than %lld messages: use "
+			 "segments of at least %lld bytes, or 0 for whole "
+			 "blocks",
+			 (long long)nseg, (long long)seg, (int)n,
+			 (long long)RSD_MAX_MESSAGES, (long long)least);
+}
+
 int topo__plan_reduce_scatter_direct(struct topo_plan *p, topo_error *err)
 {
 	int32_t n = p->n;
@@ -55,8 +93,7 @@ int topo__plan_reduce_scatter_direct(struct topo_plan *p, topo_error *err)
 
 	if (rc != 0)
 		return rc;
-	rc = topo__plan_segments_fit(p, nseg, seg, (int64_t)n * n, 0,
-				     RSD_MAX_MESSAGES, err);
+	rc = too_many(p, nseg, seg, err);
 	for (int32_t r = 0; rc == 0 && r < n; r++) {
 		rc = topo__plan_bufsize(p, TOPO__SEND, r, (int64_t)n * B, err);
 		if (rc == 0)

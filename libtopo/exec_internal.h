@@ -124,6 +124,9 @@ struct topo_plan {
 	 * all among those of the combine before it in its chain, which it
 	 * therefore needs to wait for alone (plan/order.c). */
 	uint8_t *conly;
+	/* A member's part of a plan (plan/local.c): the messages that touch
+	 * member mem_rank only; one_node: the group is on one node. */
+	bool local, one_node;
 };
 
 /* Message i of either kind of plan. */
@@ -248,6 +251,29 @@ bool topo__plan_orders(const struct topo_plan *p);
  * a no-op for any other, or when found already.  Returns 0 or
  * TOPO_ENOMEM. */
 int topo__plan_order(struct topo_plan *p, topo_error *err);
+/* p->conly for p's chains (p->cnext set, the successor lists made). */
+int topo__plan_chain_alone(struct topo_plan *p, topo_error *err);
+/*
+ * Member r's part of the plan of params over tree view tv, a member per
+ * process (plan/local.c): the messages r sends, receives or runs itself,
+ * the dependencies among them that r waits on, and r's chains of
+ * combines, so that topo__sched_new(out, NULL, tv->n, r) is r's schedule
+ * of the whole plan, in time and memory that follow r's degree, the
+ * tree's depth and the segments.  root: the logical root, a rank (-1: the
+ * tree's); one_node: every member on one node (for the segment size).
+ * Bcast flood, reduce tree and hierarchical, allreduce tree and
+ * hierarchical (hierarchical over the hierarchical view only).  Returns
+ * 0, TOPO_EARG (another operation or algorithm: make the whole plan),
+ * TOPO_ENOMEM or TOPO_ELIMIT.
+ */
+struct topo__tview;
+int topo__plan_local(topo_plan **out, const struct topo__tview *tv,
+		     const struct topo_plan_params *params, int32_t root,
+		     int32_t r, bool one_node, topo_error *err);
+/* topo__auto_segment for op over n members of bytes each, on one node or
+ * not. */
+int64_t topo__auto_segment_for(enum topo_op op, int32_t n, size_t bytes,
+			       bool one_node);
 /* Bytes per message of a plan's combine order (its cnext and conly), and
  * at most while it is found (levels, the work lists and their sort
  * keys). */
@@ -720,11 +746,12 @@ struct topo__sched {
 	int64_t max_seq;      /* largest seq, -1 when none */
 };
 
-/* Host h's schedule of plan p (p not predict-only); host[i] (0 <= host[i]
- * < nhosts) is member i's host, or host is NULL: each member its own host
- * (nhosts is then p->n).  Reads the whole plan: O(messages +
- * dependencies) time, memory O(nhosts + the host's events).  Returns 0,
- * TOPO_EARG, TOPO_ENOMEM or TOPO_ELIMIT (more events than fit). */
+/* Host h's schedule of plan p (p not predict-only, or a member's part of
+ * one: plan/local.c); host[i] (0 <= host[i] < nhosts) is member i's host,
+ * or host is NULL: each member its own host (nhosts is then p->n).  Reads
+ * the whole plan: O(messages + dependencies) time, memory O(the host's
+ * events and peers).  Returns 0, TOPO_EARG, TOPO_ENOMEM or TOPO_ELIMIT
+ * (more events than fit). */
 int topo__sched_new(struct topo__sched **out, const struct topo_plan *p,
 		    const int32_t *host, int32_t nhosts, int32_t h,
 		    topo_error *err);

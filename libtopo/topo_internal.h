@@ -275,6 +275,44 @@ struct topo_tree {
 };
 
 /*
+ * A tree view (tree/tview.c): a member's parent, children, subtree and
+ * their measures, computed when asked from what defines the shape, not
+ * from arrays over the whole group, so that one member's part of a plan
+ * costs what its neighbourhood does (plan/local.c).  Shapes: the
+ * hierarchical tree of a group given as runs (first[j] .. first[j + 1] - 1
+ * the ranks on the j-th member node, ascending nodes; first[nruns] == n,
+ * the caller's array), binomial, chain.
+ */
+enum { TOPO__TV_HIERARCHICAL = 0, TOPO__TV_BINOMIAL = 1, TOPO__TV_CHAIN = 2 };
+struct topo__tview {
+	int shape;
+	int32_t n, root;
+	const int32_t *first; /* hierarchical: [nruns + 1] */
+	int32_t nruns, ident; /* ident: the identified node's run */
+};
+/* Sets tv up as the hierarchical tree over runs first[0..nruns]: 0, or
+ * TOPO_EARG when the runs do not cover 0..n - 1 in order. */
+int topo__tview_hierarchical(struct topo__tview *tv, int32_t n,
+			     const int32_t *first, int32_t nruns);
+/* Sets tv up as the binomial tree or chain over n ranks. */
+void topo__tview_simple(struct topo__tview *tv, int shape, int32_t n);
+/* Rank v's parent (-1 at the root); its children, ascending, into out
+ * (which may be NULL) and their count. */
+int32_t topo__tview_parent(const struct topo__tview *tv, int32_t v);
+int32_t topo__tview_children(const struct topo__tview *tv, int32_t v,
+			     int32_t *out);
+/* The height of v's subtree (0 for a leaf) and its flood time (the sends
+ * that cover it, each member sending to its children one after another,
+ * the longest first); scratch holds topo__tview_scratch(tv) entries. */
+int32_t topo__tview_height(const struct topo__tview *tv, int32_t v,
+			   int32_t *scratch);
+int32_t topo__tview_time(const struct topo__tview *tv, int32_t v,
+			 int32_t *scratch);
+int32_t topo__tview_scratch(const struct topo__tview *tv);
+/* Whether x is in v's subtree (v itself included). */
+bool topo__tview_below(const struct topo__tview *tv, int32_t v, int32_t x);
+
+/*
  * Per-node scratch of the physical tree, reusable from tree to tree: a
  * cell counts only when its stamp is the current one, so a tree touches
  * the cells of its member nodes and their ancestors, never all of them,

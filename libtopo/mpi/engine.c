@@ -165,7 +165,8 @@ static int find_direct(struct topo__mx *x, topo_error *err)
 		if (v->kind != TOPO__EV_RECV && v->kind != TOPO__EV_LOCAL)
 			continue;
 		m = &p->msg[v->msg];
-		w[k].key = (int64_t)x->lidx[m->dst] * TOPO__NBUF + m->dbuf;
+		w[k].key =
+		    (int64_t)topo__mx_lidx(x, m->dst) * TOPO__NBUF + m->dbuf;
 		w[k].lo = m->doff;
 		w[k].hi = m->doff + m->len;
 		/* the event, negated for a LOCAL one (never direct) */
@@ -283,19 +284,27 @@ int topo__mx_setup(struct topo__mx *x, const struct topo_plan *p,
 	x->tag0 = 0;
 	x->peer = NULL;
 	x->rank = rank;
-	x->members = p->t->g->members;
+	x->members = p->t != NULL ? p->t->g->members : NULL;
 	x->mpi_rc = MPI_SUCCESS;
 	x->nlocal = 0;
-	for (int32_t i = 0; i < p->n; i++)
-		x->nlocal += (host != NULL ? host[i] : i) == rank;
+	x->me = rank;
+	if (host == NULL && (counters || knowledge))
+		return topo__err(err, TOPO_EINVAL, NULL, NULL,
+				 "counters and knowledge need the hosts");
+	if (host == NULL)
+		x->nlocal = rank >= 0 && rank < p->n;
+	for (int32_t i = 0; host != NULL && i < p->n; i++)
+		x->nlocal += host[i] == rank;
 	x->kw =
 	    knowledge && p->params.op == TOPO_OP_BARRIER ? (p->n + 63) / 64 : 0;
 	for (int64_t e = 0; e < nev; e++)
 		if (s->ev[e].kind == TOPO__EV_RECV)
 			stage += round_up(p->msg[s->ev[e].msg].len);
 	x->local = topo__mallocarray((size_t)x->nlocal + 1, sizeof(int32_t));
-	x->lidx = topo__mallocarray((size_t)p->n, sizeof(int32_t));
-	x->mine = topo__calloc((size_t)p->n, 1);
+	if (host != NULL) {
+		x->lidx = topo__mallocarray((size_t)p->n, sizeof(int32_t));
+		x->mine = topo__calloc((size_t)p->n, 1);
+	}
 	x->bp = topo__calloc((size_t)x->nlocal * TOPO__NBUF + 1,
 			     sizeof(unsigned char *));
 	x->stage = topo__malloc((size_t)stage + ALIGN);
@@ -336,7 +345,8 @@ int topo__mx_setup(struct topo__mx *x, const struct topo_plan *p,
 	if (x->kw > 0)
 		x->known = topo__mallocarray((size_t)nev * (size_t)x->kw + 1,
 					     sizeof(uint64_t));
-	if (x->local == NULL || x->lidx == NULL || x->mine == NULL ||
+	if (x->local == NULL ||
+	    (host != NULL && (x->lidx == NULL || x->mine == NULL)) ||
 	    x->bp == NULL || x->stage == NULL || x->soff == NULL ||
 	    x->direct == NULL || x->lpart == NULL || x->fusable == NULL ||
 	    x->parked == NULL || x->predone == NULL || x->nwait0 == NULL ||
@@ -352,14 +362,16 @@ int topo__mx_setup(struct topo__mx *x, const struct topo_plan *p,
 		    (int64_t)((ALIGN - (uintptr_t)x->stage % ALIGN) % ALIGN);
 		int32_t k = 0;
 
-		for (int32_t i = 0; i < p->n; i++) {
+		for (int32_t i = 0; host != NULL && i < p->n; i++) {
 			x->lidx[i] = -1;
-			if ((host != NULL ? host[i] : i) != rank)
+			if (host[i] != rank)
 				continue;
 			x->lidx[i] = k;
 			x->local[k++] = i;
 			x->mine[i] = 1;
 		}
+		if (host == NULL && x->nlocal > 0)
+			x->local[0] = rank;
 		for (int64_t e = 0; e < nev; e++) {
 			const struct topo__ev *v = &s->ev[e];
 
@@ -574,14 +586,21 @@ static int apply(struct topo__mx *x, const struct topo__msg *m,
 	return 0;
 }
 
+/* The endpoint of member r, for a message (the rank where the plan is a
+ * member's part, without the group). */
+static int32_t endpoint(const struct topo__mx *x, int32_t r)
+{
+	return x->members != NULL ? x->members[r] : r;
+}
+
 static void bad_message(struct topo__mx *x, int64_t mi)
 {
 	const struct topo__msg *m = &x->p->msg[mi];
 
-	topo__mx_error(x, x->members[m->dst], "failed",
+	topo__mx_error(x, endpoint(x, m->dst), "failed",
 		       "message %lld from endpoint %d to endpoint %d could not "
 		       "be delivered: %s",
-		       (long long)mi, x->members[m->src], x->members[m->dst],
+		       (long long)mi, endpoint(x, m->src), endpoint(x, m->dst),
 		       topo_strerror(TOPO_EINVAL));
 }
 
@@ -699,10 +718,10 @@ static int start(struct topo__mx *x, int64_t e)
 					missing = i;
 			if (missing >= 0)
 				topo__mx_error(
-				    x, x->members[m->src], "left early",
+				    x, endpoint(x, m->src), "left early",
 				    "left the barrier before it could know "
 				    "that endpoint %d entered it",
-				    (int)x->members[missing]);
+				    (int)endpoint(x, missing));
 		}
 		break;
 	default:

@@ -34,8 +34,9 @@ struct topo__mx {
 	int rank;
 	const int32_t *members; /* the group's endpoints (for errors) */
 	/* the host's members and each member's index among them (-1: not
-	 * here) */
-	int32_t nlocal, *local, *lidx;
+	 * here); lidx and mine NULL for a member per host (set up with host
+	 * NULL): then member me alone, at index 0 */
+	int32_t nlocal, *local, *lidx, me;
 	uint8_t *mine;
 	/* the caller's buffers: bp[k * TOPO__NBUF + b] is buffer b of the
 	 * host's k-th member (NULL where it has no bytes) */
@@ -95,7 +96,10 @@ int topo__mx_check(const struct topo_plan *p, const struct topo__sched *s,
 
 /*
  * Sets x up to run schedule s of plan p on process `rank` of comm, whose
- * members are those with host[i] == rank (host NULL: member rank alone).  x->bp is allocated (all NULL)
+ * members are those with host[i] == rank (host NULL: member rank alone,
+ * and nothing kept per member of the plan: its memory follows the
+ * schedule's events, not the group's size; counters and knowledge need
+ * host).  x->bp is allocated (all NULL)
  * for the caller to fill; receipt counters are kept when counters is
  * nonzero, a barrier's knowledge when knowledge is, and up to maxerr
  * errors.  direct_ok: receives that copy into a range of a buffer no
@@ -112,10 +116,15 @@ int topo__mx_setup(struct topo__mx *x, const struct topo_plan *p,
 void topo__mx_teardown(struct topo__mx *x);
 
 /* Buffer b of member r (one of the host's). */
+static inline int32_t topo__mx_lidx(const struct topo__mx *x, int32_t r)
+{
+	return x->lidx != NULL ? x->lidx[r] : r == x->me ? 0 : -1;
+}
+
 static inline unsigned char *topo__mx_buffer(const struct topo__mx *x,
 					     int32_t r, int b)
 {
-	return x->bp[(int64_t)x->lidx[r] * TOPO__NBUF + b];
+	return x->bp[(int64_t)topo__mx_lidx(x, r) * TOPO__NBUF + b];
 }
 
 /* Readies x for a run of the schedule: waits, counters, knowledge. */

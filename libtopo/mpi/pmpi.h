@@ -105,6 +105,8 @@ struct global {
 	MPI_Group world_group;
 	/* atomic */
 	int64_t calls;
+	int64_t freed; /* communicator states freed so far */
+	int64_t shadows; /* private communicators made */
 	int64_t ours[TOPO_OP_COUNT], theirs[TOPO_OP_COUNT];
 	/* the nonblocking [0] and persistent [1] forms, all handed over */
 	int64_t later[2][TOPO_OP_COUNT];
@@ -175,11 +177,16 @@ struct layout {
 	int refs; /* under G.lock */
 	uint64_t hash;
 	int n;
-	int32_t *wrank; /* [n]: communicator rank -> world rank */
-	topo_group *g;
+	/* [n]: communicator rank -> world rank; NULL: MPI_COMM_WORLD's
+	 * order */
+	int32_t *wrank;
 	/* group rank -> communicator rank, and back; NULL when the same */
 	int32_t *host, *grank;
-	pthread_mutex_t lock; /* the trees and plans below */
+	/* the group ranks of each member node: first[j] .. first[j + 1] - 1
+	 * (the hierarchical tree's view, tree/tview.c) */
+	int32_t *first, nruns;
+	pthread_mutex_t lock; /* g, the trees and plans below */
+	topo_group *g; /* made when a whole plan needs it */
 	struct {
 		char shape[32];
 		topo_tree *t;
@@ -188,6 +195,7 @@ struct layout {
 	struct pentry *plans;
 	int nplans;
 	int64_t clock;
+	int64_t gone; /* plans let go so far (atomic) */
 	struct layout *next;
 };
 
@@ -227,6 +235,12 @@ struct cstate {
 	unsigned char *tmp[5];
 	size_t tmpcap[5];
 	unsigned reported; /* choices reported (bit per operation) */
+	/* the plan of the last call, agreed on and run: the next call with
+	 * the same key takes it without a look-up, while no plan of the
+	 * layout was let go since (gone) */
+	struct pkey last_key;
+	struct pentry *last;
+	int64_t last_gone;
 	struct cstate *next, **prevp; /* G.states */
 };
 

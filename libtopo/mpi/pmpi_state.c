@@ -83,13 +83,20 @@ static uint64_t order_hash(const int32_t *wr, int n)
 	return h;
 }
 
-/* Of the set of world ranks, whatever their order (a family's). */
+/* Of the set of world ranks, whatever their order (a family's); wr NULL:
+ * MPI_COMM_WORLD's, computed once. */
 static uint64_t set_hash(const int32_t *wr, int n)
 {
+	static uint64_t world;
 	uint64_t h = mix((uint64_t)n);
 
+	if (wr == NULL && world != 0)
+		return world;
 	for (int i = 0; i < n; i++)
-		h += mix((uint64_t)(uint32_t)wr[i] ^ 0x5851f42d4c957f2dULL);
+		h += mix((uint64_t)(uint32_t)(wr != NULL ? wr[i] : i) ^
+			 0x5851f42d4c957f2dULL);
+	if (wr == NULL)
+		__atomic_store_n(&world, h, __ATOMIC_RELAXED);
 	return h;
 }
 
@@ -129,57 +136,122 @@ static void layout_free(struct layout *L)
 	free(L->wrank);
 	free(L->host);
 	free(L->grank);
+	free(L->first);
 	pthread_mutex_destroy(&L->lock);
 	free(L);
 }
 
+/* Member i's endpoint: its task's first. */
+static int32_t endpoint_of(const struct layout *L, int i)
+{
+	return task_of(L->wrank != NULL ? L->wrank[i] : i) * G.per;
+}
+
+/* L's group, made when first asked for (a whole plan, a tree): a layout
+ * whose plans are all members' parts (plan/local.c) never needs it, and
+ * over a million processes it is 4 MiB.  Under L's lock, or before L is
+ * shared. */
+static const topo_group *layout_group(struct layout *L, topo_error *err)
+{
+	int32_t *ep;
+
+	if (L->g != NULL)
+		return L->g;
+	ep = malloc((size_t)L->n * sizeof(int32_t) + 1);
+	if (ep == NULL) {
+		topo__err(err, TOPO_ENOMEM, NULL, NULL, "out of memory");
+		return NULL;
+	}
+	for (int i = 0; i < L->n; i++)
+		ep[i] = endpoint_of(L, i);
+	if (topo_group_new_list(&L->g, G.m, NULL, ep, L->n, err) != 0)
+		L->g = NULL;
+	free(ep);
+	return L->g;
+}
+
 /* The layout of the processes wr[0..n-1] (world ranks in communicator
- * order), found or made; wr is taken over.  Under G.lock. */
+ * order; NULL: MPI_COMM_WORLD's order), found or made; wr is taken over.
+ * Under G.lock. */
 static struct layout *layout_get(int32_t *wr, int n)
 {
-	uint64_t h = order_hash(wr, n);
+	uint64_t h = wr != NULL ? order_hash(wr, n) : 0;
 	struct layout *L;
-	int32_t *ep;
-	topo_error err;
-	bool same = true;
+	int32_t prev = -1, nruns = 0, last = -1;
+	bool ordered = true;
 
 	for (L = G.layouts; L != NULL; L = L->next)
 		if (L->hash == h && L->n == n &&
-		    memcmp(L->wrank, wr, (size_t)n * sizeof(int32_t)) == 0) {
+		    (wr == NULL
+			 ? L->wrank == NULL
+			 : L->wrank != NULL &&
+			       memcmp(L->wrank, wr,
+				      (size_t)n * sizeof(int32_t)) == 0)) {
 			if (L->refs++ == 0)
 				G.nkept--;
 			free(wr);
 			return L;
 		}
 	L = calloc(1, sizeof(*L));
-	ep = malloc((size_t)n * sizeof(int32_t));
-	if (L == NULL || ep == NULL)
+	if (L == NULL)
 		topo__pmpi_fatal("a communicator's layout", NULL);
-	topo_error_clear(&err);
 	L->hash = h;
 	L->n = n;
 	L->wrank = wr;
 	L->refs = 1;
 	pthread_mutex_init(&L->lock, NULL);
-	for (int i = 0; i < n; i++)
-		ep[i] = task_of(wr[i]) * G.per;
-	if (topo_group_new_list(&L->g, G.m, NULL, ep, n, &err) != 0)
-		topo__pmpi_fatal("a communicator's group", &err);
-	for (int i = 0; i < n && same; i++)
-		same = topo_group_rank(L->g, ep[i]) == i;
-	if (!same) {
+	/* In communicator order, are the endpoints ascending (the group's
+	 * order, so that group rank i is communicator rank i)? */
+	for (int i = 0; i < n && ordered; i++) {
+		int32_t ep = endpoint_of(L, i);
+
+		ordered = ep > prev;
+		prev = ep;
+	}
+	if (!ordered) {
+		topo_error err;
+
+		topo_error_clear(&err);
+		if (layout_group(L, &err) == NULL)
+			topo__pmpi_fatal("a communicator's group", &err);
 		L->host = malloc((size_t)n * sizeof(int32_t));
 		L->grank = malloc((size_t)n * sizeof(int32_t));
 		if (L->host == NULL || L->grank == NULL)
 			topo__pmpi_fatal("a communicator's layout", NULL);
 		for (int i = 0; i < n; i++) {
-			int32_t g = topo_group_rank(L->g, ep[i]);
+			int32_t g = topo_group_rank(L->g, endpoint_of(L, i));
 
 			L->grank[i] = g;
 			L->host[g] = i;
 		}
 	}
-	free(ep);
+	/* The runs of group ranks on one node, for the hierarchical tree's
+	 * view (tree/tview.c): MPI_COMM_WORLD's straight from the machine
+	 * when its ranks are the tasks' order. */
+	if (wr == NULL && G.task == NULL && G.per == 1 &&
+	    topo_machine_tasks(G.m) == n) {
+		nruns = topo_machine_nodes(G.m);
+		L->first = malloc(((size_t)nruns + 1) * sizeof(int32_t));
+		if (L->first == NULL)
+			topo__pmpi_fatal("a communicator's layout", NULL);
+		for (int32_t j = 0; j <= nruns; j++)
+			L->first[j] = G.m->node_first_task[j];
+	} else {
+		L->first = malloc(((size_t)n + 1) * sizeof(int32_t));
+		if (L->first == NULL)
+			topo__pmpi_fatal("a communicator's layout", NULL);
+		for (int32_t g = 0; g < n; g++) {
+			/* group rank g is communicator rank host[g] */
+			int32_t node = topo_machine_endpoint_node(
+			    G.m, endpoint_of(L, L->host != NULL ? L->host[g] : g));
+
+			if (node != last)
+				L->first[nruns++] = g;
+			last = node;
+		}
+		L->first[nruns] = n;
+	}
+	L->nruns = nruns;
 	L->next = G.layouts;
 	G.layouts = L;
 	return L;
@@ -220,9 +292,8 @@ static int32_t *world_ranks(MPI_Comm comm, int n)
 	if (wr == NULL)
 		topo__pmpi_fatal("a communicator's layout", NULL);
 	if (comm == MPI_COMM_WORLD) {
-		for (int i = 0; i < n; i++)
-			wr[i] = i;
-		return wr;
+		free(wr);
+		return NULL;
 	}
 	in = malloc((size_t)n * sizeof(int) + 1);
 	out = malloc((size_t)n * sizeof(int) + 1);
@@ -237,6 +308,17 @@ static int32_t *world_ranks(MPI_Comm comm, int n)
 		wr[i] = out[i];
 	free(in);
 	free(out);
+	/* MPI_COMM_WORLD's processes in its order: its layout */
+	if (n == G.world_size) {
+		bool same = true;
+
+		for (int i = 0; i < n && same; i++)
+			same = wr[i] == i;
+		if (same) {
+			free(wr);
+			return NULL;
+		}
+	}
 	return wr;
 }
 
@@ -286,6 +368,7 @@ static int dup_own(MPI_Comm comm, MPI_Comm *out)
 {
 	int rc;
 
+	__atomic_fetch_add(&G.shadows, 1, __ATOMIC_RELAXED);
 	own_dup = true;
 	rc = PMPI_Comm_dup(comm, out);
 	own_dup = false;
@@ -340,10 +423,20 @@ int topo__pmpi_delete_state(MPI_Comm comm, int keyval, void *attr,
 	topo__pmpi_lock();
 	own = release_state(attr);
 	topo__pmpi_unlock();
+	__atomic_fetch_add(&G.freed, 1, __ATOMIC_RELEASE);
 	if (own != MPI_COMM_NULL)
 		PMPI_Comm_free(&own);
 	return MPI_SUCCESS;
 }
+
+/* The last communicator this thread called with and its state, valid
+ * while no state was freed since (G.freed): a handle freed and made
+ * again may name another communicator. */
+static _Thread_local struct {
+	MPI_Comm comm;
+	struct cstate *s;
+	int64_t freed;
+} last_state;
 
 struct cstate *topo__pmpi_state(MPI_Comm comm)
 {
@@ -351,9 +444,16 @@ struct cstate *topo__pmpi_state(MPI_Comm comm)
 	int flag = 0;
 	int32_t *wr;
 
+	if (last_state.s != NULL && last_state.comm == comm &&
+	    last_state.freed == __atomic_load_n(&G.freed, __ATOMIC_ACQUIRE))
+		return last_state.s;
+	last_state.s = NULL;
+	last_state.comm = comm;
+	last_state.freed = __atomic_load_n(&G.freed, __ATOMIC_ACQUIRE);
 	PMPI_Comm_get_attr(comm, G.keyval, &s, &flag);
 	if (flag && s != NULL) {
 		s->user = comm;
+		last_state.s = s;
 		return s;
 	}
 	s = calloc(1, sizeof(*s));
@@ -369,6 +469,7 @@ struct cstate *topo__pmpi_state(MPI_Comm comm)
 	topo__pmpi_unlock();
 	if (PMPI_Comm_set_attr(comm, G.keyval, s) != MPI_SUCCESS)
 		topo__pmpi_fatal("MPI_Comm_set_attr", NULL);
+	last_state.s = s;
 	return s;
 }
 
@@ -642,7 +743,7 @@ static const topo_tree *tree_of(struct layout *L, enum topo_op op,
 	for (int i = 0; i < L->ntrees; i++)
 		if (strcmp(L->trees[i].shape, shape) == 0)
 			return L->trees[i].t;
-	if (L->ntrees == TOPO_OP_COUNT)
+	if (L->ntrees == TOPO_OP_COUNT || layout_group(L, err) == NULL)
 		return NULL;
 	if (topo_tree_new(&L->trees[L->ntrees].t, L->g, shape, err) != 0)
 		return NULL;
@@ -651,8 +752,44 @@ static const topo_tree *tree_of(struct layout *L, enum topo_op op,
 	return L->trees[L->ntrees++].t;
 }
 
-/* Makes e's plan and this process's schedule of it (e->ok, or e->err).
- * Under L->lock. */
+/* This process's part of the plan of pp (plan/local.c), where its
+ * operation, algorithm and tree have one: 0, TOPO_EARG (they have none:
+ * the whole plan), or another failure (e->err). */
+static int make_part(struct layout *L, struct pentry *e,
+		     const struct topo_plan_params *pp, int rank)
+{
+	const struct pkey *k = &e->key;
+	const char *shape = G.set.tree[k->op], *alg = pp->algorithm;
+	struct topo__tview tv;
+	int32_t me = L->grank != NULL ? L->grank[rank] : rank;
+	int32_t root = k->root < 0 ? -1
+		       : L->grank != NULL ? L->grank[k->root]
+					  : k->root;
+
+	if (!(k->op == TOPO_OP_BCAST &&
+	      (alg == NULL || strcmp(alg, "flood") == 0)) &&
+	    !((k->op == TOPO_OP_REDUCE || k->op == TOPO_OP_ALLREDUCE) &&
+	      (alg == NULL || strcmp(alg, "tree") == 0 ||
+	       strcmp(alg, "hierarchical") == 0)))
+		return TOPO_EARG;
+	if (strcmp(shape, "hierarchical") == 0) {
+		if (topo__tview_hierarchical(&tv, L->n, L->first, L->nruns) !=
+		    0)
+			return TOPO_EARG;
+	} else if (strcmp(shape, "binomial") == 0) {
+		topo__tview_simple(&tv, TOPO__TV_BINOMIAL, L->n);
+	} else if (strcmp(shape, "chain") == 0) {
+		topo__tview_simple(&tv, TOPO__TV_CHAIN, L->n);
+	} else {
+		return TOPO_EARG;
+	}
+	return topo__plan_local(&e->p, &tv, pp, root, me, L->nruns == 1,
+				&e->err);
+}
+
+/* Makes e's plan and this process's schedule of it (e->ok, or e->err):
+ * its part where there is one (make_part), else the whole plan.  Under
+ * L->lock. */
 static void make(struct layout *L, struct pentry *e, int rank)
 {
 	const struct pkey *k = &e->key;
@@ -670,11 +807,17 @@ static void make(struct layout *L, struct pentry *e, int rank)
 		if (topo_op_reduces((enum topo_op)k->op))
 			pp.redop = (enum topo_redop)k->redop;
 	}
-	if (k->root >= 0)
+	rc = make_part(L, e, &pp, rank);
+	if (rc == 0)
+		goto schedule;
+	if (rc != TOPO_EARG)
+		return;
+	topo_error_clear(&e->err);
+	t = tree_of(L, (enum topo_op)k->op, &e->err);
+	if (k->root >= 0 && t != NULL)
 		pp.root = topo_group_members(L->g)[L->grank != NULL
 						       ? L->grank[k->root]
 						       : k->root];
-	t = tree_of(L, (enum topo_op)k->op, &e->err);
 	if (t == NULL) {
 		if (e->err.text[0] == '\0')
 			topo__err(&e->err, TOPO_ELIMIT, NULL, NULL,
@@ -683,9 +826,10 @@ static void make(struct layout *L, struct pentry *e, int rank)
 	}
 	/* the memory check counts this process's buffers alone */
 	rc = topo__plan_new_hosted(&e->p, t, &pp, L->host, rank, &e->err);
-	if (rc == 0)
-		rc = topo__sched_new(&e->s, e->p, L->host, L->n, rank,
-				     &e->err);
+	if (rc != 0)
+		return;
+schedule:
+	rc = topo__sched_new(&e->s, e->p, L->host, L->n, rank, &e->err);
 	if (rc != 0)
 		return;
 	for (int64_t i = 0; i < e->s->nev; i++) {
@@ -719,6 +863,7 @@ static struct pentry *entry(struct layout *L, const struct pkey *k, int rank)
 
 				*lru = o->next;
 				L->nplans--;
+				__atomic_fetch_add(&L->gone, 1, __ATOMIC_RELEASE);
 				free_entry(o);
 			}
 		}
@@ -759,6 +904,22 @@ struct pentry *topo__pmpi_plan(struct cstate *s, MPI_Comm comm,
 	bool ok, all_ok = true;
 
 	*eng = NULL;
+	if (s->last != NULL && memcmp(&s->last_key, k, sizeof(*k)) == 0 &&
+	    __atomic_load_n(&L->gone, __ATOMIC_ACQUIRE) == s->last_gone) {
+		/* the last call's plan, agreed on and kept since */
+		e = s->last;
+		lock_layout(L);
+		e->used = ++L->clock;
+		e->busy++;
+		g = e->idle;
+		if (g != NULL)
+			e->idle = g->next;
+		unlock_layout(L);
+		if (g != NULL)
+			goto run;
+		goto engine;
+	}
+	s->last = NULL;
 	lock_layout(L);
 	e = entry(L, k, s->rank);
 	unlock_layout(L);
@@ -789,11 +950,16 @@ struct pentry *topo__pmpi_plan(struct cstate *s, MPI_Comm comm,
 		 * go), but not now: the others are running it */
 		topo__pmpi_fatal(topo__pmpi_mpi_name[k->op], &e->err);
 	}
+	/* kept for the next call: taken before this one's plan could go */
+	s->last_key = *k;
+	s->last = e;
+	s->last_gone = __atomic_load_n(&L->gone, __ATOMIC_ACQUIRE);
 	lock_layout(L);
 	g = e->idle;
 	if (g != NULL)
 		e->idle = g->next;
 	unlock_layout(L);
+engine:
 	if (g == NULL) {
 		topo_error err;
 
@@ -813,6 +979,7 @@ struct pentry *topo__pmpi_plan(struct cstate *s, MPI_Comm comm,
 		g->x.block = !G.set.poll;
 		g->x.yield = G.set.poll;
 	}
+run:
 	g->x.comm = s->shadow;
 	g->x.tag0 = s->tag0;
 	g->x.peer = s->peer;

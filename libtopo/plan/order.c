@@ -140,6 +140,24 @@ static int levels(const struct topo_plan *p, int32_t *level, topo_error *err)
  * the mark when b is x or b is stamped x too.  O(messages + dependencies);
  * prev is scratch of nmsg entries.
  */
+static int find_alone(struct topo_plan *p, int32_t *prev, topo_error *err);
+
+int topo__plan_chain_alone(struct topo_plan *p, topo_error *err)
+{
+	int32_t *prev =
+	    topo__mallocarray((size_t)p->nmsg + 1, sizeof(int32_t));
+	int rc;
+
+	if (prev == NULL)
+		return topo__err(err, TOPO_ENOMEM, NULL, NULL,
+				 "out of memory: the combine order of %lld "
+				 "messages",
+				 (long long)p->nmsg);
+	rc = find_alone(p, prev, err);
+	topo__free(prev);
+	return rc;
+}
+
 static int find_alone(struct topo_plan *p, int32_t *prev, topo_error *err)
 {
 	int32_t *stamp;
@@ -186,8 +204,9 @@ int topo__plan_order(struct topo_plan *p, topo_error *err)
 	int64_t nr = 0, k = 0, chained = 0, links = 0;
 	int rc = 0;
 
+	/* a member's part of a plan (plan/local.c) brings its own */
 	if (p->cnext != NULL || p->msg == NULL || p->succ_off == NULL ||
-	    !topo__plan_orders(p))
+	    p->local || !topo__plan_orders(p))
 		return 0;
 	for (int64_t i = 0; i < p->nmsg; i++)
 		nr += p->msg[i].kind == TOPO__REDUCE;

@@ -441,14 +441,20 @@ int topo__plan_segment(const struct topo_plan *p, int64_t total,
  */
 int64_t topo__auto_segment(const struct topo_plan *p)
 {
+	return topo__auto_segment_for(p->params.op, p->n, p->params.bytes,
+				      topo__group_on_one_node(p->t->g));
+}
+
+int64_t topo__auto_segment_for(enum topo_op op, int32_t n, size_t bytes,
+			       bool one_node)
+{
 	int64_t half;
 
-	if (!topo__group_on_one_node(p->t->g))
+	if (!one_node)
 		return TOPO__AUTO_SEGMENT;
-	if (!topo_op_reduces(p->params.op) ||
-	    p->n < TOPO__AUTO_SEGMENT_LONG_MEMBERS)
+	if (!topo_op_reduces(op) || n < TOPO__AUTO_SEGMENT_LONG_MEMBERS)
 		return TOPO__AUTO_SEGMENT_NODE;
-	half = (int64_t)(p->params.bytes / 2);
+	half = (int64_t)(bytes / 2);
 	half -= half % TOPO__AUTO_SEGMENT_ROUND;
 	if (half > TOPO__AUTO_SEGMENT_LONG)
 		return TOPO__AUTO_SEGMENT_LONG;

@@ -154,10 +154,58 @@ static int cmp_ack(const void *a, const void *b)
 	return (u->peer > v->peer) - (u->peer < v->peer);
 }
 
+/* The peers of the member's events and ACKs, sorted and unique, so that
+ * the numbers per peer take memory for them alone, not for every host (a
+ * member's part of a plan over a million: plan/local.c). */
+struct peers {
+	int32_t *id;
+	int64_t n;
+};
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int peers_make(struct peers *pe, const struct build *x)
+{
+	int64_t n = 0, k = 0;
+
+	pe->id = topo__mallocarray((size_t)(x->nev + x->nout + x->nin) + 1,
+				   sizeof(int32_t));
+	if (pe->id == NULL)
+		return topo__err(x->err, TOPO_ENOMEM, NULL, NULL,
+				 "out of memory");
+	for (int64_t e = 0; e < x->nev; e++)
+		if (x->ev[e].peer >= 0)
+			pe->id[n++] = x->ev[e].peer;
+	for (int64_t i = 0; i < x->nout; i++)
+		pe->id[n++] = x->out[i].peer;
+	for (int64_t i = 0; i < x->nin; i++)
+		pe->id[n++] = x->in[i].peer;
+	qsort(pe->id, (size_t)n, sizeof(int32_t), cmp_i32);
+	for (int64_t i = 0; i < n; i++)
+		if (k == 0 || pe->id[k - 1] != pe->id[i])
+			pe->id[k++] = pe->id[i];
+	pe->n = k;
+	return 0;
+}
+
+/* The index of host h among the peers (h is one). */
+static int64_t peer_of(const struct peers *pe, int32_t h)
+{
+	const int32_t *f =
+	    bsearch(&h, pe->id, (size_t)pe->n, sizeof(int32_t), cmp_i32);
+
+	return f - pe->id;
+}
+
 /* Sorts, removes repeats, and makes an event for each ACK, numbered after
- * the data messages of its pair (count[peer]) in the order of b. */
+ * the data messages of its pair (count[peer's index]) in the order of b. */
 static int make_acks(struct build *x, struct ack *a, int64_t *n, int64_t *count,
-		     int kind)
+		     const struct peers *pe, int kind)
 {
 	int64_t k = 0;
 
@@ -172,7 +220,8 @@ static int make_acks(struct build *x, struct ack *a, int64_t *n, int64_t *count,
 		int rc;
 
 		a[i].ev = x->nev;
-		rc = add_ev(x, a[i].b, count[a[i].peer]++, a[i].peer, kind);
+		rc = add_ev(x, a[i].b, count[peer_of(pe, a[i].peer)]++,
+			    a[i].peer, kind);
 		if (rc != 0)
 			return rc;
 	}
@@ -258,7 +307,8 @@ int topo__sched_new(struct topo__sched **out, const struct topo_plan *p,
 		    topo_error *err)
 {
 	struct build x = {.p = p, .host = host, .r = r, .err = err};
-	int64_t *nto = NULL, *nfrom = NULL; /* data messages per peer */
+	int64_t *nto = NULL, *nfrom = NULL; /* messages per peer, by index */
+	struct peers pe = {NULL, 0};
 	struct topo__sched *s = NULL;
 	int rc;
 
@@ -277,14 +327,13 @@ int topo__sched_new(struct topo__sched **out, const struct topo_plan *p,
 					 "two-sided schedule: member %d on "
 					 "host %d of %d",
 					 (int)i, (int)host[i], (int)nhosts);
-	nto = topo__calloc((size_t)nhosts, sizeof(int64_t));
-	nfrom = topo__calloc((size_t)nhosts, sizeof(int64_t));
 	s = topo__calloc(1, sizeof(*s));
-	if (nto == NULL || nfrom == NULL || s == NULL) {
+	if (s == NULL) {
 		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL, "out of memory");
 		goto fail;
 	}
-	/* The member's messages and their events, in plan order. */
+	/* The member's messages and their events, in plan order (wire
+	 * numbers once the peers are known). */
 	for (int64_t m = 0; m < p->nmsg; m++) {
 		const struct topo__msg *q = &p->msg[m];
 
@@ -300,9 +349,9 @@ int topo__sched_new(struct topo__sched **out, const struct topo_plan *p,
 		if (hs == hd)
 			rc = add_ev(&x, m, -1, -1, TOPO__EV_LOCAL);
 		else if (hs == r)
-			rc = add_ev(&x, m, nto[hd]++, hd, TOPO__EV_SEND);
+			rc = add_ev(&x, m, -1, hd, TOPO__EV_SEND);
 		else {
-			rc = add_ev(&x, m, nfrom[hs]++, hs, TOPO__EV_RECV);
+			rc = add_ev(&x, m, -1, hs, TOPO__EV_RECV);
 			if (rc == 0)
 				rc = add_ev(&x, m, -1, -1, TOPO__EV_APPLY);
 			if (rc == 0)
@@ -320,10 +369,29 @@ int topo__sched_new(struct topo__sched **out, const struct topo_plan *p,
 		if (a >= 0 && H(&x, p->msg[b].dst) == r)
 			rc = add_edge(&x, done_ev(&x, b), done_ev(&x, a));
 	}
+	/* The wire numbers: per peer, the data messages in plan order, then
+	 * the ACKs. */
 	if (rc == 0)
-		rc = make_acks(&x, x.out, &x.nout, nto, TOPO__EV_ACK_SEND);
+		rc = peers_make(&pe, &x);
+	if (rc == 0) {
+		nto = topo__calloc((size_t)pe.n + 1, sizeof(int64_t));
+		nfrom = topo__calloc((size_t)pe.n + 1, sizeof(int64_t));
+		if (nto == NULL || nfrom == NULL)
+			rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
+				       "out of memory");
+	}
+	for (int64_t e = 0; rc == 0 && e < x.nev; e++) {
+		struct topo__ev *v = &x.ev[e];
+
+		if (v->kind == TOPO__EV_SEND)
+			v->seq = nto[peer_of(&pe, v->peer)]++;
+		else if (v->kind == TOPO__EV_RECV)
+			v->seq = nfrom[peer_of(&pe, v->peer)]++;
+	}
 	if (rc == 0)
-		rc = make_acks(&x, x.in, &x.nin, nfrom, TOPO__EV_ACK_RECV);
+		rc = make_acks(&x, x.out, &x.nout, nto, &pe, TOPO__EV_ACK_SEND);
+	if (rc == 0)
+		rc = make_acks(&x, x.in, &x.nin, nfrom, &pe, TOPO__EV_ACK_RECV);
 	/* An ACK leaves once the message it announces is done here. */
 	for (int64_t i = 0; rc == 0 && i < x.nout; i++)
 		rc = add_edge(&x, done_ev(&x, x.out[i].b), x.out[i].ev);
@@ -378,12 +446,14 @@ int topo__sched_new(struct topo__sched **out, const struct topo_plan *p,
 	build_free(&x);
 	topo__free(nto);
 	topo__free(nfrom);
+	topo__free(pe.id);
 	*out = s;
 	return 0;
 fail:
 	build_free(&x);
 	topo__free(nto);
 	topo__free(nfrom);
+	topo__free(pe.id);
 	topo__sched_free(s);
 	return rc;
 }

@@ -116,6 +116,11 @@ $(B)/$(1)tests/test_collc_mpi: tests/mpi/test_collc_mpi.c
 	@mkdir -p $$(dir $$@)
 	$(2) $(ALL_CFLAGS) $(LDFLAGS) -o $$@ $$< $(LDLIBS)
 
+# plain MPI programs that the library is tested under (tests/mpi/pmpi.py)
+$(B)/$(1)tests/test_%: tests/mpi/test_%.c
+	@mkdir -p $$(dir $$@)
+	$(2) $(ALL_CFLAGS) $(LDFLAGS) -o $$@ $$< $(LDLIBS) -ldl
+
 $(B)/$(1)tests/mpi-allreduce: examples/mpi-allreduce.c
 	@mkdir -p $$(dir $$@)
 	$(2) $(ALL_CFLAGS) $(LDFLAGS) -o $$@ $$< $(LDLIBS)
@@ -142,8 +147,10 @@ mpi:
 	@echo "make: no MPI compiler (mpicc): collrun-mpi and libcollc-mpi.so not built (apt-get install libopenmpi-dev, or set MPICC)"
 endif
 # collrun-mpi for every MPI library installed (the tests run each).
+PMPI_TESTS := test_collc_mpi test_repro test_threads test_comms test_mismatch
 mpi-all: mpi $(foreach f,$(MPI_FLAVOURS),$(B)/$(f)/collrun-mpi $(B)/$(f)/tests/test_exec_mpi \
-	$(B)/$(f)/libcollc-mpi.so $(B)/$(f)/tests/test_collc_mpi $(B)/$(f)/tests/mpi-allreduce)
+	$(B)/$(f)/libcollc-mpi.so $(addprefix $(B)/$(f)/tests/,$(PMPI_TESTS)) \
+	$(B)/$(f)/tests/mpi-allreduce)
 
 $(B)/%.o: %.c $(wildcard libtopo/*.h libtopo/*/*.h libtopo/*/*/*.h cli/*.h tests/unit/*.h)
 	@mkdir -p $(dir $@)
@@ -248,11 +255,15 @@ demo:
 bench: all mpi-all
 	@python3 tests/bench/bench.py $(B) $(BENCH_ARGS)
 	@python3 tests/bench/pmpi.py $(B)
+	@python3 tests/bench/prod.py $(B)
 
 # libcollc-mpi.so beside the MPI libraries' own collectives
-# (tests/bench/pmpi.py; results in tests/bench/results/pmpi.md).
+# (tests/bench/pmpi.py; results in tests/bench/results/pmpi.md), and fit
+# for production jobs: communicators, a process's plan of a million
+# ranks, reproducible sums (tests/bench/prod.py, results/prod.md).
 bench-pmpi: all mpi-all
 	@python3 tests/bench/pmpi.py $(B)
+	@python3 tests/bench/prod.py $(B)
 
 bench-quick: all
 	@python3 tests/bench/bench.py $(B) --quick $(BENCH_ARGS)
@@ -300,7 +311,7 @@ uninstall:
 
 # ---------------------------------------------------------------- misc
 DEB_PKGS := build-essential libjansson-dev pkg-config python3 python3-jsonschema mandoc graphviz valgrind gnuplot-nox libsimgrid-dev \
-	openmpi-bin libopenmpi-dev mpich libmpich-dev
+	openmpi-bin libopenmpi-dev mpich libmpich-dev python3-mpi4py
 deps:
 	@command -v dpkg-query >/dev/null || { echo "make deps: not a Debian system; install: $(DEB_PKGS)"; exit 0; }; \
 	missing=""; for p in $(DEB_PKGS); do \

@@ -223,7 +223,9 @@ static void refuse(const char *fmt, ...)
 	/* Rank 0 says it, and gives the launcher a moment to pass it on
 	 * before its abort kills the job; the others wait for that abort
 	 * (one from them first could kill rank 0 before its message is
-	 * out: seen under MPICH), a second at most. */
+	 * out, as a second's wait did under MPICH with eight processes on
+	 * two CPUs, rank 0 still gathering who differs), a minute at
+	 * most. */
 	if (G.world_rank == 0) {
 		struct timespec ts = {0, 200000000};
 
@@ -231,9 +233,10 @@ static void refuse(const char *fmt, ...)
 		fflush(stderr);
 		nanosleep(&ts, NULL);
 	} else {
-		struct timespec ts = {1, 0};
+		struct timespec ts = {0, 100000000};
 
-		nanosleep(&ts, NULL);
+		for (int i = 0; i < 600; i++)
+			nanosleep(&ts, NULL);
 	}
 	PMPI_Abort(MPI_COMM_WORLD, EXIT_SETTINGS);
 	exit(EXIT_SETTINGS);
@@ -350,7 +353,7 @@ static void agree_vars(const struct vars *v)
 			       "process must read the same file): world rank "
 			       "0 reads %s (%s); world rank%s %s read%s "
 			       "otherwise (world rank %d: %s)",
-			       v->name[V_MACHINE], v->value[V_MACHINE], v0,
+			       v->name[V_FILE], v->value[V_MACHINE], v0,
 			       strchr(ranks, ',') || strchr(ranks, '-') ? "s"
 									 : "",
 			       ranks,

@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 
-B, FLAVOUR = sys.argv[1], sys.argv[2]
+B, FLAVOUR = os.path.abspath(sys.argv[1]), sys.argv[2]
 LAUNCH = sys.argv[3:]
 LIB = os.path.join(B, FLAVOUR, "libcollc-mpi.so")
 PROG = os.path.join(B, FLAVOUR, "tests", "test_collc_mpi")
@@ -56,14 +56,55 @@ def env_flags(env):
     return out
 
 
-def run(np, env, prog=PROG, timeout=900, wrap=()):
-    cmd = LAUNCH + env_flags(env) + ["-np", str(np)] + list(wrap) + [prog]
+def run(np, env, prog=PROG, timeout=900, wrap=(), args=()):
+    cmd = LAUNCH + env_flags(env) + ["-np", str(np)] + list(wrap) + [prog] + \
+        list(args)
     try:
         p = subprocess.run(cmd, capture_output=True, text=True,
                            timeout=timeout)
     except subprocess.TimeoutExpired:
         return -1, "", "timed out"
     return p.returncode, p.stdout, p.stderr
+
+
+def run_mpmd(contexts, prog, timeout=300):
+    """One job of several application contexts, each (np, env, wdir),
+    every one with its own environment (MPMD: A : B)."""
+    cmd = list(LAUNCH)
+    for i, (np, env, wdir) in enumerate(contexts):
+        if i > 0:
+            cmd.append(":")
+        for k, v in env.items():
+            cmd += ["-x", "%s=%s" % (k, v)] if FLAVOUR == "openmpi" else \
+                ["-env", k, v]
+        if wdir is not None:
+            cmd += ["-wdir", wdir]
+        cmd += ["-np", str(np), prog]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return -1, "", "timed out"
+    return p.returncode, p.stdout, p.stderr
+
+
+def verdict(name, np, rc, out, err, what):
+    """A test program's closing line folded into our counts."""
+    global passed, failed
+    m = re.search(r"%s \(np (\d+)[^)]*\): (\d+) passed, (\d+) failed" %
+                  name, out)
+    ok = rc == 0 and m is not None and int(m.group(1)) == np and \
+        int(m.group(3)) == 0 and int(m.group(2)) > 0
+    if m is not None:
+        passed += int(m.group(2))
+        failed += int(m.group(3))
+    check(ok, "%s np %d, %s: exit %d\n%s%s" %
+          (name, np, what, rc, out[-1000:],
+           "\n".join(l for l in err.splitlines()
+                     if "FAIL" in l or "libcollc-mpi" in l)[:2000]
+           if not ok else ""))
+    print("%s: %s np %d, %s: %s" % (FLAVOUR, name, np, what,
+                                    m.group(0) if m else "no verdict"))
 
 
 def matrix(np, what, env, lib=True, expect_off=False):
@@ -346,6 +387,178 @@ want = sorted(l for l in shown.splitlines() if l)
 check(rc == 0 and got == want,
       "examples/mpi-allreduce.c: the output differs from libcollc-mpi(7)'s:"
       "\n%s\n---\n%s" % ("\n".join(got), "\n".join(want)))
+
+# 8. production jobs (libcollc-mpi(7): reproducible results, threads,
+# communicators, one configuration for the job)
+
+
+def tprog(name):
+    return os.path.join(B, FLAVOUR, "tests", name)
+
+
+# 8a. floating-point reductions: the same bits over 1,000 calls with one
+# process late in turn, every reduction algorithm (five runs per np, each
+# a reduce, an allreduce and a reduce-scatter algorithm, so that every
+# algorithm of each runs), and the same bits from one run to the next
+# (one of the five twice)
+REDUCTIONS = {
+    "REDUCE": ["hierarchical", "tree", "direct"],
+    "ALLREDUCE": ["tree", "hierarchical", "ring", "recursive-doubling",
+                  "rabenseifner"],
+    "REDUCE_SCATTER_BLOCK": ["ring", "tree", "recursive-halving", "direct"],
+}
+for np in range(2, 7 if SLOW else 10):
+    for k in range(5):
+        env = {"LD_PRELOAD": LIB, "EXPECT_LIB": "1",
+               "COLLC_MPI_MIN_SIZE": "1"}
+        algs = []
+        for op, names in REDUCTIONS.items():
+            env["COLLC_MPI_%s_ALGORITHM" % op] = names[k % len(names)]
+            algs.append(names[k % len(names)])
+        if np in LAYOUT:
+            env["COLLC_MPI_NODES"] = LAYOUT[np]
+        runs = []
+        for rep in range(2 if k == np % 5 else 1):
+            rc, out, err = run(np, env, prog=tprog("test_repro"))
+            verdict("test_repro", np, rc, out, err, "/".join(algs))
+            runs.append(sorted(l for l in out.splitlines()
+                               if l.startswith("repro ")))
+        if len(runs) == 2:
+            check(runs[0] == runs[1] and len(runs[0]) == 9,
+                  "test_repro np %d, %s: two runs gave other bits:\n%s\n"
+                  "---\n%s" % (np, "/".join(algs), "\n".join(runs[0]),
+                                "\n".join(runs[1])))
+
+# 8b. MPI_THREAD_MULTIPLE: threads on communicators of their own
+for np in ((2, 3) if SLOW else (2, 3, 4)):
+    rc, out, err = run(np, {"LD_PRELOAD": LIB, "EXPECT_LIB": "1",
+                            "COLLC_MPI_MIN_SIZE": "1"},
+                       prog=tprog("test_threads"), timeout=600)
+    verdict("test_threads", np, rc, out, err, "4 threads")
+
+# 8c. communicators by the thousand
+for np in (1, 2, 3, 4, 5):
+    quick = SLOW and np > 2
+    if SLOW and np > 3:
+        continue
+    rc, out, err = run(np, {"LD_PRELOAD": LIB, "EXPECT_LIB": "1",
+                            "COLLC_MPI_MIN_SIZE": "1"},
+                       prog=tprog("test_comms"), timeout=600,
+                       args=["quick"] if quick else [])
+    verdict("test_comms", np, rc, out, err, "quick" if quick else "whole")
+
+# 8d. processes that pass different arguments: MPI_ERR_ARG everywhere,
+# one message per call from the communicator's rank 0
+for np in ((2, 3) if SLOW else (2, 3, 4)):
+    rc, out, err = run(np, {"LD_PRELOAD": LIB, "COLLC_MPI_MIN_SIZE": "1"},
+                       prog=tprog("test_mismatch"), timeout=120)
+    verdict("test_mismatch", np, rc, out, err, "mismatched arguments")
+    said = [l for l in err.splitlines() if l.startswith("libcollc-mpi:")]
+    pre = (r"^libcollc-mpi: %s on a communicator of %d processes: the "
+           r"processes passed different arguments \(MPI requires the same "
+           r"amount of data, root, datatype and operator on every "
+           r"process\): rank %d of the communicator differs from rank 0 ")
+    check(len(said) == 2 and
+          re.search(pre % ("MPI_Bcast", np, np - 1) +
+                    r"\(16 bytes, root 0\)$", said[0]) and
+          re.search(pre % ("MPI_Reduce", np, np - 1) +
+                    r"\(4 bytes, root 0, int32 sum\)$", said[1]),
+          "test_mismatch np %d: the messages: %r" % (np, said))
+
+# 8e. settings that differ between the processes: exit 2 and one message
+# naming the variable, world rank 0's value, the ranks that differ and
+# the first one's value
+
+
+def differs(contexts, pattern, what, prog=None):
+    rc, out, err = run_mpmd(contexts, prog or tprog("mpi-allreduce"))
+    said = [l for l in err.splitlines() if l.startswith("libcollc-mpi:")]
+    check(rc == 2 and len(said) == 1 and re.search(pattern, said[0]),
+          "%s: expected exit 2 and one message matching %r, got exit %d "
+          "and %r" % (what, pattern, rc, said))
+
+
+L0 = {"LD_PRELOAD": LIB}
+differs([(1, dict(L0, COLLC_MPI_TREE="chain"), None),
+         (2, dict(L0, COLLC_MPI_TREE="binomial"), None)],
+        r"^libcollc-mpi: COLLC_MPI_TREE differs between the processes "
+        r"\(every process must see the same settings\): world rank 0 has "
+        r"\"chain\", world ranks 1-2 another value \(world rank 1: "
+        r"\"binomial\"\)$", "COLLC_MPI_TREE differs")
+differs([(2, dict(L0), None), (1, dict(L0, COLLC_MPI_DISABLE="1"), None)],
+        r"^libcollc-mpi: COLLC_MPI_DISABLE differs between the processes "
+        r".*: world rank 0 has it unset, world rank 2 another value "
+        r"\(world rank 2: \"1\"\)$", "one process disabled")
+differs([(1, dict(L0, COLLC_MPI_MIN_SIZE="2"), None),
+         (1, dict(L0), None),
+         (1, dict(L0, COLLC_MPI_MIN_SIZE="2"), None),
+         (1, dict(L0, COLLC_MPI_MIN_SIZE="4"), None)],
+        r"^libcollc-mpi: COLLC_MPI_MIN_SIZE differs .*: world rank 0 has "
+        r"\"2\", world ranks 1, 3 another value \(world rank 1: it "
+        r"unset\)$", "COLLC_MPI_MIN_SIZE differs")
+differs([(2, dict(L0, COLLC_MPI_REDUCE_ALGORITHM="tree"), None),
+         (2, dict(L0, COLLC_MPI_REDUCE_ALGORITHM="direct"), None)],
+        r"^libcollc-mpi: COLLC_MPI_REDUCE_ALGORITHM differs .*: world rank "
+        r"0 has \"tree\", world ranks 2-3 another value", "an algorithm "
+        r"differs")
+# COLLC_MPI_WAIT is each process's own: poll here, block there runs
+rc, out, err = run_mpmd([(1, dict(L0, COLLC_MPI_WAIT="poll"), None),
+                         (2, dict(L0, COLLC_MPI_WAIT="block"), None)],
+                        tprog("mpi-allreduce"))
+check(rc == 0 and "3 processes: allreduce" in out,
+      "COLLC_MPI_WAIT poll and block in one job: exit %d, %r" % (rc, out))
+# the same name, another file: the machine's contents are agreed on
+with tempfile.TemporaryDirectory() as tmp:
+    # a machine of 4 tasks, compiled with two sets of trees: the same
+    # machine, two files (a job of 8 under Open MPI 4.1 sometimes loses
+    # its launcher in the abort's help message)
+    small = os.path.join(tmp, "small.json")
+    with open(small, "w") as f:
+        f.write('{"nodes": 2, "tasks_per_node": 2, "network": '
+                '{"type": "kary", "fanout": 2}}')
+    for d in ("a", "b"):
+        os.mkdir(os.path.join(tmp, d))
+    subprocess.run([COLLC, "compile", small, "-o",
+                    os.path.join(tmp, "a", "routes.json")], check=True)
+    subprocess.run([COLLC, "compile", small, "-t", "binomial", "-o",
+                    os.path.join(tmp, "b", "routes.json")], check=True)
+    e = dict(L0, COLLC_MPI_MACHINE="routes.json")
+    differs([(2, e, os.path.join(tmp, "a")), (2, e, os.path.join(tmp, "b"))],
+            r"^libcollc-mpi: COLLC_MPI_MACHINE's file differs between the "
+            r"processes \(every process must read the same file\): world "
+            r"rank 0 reads routes.json \(its own contents\); world ranks "
+            r"2-3 read otherwise \(world rank 2: a file of other "
+            r"contents\)$", "the machine file differs")
+    # what is read is bounded: a device, a file over 256 MiB
+    big = os.path.join(tmp, "big.json")
+    with open(big, "wb") as f:
+        f.truncate((256 << 20) + 1)
+    refused(2, {"COLLC_MPI_MACHINE": big},
+            r"^libcollc-mpi: COLLC_MPI_MACHINE: .*big\.json: 268435457 "
+            r"bytes; libcollc-mpi reads at most 256 MiB", "a file too large")
+refused(2, {"COLLC_MPI_MACHINE": "/dev/zero"},
+        r"^libcollc-mpi: COLLC_MPI_MACHINE: /dev/zero: not a regular file",
+        "a device as the machine")
+refused(2, {"COLLC_MPI_NODES": "4294967299"},
+        r"^libcollc-mpi: COLLC_MPI_NODES=4294967299: at character 1: more "
+        r"processes on a node than libcollc-mpi counts \(at most "
+        r"2147483647\)$", "a count too large")
+
+# 8f. mpi4py at its default thread level (Debian's is Open MPI's)
+PY = "/usr/bin/python3"
+if FLAVOUR == "openmpi" and subprocess.run(
+        [PY, "-c", "import mpi4py.MPI"], capture_output=True).returncode == 0:
+    for np, extra in ((1, {}), (2, {}), (3, {}), (5, {}),
+                      (3, {"COLLC_MPI_NODES": "2,1"})):
+        env = dict(L0, COLLC_MPI_MIN_SIZE="1", **extra)
+        rc, out, err = run(np, env, prog=PY,
+                           args=[os.path.join(HERE, "mpi4py_check.py")])
+        verdict("mpi4py_check", np, rc, out, err,
+                "mpi4py" + (" nodes " + extra["COLLC_MPI_NODES"]
+                            if extra else ""))
+elif FLAVOUR == "openmpi":
+    check(False, "mpi4py is not installed for %s (apt-get install "
+          "python3-mpi4py)" % PY)
 
 print("%s: pmpi: %d passed, %d failed" % (FLAVOUR, passed, failed))
 sys.exit(1 if failed else 0)

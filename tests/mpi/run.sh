@@ -7,7 +7,9 @@
 #   1 to 6 under MPICH; cli.py, collrun-mpi against collrun at np 2
 #   to 8; pmpi.py, libcollc-mpi.so: test_collc_mpi (every wrapped
 #   collective against the MPI library's own) through it at np 1 to 9, its
-#   settings, report and refusals; mpich_suite.py, MPICH's own collective
+#   settings, report and refusals, and the production tests (test_repro,
+#   test_threads, test_comms, test_mismatch, settings that differ between
+#   processes, mpi4py_check.py under Open MPI); mpich_suite.py, MPICH's own collective
 #   tests (Debian's mpich source package) through the library (skipped,
 #   and said, where apt-get source cannot fetch it).  The suite prints how
 #   long each part took: CI's time budget is spent here first.

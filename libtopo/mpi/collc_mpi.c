@@ -190,29 +190,77 @@ static enum reason reduction(MPI_Datatype t, MPI_Op o, enum topo_type *type,
 	return R_COUNT;
 }
 
+/* The last communicator this thread called a collective on: its size
+ * and whether it is an intercommunicator, valid while no communicator
+ * this process's threads remember was freed since.  A handle freed and
+ * made again may name another communicator, and a stale answer would
+ * send this process one way and the others another: every communicator
+ * remembered carries an attribute (G.seen) whose deletion, on whatever
+ * path the communicator is freed (C, Fortran, MPI_Comm_disconnect),
+ * counts in G.freed before the handle can be used again. */
+static TLS struct {
+	MPI_Comm comm;
+	int n, inter;
+	int64_t freed;
+} last_comm = {MPI_COMM_NULL, 0, 0, -1};
+
+int topo__pmpi_forget(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+	(void)comm;
+	(void)keyval;
+	(void)attr;
+	(void)extra;
+	__atomic_fetch_add(&G.freed, 1, __ATOMIC_RELEASE);
+	return MPI_SUCCESS;
+}
+
+/* Remembers comm as this thread's last (freed: G.freed read before its
+ * size was asked). */
+static void remember(MPI_Comm comm, int n, int inter, int64_t freed)
+{
+	void *v = NULL;
+	int flag = 0;
+
+	if (PMPI_Comm_get_attr(comm, G.seen, &v, &flag) != MPI_SUCCESS)
+		return;
+	if (!flag && PMPI_Comm_set_attr(comm, G.seen, &G) != MPI_SUCCESS)
+		return;
+	last_comm.comm = comm;
+	last_comm.n = n;
+	last_comm.inter = inter;
+	last_comm.freed = freed;
+}
+
 /* Whether comm can take collc's way at all (the reason when not); sets
  * c->n. */
 static enum reason usable(struct call *c)
 {
+	int64_t freed = __atomic_load_n(&G.freed, __ATOMIC_ACQUIRE);
 	int inter = 0;
 
 	if (!G.on)
 		return R_OFF;
 	/* the size first: a small communicator's call goes to MPI at the
 	 * cost of one query at most (an intercommunicator's local group
-	 * counts) */
-	if (c->comm == MPI_COMM_WORLD)
+	 * counts), and none when it is the last one's */
+	if (c->comm == MPI_COMM_WORLD) {
 		c->n = G.world_size;
-	else if (c->comm == MPI_COMM_SELF)
+	} else if (c->comm == MPI_COMM_SELF) {
 		c->n = 1;
-	else if (c->comm == MPI_COMM_NULL ||
-		 PMPI_Comm_size(c->comm, &c->n) != MPI_SUCCESS)
+	} else if (c->comm == MPI_COMM_NULL) {
 		return R_ARGS;
-	if (c->n < G.set.min_size)
-		return R_SMALL;
-	if (PMPI_Comm_test_inter(c->comm, &inter) != MPI_SUCCESS)
-		return R_ARGS;
-	return inter ? R_INTER : R_COUNT;
+	} else if (c->comm == last_comm.comm && freed == last_comm.freed) {
+		c->n = last_comm.n;
+		inter = last_comm.inter;
+	} else {
+		if (PMPI_Comm_size(c->comm, &c->n) != MPI_SUCCESS)
+			return R_ARGS;
+		if (c->n >= G.set.min_size &&
+		    PMPI_Comm_test_inter(c->comm, &inter) != MPI_SUCCESS)
+			return R_ARGS;
+		remember(c->comm, c->n, inter, freed);
+	}
+	return c->n < G.set.min_size ? R_SMALL : inter ? R_INTER : R_COUNT;
 }
 
 /* The bytes of count elements of t (R_ARGS when MPI would refuse). */
@@ -479,7 +527,7 @@ static int run(struct cstate *s, struct pentry *e, struct engine *g,
 		topo__pmpi_fatal("running a plan", NULL);
 	}
 	topo__pmpi_done(s, e, g, false);
-	__atomic_fetch_add(&G.ours[p->params.op], 1, __ATOMIC_RELAXED);
+	topo__pmpi_count(&G.ours[p->params.op]);
 	return MPI_SUCCESS;
 }
 
@@ -602,6 +650,19 @@ static int exchange(const struct call *c, struct cstate *s, struct pentry *e,
 	}
 }
 
+/* Whether a call on comm goes straight to the MPI library, a
+ * communicator below COLLC_MPI_MIN_SIZE that this thread called last
+ * (the default hands those of 2 over): counted, and no more asked. */
+static inline bool small_again(MPI_Comm comm, enum topo_op op)
+{
+	if (comm == MPI_COMM_WORLD || comm != last_comm.comm ||
+	    last_comm.n >= G.set.min_size || !G.on ||
+	    last_comm.freed != __atomic_load_n(&G.freed, __ATOMIC_ACQUIRE))
+		return false;
+	topo__pmpi_hand_over(op, R_SMALL);
+	return true;
+}
+
 /* Every wrapped collective: collc's way, or the MPI library's. */
 static int drive(struct call *c)
 {
@@ -617,7 +678,7 @@ static int drive(struct call *c)
 		return topo__pmpi_hand_over(c->op, why), mpi_call(c);
 	if (c->B == 0 && c->op != TOPO_OP_BARRIER) {
 		/* nothing to move: done */
-		__atomic_fetch_add(&G.ours[c->op], 1, __ATOMIC_RELAXED);
+		topo__pmpi_count(&G.ours[c->op]);
 		return MPI_SUCCESS;
 	}
 	s = topo__pmpi_state(c->comm);
@@ -625,7 +686,7 @@ static int drive(struct call *c)
 	if (e == NULL && why == R_ARGS) {
 		/* the processes disagree on the arguments: every process
 		 * knows it, and fails the call alike */
-		__atomic_fetch_add(&G.theirs[c->op], 1, __ATOMIC_RELAXED);
+		topo__pmpi_count(&G.theirs[c->op]);
 		PMPI_Comm_call_errhandler(c->comm, MPI_ERR_ARG);
 		return MPI_ERR_ARG;
 	}
@@ -648,134 +709,175 @@ static int drive(struct call *c)
 
 API int MPI_Barrier(MPI_Comm comm)
 {
-	struct call c = {.op = TOPO_OP_BARRIER, .comm = comm};
+	if (small_again(comm, TOPO_OP_BARRIER))
+		return PMPI_Barrier(comm);
+	{
+		struct call c = {.op = TOPO_OP_BARRIER, .comm = comm};
 
-	return drive(&c);
+		return drive(&c);
+	}
 }
 
 API int MPI_Bcast(void *buf, int count, MPI_Datatype t, int root, MPI_Comm comm)
 {
-	struct call c = {.op = TOPO_OP_BCAST,
-			 .comm = comm,
-			 .rbuf = buf,
-			 .rcount = count,
-			 .rtype = t,
-			 .root = root};
+	if (small_again(comm, TOPO_OP_BCAST))
+		return PMPI_Bcast(buf, count, t, root, comm);
+	{
+		struct call c = {.op = TOPO_OP_BCAST,
+				 .comm = comm,
+				 .rbuf = buf,
+				 .rcount = count,
+				 .rtype = t,
+				 .root = root};
 
-	return drive(&c);
+		return drive(&c);
+	}
 }
 
 API int MPI_Scatter(const void *sendbuf, int scount, MPI_Datatype stype,
 		    void *recvbuf, int rcount, MPI_Datatype rtype, int root,
 		    MPI_Comm comm)
 {
-	struct call c = {.op = TOPO_OP_SCATTER,
-			 .comm = comm,
-			 .sbuf = sendbuf,
-			 .scount = scount,
-			 .stype = stype,
-			 .rbuf = recvbuf,
-			 .rcount = rcount,
-			 .rtype = rtype,
-			 .root = root};
+	if (small_again(comm, TOPO_OP_SCATTER))
+		return PMPI_Scatter(sendbuf, scount, stype, recvbuf, rcount,
+				    rtype, root, comm);
+	{
+		struct call c = {.op = TOPO_OP_SCATTER,
+				 .comm = comm,
+				 .sbuf = sendbuf,
+				 .scount = scount,
+				 .stype = stype,
+				 .rbuf = recvbuf,
+				 .rcount = rcount,
+				 .rtype = rtype,
+				 .root = root};
 
-	return drive(&c);
+		return drive(&c);
+	}
 }
 
 API int MPI_Gather(const void *sendbuf, int scount, MPI_Datatype stype,
 		   void *recvbuf, int rcount, MPI_Datatype rtype, int root,
 		   MPI_Comm comm)
 {
-	struct call c = {.op = TOPO_OP_GATHER,
-			 .comm = comm,
-			 .sbuf = sendbuf,
-			 .scount = scount,
-			 .stype = stype,
-			 .rbuf = recvbuf,
-			 .rcount = rcount,
-			 .rtype = rtype,
-			 .root = root};
+	if (small_again(comm, TOPO_OP_GATHER))
+		return PMPI_Gather(sendbuf, scount, stype, recvbuf, rcount,
+				   rtype, root, comm);
+	{
+		struct call c = {.op = TOPO_OP_GATHER,
+				 .comm = comm,
+				 .sbuf = sendbuf,
+				 .scount = scount,
+				 .stype = stype,
+				 .rbuf = recvbuf,
+				 .rcount = rcount,
+				 .rtype = rtype,
+				 .root = root};
 
-	return drive(&c);
+		return drive(&c);
+	}
 }
 
 API int MPI_Reduce(const void *sendbuf, void *recvbuf, int count,
 		   MPI_Datatype t, MPI_Op o, int root, MPI_Comm comm)
 {
-	struct call c = {.op = TOPO_OP_REDUCE,
-			 .comm = comm,
-			 .sbuf = sendbuf,
-			 .rbuf = recvbuf,
-			 .rcount = count,
-			 .rtype = t,
-			 .mop = o,
-			 .root = root};
+	if (small_again(comm, TOPO_OP_REDUCE))
+		return PMPI_Reduce(sendbuf, recvbuf, count, t, o, root, comm);
+	{
+		struct call c = {.op = TOPO_OP_REDUCE,
+				 .comm = comm,
+				 .sbuf = sendbuf,
+				 .rbuf = recvbuf,
+				 .rcount = count,
+				 .rtype = t,
+				 .mop = o,
+				 .root = root};
 
-	return drive(&c);
+		return drive(&c);
+	}
 }
 
 API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
 		      MPI_Datatype t, MPI_Op o, MPI_Comm comm)
 {
-	struct call c = {.op = TOPO_OP_ALLREDUCE,
-			 .comm = comm,
-			 .sbuf = sendbuf,
-			 .rbuf = recvbuf,
-			 .rcount = count,
-			 .rtype = t,
-			 .mop = o,
-			 .root = -1};
+	if (small_again(comm, TOPO_OP_ALLREDUCE))
+		return PMPI_Allreduce(sendbuf, recvbuf, count, t, o, comm);
+	{
+		struct call c = {.op = TOPO_OP_ALLREDUCE,
+				 .comm = comm,
+				 .sbuf = sendbuf,
+				 .rbuf = recvbuf,
+				 .rcount = count,
+				 .rtype = t,
+				 .mop = o,
+				 .root = -1};
 
-	return drive(&c);
+		return drive(&c);
+	}
 }
 
 API int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int count,
 				 MPI_Datatype t, MPI_Op o, MPI_Comm comm)
 {
-	struct call c = {.op = TOPO_OP_REDUCE_SCATTER,
-			 .comm = comm,
-			 .sbuf = sendbuf,
-			 .rbuf = recvbuf,
-			 .rcount = count,
-			 .rtype = t,
-			 .mop = o,
-			 .root = -1};
+	if (small_again(comm, TOPO_OP_REDUCE_SCATTER))
+		return PMPI_Reduce_scatter_block(sendbuf, recvbuf, count, t,
+						 o, comm);
+	{
+		struct call c = {.op = TOPO_OP_REDUCE_SCATTER,
+				 .comm = comm,
+				 .sbuf = sendbuf,
+				 .rbuf = recvbuf,
+				 .rcount = count,
+				 .rtype = t,
+				 .mop = o,
+				 .root = -1};
 
-	return drive(&c);
+		return drive(&c);
+	}
 }
 
 API int MPI_Allgather(const void *sendbuf, int scount, MPI_Datatype stype,
 		      void *recvbuf, int rcount, MPI_Datatype rtype,
 		      MPI_Comm comm)
 {
-	struct call c = {.op = TOPO_OP_ALLGATHER,
-			 .comm = comm,
-			 .sbuf = sendbuf,
-			 .scount = scount,
-			 .stype = stype,
-			 .rbuf = recvbuf,
-			 .rcount = rcount,
-			 .rtype = rtype,
-			 .root = -1};
+	if (small_again(comm, TOPO_OP_ALLGATHER))
+		return PMPI_Allgather(sendbuf, scount, stype, recvbuf, rcount,
+				      rtype, comm);
+	{
+		struct call c = {.op = TOPO_OP_ALLGATHER,
+				 .comm = comm,
+				 .sbuf = sendbuf,
+				 .scount = scount,
+				 .stype = stype,
+				 .rbuf = recvbuf,
+				 .rcount = rcount,
+				 .rtype = rtype,
+				 .root = -1};
 
-	return drive(&c);
+		return drive(&c);
+	}
 }
 
 API int MPI_Alltoall(const void *sendbuf, int scount, MPI_Datatype stype,
 		     void *recvbuf, int rcount, MPI_Datatype rtype,
 		     MPI_Comm comm)
 {
-	struct call c = {.op = TOPO_OP_ALLTOALL,
-			 .comm = comm,
-			 .sbuf = sendbuf,
-			 .scount = scount,
-			 .stype = stype,
-			 .rbuf = recvbuf,
-			 .rcount = rcount,
-			 .rtype = rtype,
-			 .root = -1};
+	if (small_again(comm, TOPO_OP_ALLTOALL))
+		return PMPI_Alltoall(sendbuf, scount, stype, recvbuf, rcount,
+				     rtype, comm);
+	{
+		struct call c = {.op = TOPO_OP_ALLTOALL,
+				 .comm = comm,
+				 .sbuf = sendbuf,
+				 .scount = scount,
+				 .stype = stype,
+				 .rbuf = recvbuf,
+				 .rcount = rcount,
+				 .rtype = rtype,
+				 .root = -1};
 
-	return drive(&c);
+		return drive(&c);
+	}
 }
 
 /* ---------------------------------------------------------------------- */

@@ -24,6 +24,10 @@
 #include <stdint.h>
 
 #define API __attribute__((visibility("default")))
+/* The library's thread-locals: a preloaded library's TLS is in the
+ * static block, so the initial-exec model reads them with one
+ * instruction, where the default calls __tls_get_addr on every call. */
+#define TLS _Thread_local __attribute__((tls_model("initial-exec")))
 #define PFX "libcollc-mpi: "
 /* exit status of a job refused for bad settings (as collc's bad input) */
 #define EXIT_SETTINGS 2
@@ -91,6 +95,7 @@ struct global {
 	int32_t *task;	  /* world rank -> task (NULL: task r is rank r) */
 	int32_t per;	  /* endpoints per task */
 	int keyval;
+	int seen; /* marks the communicators a thread remembers */
 	int tag_ub; /* MPI_TAG_UB */
 	pthread_mutex_t lock;
 	/* under lock: the layouts (used and kept), the families, every
@@ -105,7 +110,7 @@ struct global {
 	MPI_Group world_group;
 	/* atomic */
 	int64_t calls;
-	int64_t freed; /* communicator states freed so far */
+	int64_t freed; /* remembered communicators freed so far */
 	int64_t shadows; /* private communicators made */
 	int64_t ours[TOPO_OP_COUNT], theirs[TOPO_OP_COUNT];
 	/* the nonblocking [0] and persistent [1] forms, all handed over */
@@ -114,6 +119,7 @@ struct global {
 };
 
 extern struct global G;
+
 extern const char *const topo__pmpi_env_name[TOPO_OP_COUNT];
 extern const char *const topo__pmpi_mpi_name[TOPO_OP_COUNT];
 
@@ -122,9 +128,30 @@ void topo__pmpi_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * job ends (status 1) rather than leave processes waiting forever. */
 void topo__pmpi_fatal(const char *what, const topo_error *err)
     __attribute__((noreturn));
+/* Says, once a reason under COLLC_MPI_REPORT, why a call went to the MPI
+ * library (topo__pmpi_hand_over). */
+void topo__pmpi_said_handed(enum topo_op op, enum reason why);
+
 /* Counts a call handed to the MPI library and says why (once a reason,
- * under COLLC_MPI_REPORT); returns 0. */
-int topo__pmpi_hand_over(enum topo_op op, enum reason why);
+ * under COLLC_MPI_REPORT); returns 0.  Inline: it is on the way of every
+ * call the library hands over. */
+/* Adds one to a count of G: threads meet only under
+ * MPI_THREAD_MULTIPLE, and only then does it take a locked instruction. */
+static inline void topo__pmpi_count(int64_t *count)
+{
+	if (G.mt)
+		__atomic_fetch_add(count, 1, __ATOMIC_RELAXED);
+	else
+		++*count;
+}
+
+static inline int topo__pmpi_hand_over(enum topo_op op, enum reason why)
+{
+	topo__pmpi_count(&G.theirs[op]);
+	if (G.set.report)
+		topo__pmpi_said_handed(op, why);
+	return 0;
+}
 /* The same for a nonblocking (persistent 0) or persistent form. */
 void topo__pmpi_later(int persistent, enum topo_op op, const char *name);
 void topo__pmpi_lock(void);
@@ -249,6 +276,8 @@ int topo__pmpi_copy_state(MPI_Comm comm, int keyval, void *extra, void *in,
 			  void *out, int *flag);
 int topo__pmpi_delete_state(MPI_Comm comm, int keyval, void *attr,
 			    void *extra);
+/* The delete callback of G.seen: counts in G.freed. */
+int topo__pmpi_forget(MPI_Comm comm, int keyval, void *attr, void *extra);
 /* comm's state, made at its first call. */
 struct cstate *topo__pmpi_state(MPI_Comm comm);
 /* The plan for this call on s, made (or found) and agreed on, with an

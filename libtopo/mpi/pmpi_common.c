@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 struct global G = {.keyval = MPI_KEYVAL_INVALID,
+		   .seen = MPI_KEYVAL_INVALID,
 		   .per = 1,
 		   .set = {.segment = 256 * 1024, .min_size = 3},
 		   .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -74,16 +75,14 @@ static void say_handed(const char *name, enum reason why)
 			       G.world_rank, name, reason_text[why]);
 }
 
-int topo__pmpi_hand_over(enum topo_op op, enum reason why)
+void topo__pmpi_said_handed(enum topo_op op, enum reason why)
 {
-	__atomic_fetch_add(&G.theirs[op], 1, __ATOMIC_RELAXED);
 	say_handed(topo__pmpi_mpi_name[op], why);
-	return 0;
 }
 
 void topo__pmpi_later(int persistent, enum topo_op op, const char *name)
 {
-	__atomic_fetch_add(&G.later[persistent][op], 1, __ATOMIC_RELAXED);
+	topo__pmpi_count(&G.later[persistent][op]);
 	say_handed(name, !G.on ? R_OFF : persistent ? R_PERSISTENT : R_NONBLOCKING);
 }
 

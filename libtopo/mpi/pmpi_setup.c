@@ -729,6 +729,9 @@ static void start(void)
 				    topo__pmpi_delete_state, &G.keyval,
 				    NULL) != MPI_SUCCESS)
 		topo__pmpi_fatal("MPI_Comm_create_keyval", NULL);
+	if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, topo__pmpi_forget,
+				    &G.seen, NULL) != MPI_SUCCESS)
+		topo__pmpi_fatal("MPI_Comm_create_keyval", NULL);
 	PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
 	G.tag_ub = flag && ub != NULL ? *ub : 32767;
 	PMPI_Comm_group(MPI_COMM_WORLD, &G.world_group);
@@ -792,6 +795,7 @@ API int MPI_Finalize(void)
 		}
 		topo__pmpi_free_all();
 		PMPI_Comm_free_keyval(&G.keyval);
+		PMPI_Comm_free_keyval(&G.seen);
 		if (G.world_group != MPI_GROUP_NULL)
 			PMPI_Group_free(&G.world_group);
 		G.on = false;

@@ -39,11 +39,12 @@
  * whether the plan could be made on every process: a key that differs
  * anywhere is named by the communicator's rank 0, and the call fails with
  * MPI_ERR_ARG through the communicator's error handler, on every process
- * alike.  A communicator remembers the keys agreed on it (the last
- * MAX_AGREED, a ring that evolves the same way on every process, since
- * they all make the same calls on it), and a duplicate starts with its
- * parent's: only calls that are new to a communicator cost the
- * agreement.
+ * alike.  A barrier has no arguments: its plan is agreed on only when it
+ * is the communicator's first collective.  A communicator remembers the
+ * keys agreed on it (the last MAX_AGREED, a ring that evolves the same
+ * way on every process, since they all make the same calls on it), and a
+ * duplicate starts with its parent's: only calls that are new to a
+ * communicator cost the agreement.
  */
 #define TOPO_INTERNAL
 #include "pmpi.h"
@@ -362,7 +363,7 @@ static MPI_Comm release_state(struct cstate *s)
 
 /* Set while this thread duplicates a communicator for the library's own
  * messages: the duplicate takes no state. */
-static _Thread_local bool own_dup;
+static TLS bool own_dup;
 
 static int dup_own(MPI_Comm comm, MPI_Comm *out)
 {
@@ -432,7 +433,7 @@ int topo__pmpi_delete_state(MPI_Comm comm, int keyval, void *attr,
 /* The last communicator this thread called with and its state, valid
  * while no state was freed since (G.freed): a handle freed and made
  * again may name another communicator. */
-static _Thread_local struct {
+static TLS struct {
 	MPI_Comm comm;
 	struct cstate *s;
 	int64_t freed;
@@ -925,7 +926,9 @@ struct pentry *topo__pmpi_plan(struct cstate *s, MPI_Comm comm,
 	unlock_layout(L);
 	/* a plan runs in any family's range of tags */
 	ok = e->ok && e->s->max_seq < family_tags();
-	if (!s->ready || !is_agreed(s, h)) {
+	/* a barrier has no arguments to disagree on: agreed with the
+	 * communicator's first collective at most */
+	if (!s->ready || (k->op != TOPO_OP_BARRIER && !is_agreed(s, h))) {
 		if (agree(s, comm, h, ok, &all_ok) != 0) {
 			mismatch(s, comm, k, h);
 			topo__pmpi_done(s, e, NULL, false);

@@ -18,7 +18,13 @@
  *  5. 1100 duplicates alive at once, each used: beyond the family's 1024
  *     ranges of tags (some already taken) the library makes
  *     communicators of its own, every collective still right; once they
- *     are freed, a new duplicate takes a range again (no new one).
+ *     are freed, a new duplicate takes a range again (no new one);
+ *  6. an intercommunicator and a duplicate of MPI_COMM_WORLD made and
+ *     freed in turn, so that one's handle names the other next (the MPI
+ *     libraries reuse handles): a call on the intercommunicator goes to
+ *     the MPI library, one on the duplicate over collc's plans, whatever
+ *     the handle named before (the library remembers the last
+ *     communicator a thread used, and must know when it is freed).
  * With the library loaded (EXPECT_LIB=1) the counts of its own
  * communicators are checked (collc_mpi_counts's
  * "libcollc-mpi:communicators"), and that the calls ran over its plans;
@@ -215,6 +221,69 @@ int main(int argc, char **argv)
 					   "%lld new communicators, want 0",
 			      made() - m);
 		free(d);
+	}
+	/* 6 */
+	if (size > 1) {
+		int reused = 0, loops = quick ? 20 : 100;
+
+		for (int i = 0; i < loops; i++) {
+			MPI_Comm local, inter, d;
+			MPI_Comm was;
+			long long a0 = 0, b0 = 0, a = 0, b = 0;
+
+			MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &local);
+			MPI_Intercomm_create(local, 0, MPI_COMM_WORLD,
+					     rank % 2 ? 0 : 1, 77, &inter);
+			MPI_Comm_free(&local);
+			if (counts != NULL)
+				counts("MPI_Barrier", &a0, &b0);
+			check(MPI_Barrier(inter) == MPI_SUCCESS,
+			      "barrier on an intercommunicator (%d)", i);
+			if (counts != NULL)
+				counts("MPI_Barrier", &a, &b);
+			if (lib)
+				check(a == a0 && b == b0 + 1,
+				      "barrier on an intercommunicator (%d): "
+				      "%lld over collc's plans, %lld handed "
+				      "over, want 0 and 1",
+				      i, a - a0, b - b0);
+			was = inter;
+			MPI_Comm_free(&inter);
+			MPI_Comm_dup(MPI_COMM_WORLD, &d);
+			reused += d == was;
+			o0 = ours();
+			use(d, 5000 + i);
+			if (lib)
+				check(ours() - o0 == 3,
+				      "a duplicate after an intercommunicator "
+				      "(%d): %lld collectives over collc's "
+				      "plans, want 3",
+				      i, ours() - o0);
+			/* the group first, so that the handle freed goes to
+			 * the intercommunicator */
+			MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &local);
+			was = d;
+			MPI_Comm_free(&d);
+			MPI_Intercomm_create(local, 0, MPI_COMM_WORLD,
+					     rank % 2 ? 0 : 1, 78, &inter);
+			MPI_Comm_free(&local);
+			reused += inter == was;
+			o0 = ours();
+			check(MPI_Barrier(inter) == MPI_SUCCESS,
+			      "barrier on an intercommunicator after a "
+			      "duplicate (%d)",
+			      i);
+			if (lib)
+				check(ours() == o0,
+				      "an intercommunicator after a duplicate "
+				      "(%d): its barrier over collc's plans",
+				      i);
+			MPI_Comm_free(&inter);
+		}
+		/* that the handles were reused, else the part proves little */
+		if (rank == 0)
+			printf("test_comms (np %d): %d of %d handles reused\n",
+			       size, reused, 2 * loops);
 	}
 	{
 		long long p = 0, f = 0;

@@ -901,7 +901,7 @@ struct pentry *topo__pmpi_plan(struct cstate *s, MPI_Comm comm,
 	struct layout *L = s->L;
 	struct pentry *e;
 	struct engine *g;
-	uint64_t h = key_hash(k);
+	uint64_t h;
 	bool ok, all_ok = true;
 
 	*eng = NULL;
@@ -921,6 +921,7 @@ struct pentry *topo__pmpi_plan(struct cstate *s, MPI_Comm comm,
 		goto engine;
 	}
 	s->last = NULL;
+	h = key_hash(k);
 	lock_layout(L);
 	e = entry(L, k, s->rank);
 	unlock_layout(L);

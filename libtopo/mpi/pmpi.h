@@ -246,6 +246,10 @@ struct family {
  * MPI_Comm_dup (the same layout, the plans agreed on). */
 struct cstate {
 	MPI_Comm user; /* MPI_COMM_NULL until seen */
+	/* made by the keyval's copy callback and not yet checked against
+	 * its communicator: the parent's group (pgroup) */
+	bool copied;
+	MPI_Group pgroup;
 	struct layout *L;
 	int rank, size;
 	/* where its messages go, once agreed (ready) */

@@ -352,6 +352,8 @@ static MPI_Comm release_state(struct cstate *s)
 		s->F->used[s->id / 64] &= ~(UINT64_C(1) << (s->id % 64));
 	else if (s->ready)
 		own = s->shadow;
+	if (s->copied)
+		PMPI_Group_free(&s->pgroup);
 	unlink_state(s);
 	layout_put(s->L);
 	free(s->peer);
@@ -384,7 +386,6 @@ int topo__pmpi_copy_state(MPI_Comm comm, int keyval, void *extra, void *in,
 	const struct cstate *p = in;
 	struct cstate *s;
 
-	(void)comm;
 	(void)keyval;
 	(void)extra;
 	*flag = 0;
@@ -393,6 +394,15 @@ int topo__pmpi_copy_state(MPI_Comm comm, int keyval, void *extra, void *in,
 	s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return MPI_SUCCESS; /* the duplicate makes its own at need */
+	/* MPI copies attributes at MPI_Comm_dup alone, but Open MPI 4.1
+	 * also at MPI_Comm_create_group, whose communicator may have other
+	 * processes or another order: the copy is checked against its
+	 * communicator at its first use (topo__pmpi_state) */
+	if (PMPI_Comm_group(comm, &s->pgroup) != MPI_SUCCESS) {
+		free(s);
+		return MPI_SUCCESS;
+	}
+	s->copied = true;
 	/* the parent's processes and order, and its agreed keys: the
 	 * duplicate is made at the same point of every process's calls on
 	 * the parent, so they are the same on all of them */
@@ -439,6 +449,22 @@ static TLS struct {
 	int64_t freed;
 } last_state;
 
+/* Whether s, a state the keyval's copy callback made, is comm's: the
+ * same processes in the same order as the parent it was copied from. */
+static bool copy_holds(struct cstate *s, MPI_Comm comm)
+{
+	MPI_Group g;
+	int same = MPI_UNEQUAL;
+
+	if (PMPI_Comm_group(comm, &g) == MPI_SUCCESS) {
+		PMPI_Group_compare(s->pgroup, g, &same);
+		PMPI_Group_free(&g);
+	}
+	PMPI_Group_free(&s->pgroup);
+	s->copied = false;
+	return same == MPI_IDENT;
+}
+
 struct cstate *topo__pmpi_state(MPI_Comm comm)
 {
 	struct cstate *s = NULL;
@@ -452,11 +478,13 @@ struct cstate *topo__pmpi_state(MPI_Comm comm)
 	last_state.comm = comm;
 	last_state.freed = __atomic_load_n(&G.freed, __ATOMIC_ACQUIRE);
 	PMPI_Comm_get_attr(comm, G.keyval, &s, &flag);
-	if (flag && s != NULL) {
+	if (flag && s != NULL && (!s->copied || copy_holds(s, comm))) {
 		s->user = comm;
 		last_state.s = s;
 		return s;
 	}
+	/* none, or a copy of another communicator's: replaced below (the
+	 * keyval's delete callback frees the copy) */
 	s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		topo__pmpi_fatal("a communicator's state", NULL);

@@ -24,7 +24,14 @@
  *     libraries reuse handles): a call on the intercommunicator goes to
  *     the MPI library, one on the duplicate over collc's plans, whatever
  *     the handle named before (the library remembers the last
- *     communicator a thread used, and must know when it is freed).
+ *     communicator a thread used, and must know when it is freed);
+ *  7. MPI_Comm_create_group from a duplicate that has run collectives
+ *     (so carries the library's state): the even processes, and all of
+ *     them in reversed order.  MPI copies attributes at MPI_Comm_dup
+ *     alone, but Open MPI 4.1 copies them here too, so the new
+ *     communicator starts with its parent's state: every collective on
+ *     it must still be right (before the library checked the copy, the
+ *     even processes' first collective crashed).
  * With the library loaded (EXPECT_LIB=1) the counts of its own
  * communicators are checked (collc_mpi_counts's
  * "libcollc-mpi:communicators"), and that the calls ran over its plans;
@@ -284,6 +291,37 @@ int main(int argc, char **argv)
 		if (rank == 0)
 			printf("test_comms (np %d): %d of %d handles reused\n",
 			       size, reused, 2 * loops);
+	}
+	/* 7 */
+	{
+		MPI_Comm d, c;
+		MPI_Group g, sub;
+		int *r = malloc(size * sizeof(int)), k = 0;
+
+		MPI_Comm_dup(MPI_COMM_WORLD, &d);
+		use(d, 6000);
+		MPI_Comm_group(d, &g);
+		for (int i = 0; i < size; i += 2)
+			r[k++] = i;
+		MPI_Group_incl(g, k, r, &sub);
+		if (rank % 2 == 0) {
+			MPI_Comm_create_group(d, sub, 7, &c);
+			use(c, 6001);
+			use(c, 6002);
+			MPI_Comm_free(&c);
+		}
+		MPI_Group_free(&sub);
+		for (int i = 0; i < size; i++)
+			r[i] = size - 1 - i;
+		MPI_Group_incl(g, size, r, &sub);
+		MPI_Comm_create_group(d, sub, 8, &c);
+		use(c, 6003);
+		use(c, 6004);
+		MPI_Comm_free(&c);
+		MPI_Group_free(&sub);
+		MPI_Group_free(&g);
+		MPI_Comm_free(&d);
+		free(r);
 	}
 	{
 		long long p = 0, f = 0;

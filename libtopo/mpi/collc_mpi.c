@@ -2,8 +2,9 @@
  * collc_mpi.c - libcollc-mpi.so's wrapped calls (libcollc-mpi(7)): an
  * unmodified MPI program's collectives over collc's trees and algorithms.
  *
- * Each of the nine blocking collectives is one call of the driver with
- * its arguments (struct call); the driver checks them, hands what it does
+ * Every wrapper is made from one list (wrapped.h).  Each of the nine
+ * blocking collectives is one call of the driver with its arguments
+ * (struct call); the driver checks them, hands what it does
  * not run to the MPI library through its PMPI_ entry (mpi_call), and runs
  * the rest over the communicator's plan (pmpi_state.c) with the engine
  * (engine.c): SEND, RECV and WORK of the process's member are the
@@ -21,6 +22,7 @@
  */
 #define TOPO_INTERNAL
 #include "pmpi.h"
+#include "wrapped.h"
 
 #include <limits.h>
 #include <math.h>
@@ -51,34 +53,25 @@ struct call {
 /* The MPI library's own. */
 static int mpi_call(const struct call *c)
 {
+#define HAND(OP, N, n, E, R, P, A, C, ...)                                        \
+	case TOPO_OP_##OP:                                                     \
+		return PMPI_##N C;
 	switch (c->op) {
-	case TOPO_OP_BCAST:
-		return PMPI_Bcast(c->rbuf, c->rcount, c->rtype, c->root,
-				  c->comm);
-	case TOPO_OP_SCATTER:
-		return PMPI_Scatter(c->sbuf, c->scount, c->stype, c->rbuf,
-				    c->rcount, c->rtype, c->root, c->comm);
-	case TOPO_OP_GATHER:
-		return PMPI_Gather(c->sbuf, c->scount, c->stype, c->rbuf,
-				   c->rcount, c->rtype, c->root, c->comm);
-	case TOPO_OP_REDUCE:
-		return PMPI_Reduce(c->sbuf, c->rbuf, c->rcount, c->rtype,
-				   c->mop, c->root, c->comm);
-	case TOPO_OP_ALLREDUCE:
-		return PMPI_Allreduce(c->sbuf, c->rbuf, c->rcount, c->rtype,
-				      c->mop, c->comm);
-	case TOPO_OP_ALLGATHER:
-		return PMPI_Allgather(c->sbuf, c->scount, c->stype, c->rbuf,
-				      c->rcount, c->rtype, c->comm);
-	case TOPO_OP_REDUCE_SCATTER:
-		return PMPI_Reduce_scatter_block(c->sbuf, c->rbuf, c->rcount,
-						 c->rtype, c->mop, c->comm);
-	case TOPO_OP_ALLTOALL:
-		return PMPI_Alltoall(c->sbuf, c->scount, c->stype, c->rbuf,
-				     c->rcount, c->rtype, c->comm);
+		TOPO_MPI_WRAPPED(HAND)
 	default:
-		return PMPI_Barrier(c->comm);
+		return MPI_ERR_INTERN;
 	}
+#undef HAND
+}
+
+/* Whether an operation has a root. */
+static bool rooted_op(enum topo_op op)
+{
+#define ROOTED(OP, N, n, E, R, ...) [TOPO_OP_##OP] = R,
+	static const bool r[TOPO_OP_COUNT] = {TOPO_MPI_WRAPPED(ROOTED)};
+#undef ROOTED
+
+	return r[op];
 }
 
 /* ---------------------------------------------------------------------- */
@@ -282,8 +275,7 @@ static enum reason check(struct call *c, struct pkey *k)
 	enum topo_redop redop = TOPO_SUM;
 	enum reason why = R_COUNT;
 	int64_t blocks = 1;
-	bool rooted = c->op == TOPO_OP_BCAST || c->op == TOPO_OP_SCATTER ||
-		      c->op == TOPO_OP_GATHER || c->op == TOPO_OP_REDUCE;
+	bool rooted = rooted_op(c->op);
 
 	c->B = 0;
 	if (c->op != TOPO_OP_BARRIER)
@@ -663,6 +655,13 @@ static inline bool small_again(MPI_Comm comm, enum topo_op op)
 	return true;
 }
 
+/* Hands c to the MPI library, counted (and said) under why. */
+static int hand(const struct call *c, enum reason why)
+{
+	topo__pmpi_hand_over(c->op, why);
+	return mpi_call(c);
+}
+
 /* Every wrapped collective: collc's way, or the MPI library's. */
 static int drive(struct call *c)
 {
@@ -675,7 +674,7 @@ static int drive(struct call *c)
 	if (why == R_COUNT)
 		why = check(c, &k);
 	if (why != R_COUNT)
-		return topo__pmpi_hand_over(c->op, why), mpi_call(c);
+		return hand(c, why);
 	if (c->B == 0 && c->op != TOPO_OP_BARRIER) {
 		/* nothing to move: done */
 		topo__pmpi_count(&G.ours[c->op]);
@@ -691,7 +690,7 @@ static int drive(struct call *c)
 		return MPI_ERR_ARG;
 	}
 	if (e == NULL)
-		return topo__pmpi_hand_over(c->op, why), mpi_call(c);
+		return hand(c, why);
 	if (G.set.report && s->rank == 0 && !(s->reported >> c->op & 1u)) {
 		s->reported |= 1u << c->op;
 		topo__pmpi_say("%s on a communicator of %d process%s (%d "
@@ -705,180 +704,24 @@ static int drive(struct call *c)
 }
 
 /* ---------------------------------------------------------------------- */
-/* The collectives */
+/* The collectives, one wrapper each from wrapped.h: a call on a small
+ * communicator this thread used last goes straight to the MPI library,
+ * every other to the driver. */
 
-API int MPI_Barrier(MPI_Comm comm)
-{
-	if (small_again(comm, TOPO_OP_BARRIER))
-		return PMPI_Barrier(comm);
-	{
-		struct call c = {.op = TOPO_OP_BARRIER, .comm = comm};
-
-		return drive(&c);
+#define BLOCKING(OP, N, n, E, R, P, A, C, ...)                                    \
+	API int MPI_##N P                                                      \
+	{                                                                      \
+		if (small_again(comm, TOPO_OP_##OP))                           \
+			return PMPI_##N A;                                     \
+		{                                                              \
+			struct call c = {.op = TOPO_OP_##OP, .comm = comm,     \
+					 __VA_ARGS__};                         \
+                                                                               \
+			return drive(&c);                                      \
+		}                                                              \
 	}
-}
-
-API int MPI_Bcast(void *buf, int count, MPI_Datatype t, int root, MPI_Comm comm)
-{
-	if (small_again(comm, TOPO_OP_BCAST))
-		return PMPI_Bcast(buf, count, t, root, comm);
-	{
-		struct call c = {.op = TOPO_OP_BCAST,
-				 .comm = comm,
-				 .rbuf = buf,
-				 .rcount = count,
-				 .rtype = t,
-				 .root = root};
-
-		return drive(&c);
-	}
-}
-
-API int MPI_Scatter(const void *sendbuf, int scount, MPI_Datatype stype,
-		    void *recvbuf, int rcount, MPI_Datatype rtype, int root,
-		    MPI_Comm comm)
-{
-	if (small_again(comm, TOPO_OP_SCATTER))
-		return PMPI_Scatter(sendbuf, scount, stype, recvbuf, rcount,
-				    rtype, root, comm);
-	{
-		struct call c = {.op = TOPO_OP_SCATTER,
-				 .comm = comm,
-				 .sbuf = sendbuf,
-				 .scount = scount,
-				 .stype = stype,
-				 .rbuf = recvbuf,
-				 .rcount = rcount,
-				 .rtype = rtype,
-				 .root = root};
-
-		return drive(&c);
-	}
-}
-
-API int MPI_Gather(const void *sendbuf, int scount, MPI_Datatype stype,
-		   void *recvbuf, int rcount, MPI_Datatype rtype, int root,
-		   MPI_Comm comm)
-{
-	if (small_again(comm, TOPO_OP_GATHER))
-		return PMPI_Gather(sendbuf, scount, stype, recvbuf, rcount,
-				   rtype, root, comm);
-	{
-		struct call c = {.op = TOPO_OP_GATHER,
-				 .comm = comm,
-				 .sbuf = sendbuf,
-				 .scount = scount,
-				 .stype = stype,
-				 .rbuf = recvbuf,
-				 .rcount = rcount,
-				 .rtype = rtype,
-				 .root = root};
-
-		return drive(&c);
-	}
-}
-
-API int MPI_Reduce(const void *sendbuf, void *recvbuf, int count,
-		   MPI_Datatype t, MPI_Op o, int root, MPI_Comm comm)
-{
-	if (small_again(comm, TOPO_OP_REDUCE))
-		return PMPI_Reduce(sendbuf, recvbuf, count, t, o, root, comm);
-	{
-		struct call c = {.op = TOPO_OP_REDUCE,
-				 .comm = comm,
-				 .sbuf = sendbuf,
-				 .rbuf = recvbuf,
-				 .rcount = count,
-				 .rtype = t,
-				 .mop = o,
-				 .root = root};
-
-		return drive(&c);
-	}
-}
-
-API int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
-		      MPI_Datatype t, MPI_Op o, MPI_Comm comm)
-{
-	if (small_again(comm, TOPO_OP_ALLREDUCE))
-		return PMPI_Allreduce(sendbuf, recvbuf, count, t, o, comm);
-	{
-		struct call c = {.op = TOPO_OP_ALLREDUCE,
-				 .comm = comm,
-				 .sbuf = sendbuf,
-				 .rbuf = recvbuf,
-				 .rcount = count,
-				 .rtype = t,
-				 .mop = o,
-				 .root = -1};
-
-		return drive(&c);
-	}
-}
-
-API int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int count,
-				 MPI_Datatype t, MPI_Op o, MPI_Comm comm)
-{
-	if (small_again(comm, TOPO_OP_REDUCE_SCATTER))
-		return PMPI_Reduce_scatter_block(sendbuf, recvbuf, count, t,
-						 o, comm);
-	{
-		struct call c = {.op = TOPO_OP_REDUCE_SCATTER,
-				 .comm = comm,
-				 .sbuf = sendbuf,
-				 .rbuf = recvbuf,
-				 .rcount = count,
-				 .rtype = t,
-				 .mop = o,
-				 .root = -1};
-
-		return drive(&c);
-	}
-}
-
-API int MPI_Allgather(const void *sendbuf, int scount, MPI_Datatype stype,
-		      void *recvbuf, int rcount, MPI_Datatype rtype,
-		      MPI_Comm comm)
-{
-	if (small_again(comm, TOPO_OP_ALLGATHER))
-		return PMPI_Allgather(sendbuf, scount, stype, recvbuf, rcount,
-				      rtype, comm);
-	{
-		struct call c = {.op = TOPO_OP_ALLGATHER,
-				 .comm = comm,
-				 .sbuf = sendbuf,
-				 .scount = scount,
-				 .stype = stype,
-				 .rbuf = recvbuf,
-				 .rcount = rcount,
-				 .rtype = rtype,
-				 .root = -1};
-
-		return drive(&c);
-	}
-}
-
-API int MPI_Alltoall(const void *sendbuf, int scount, MPI_Datatype stype,
-		     void *recvbuf, int rcount, MPI_Datatype rtype,
-		     MPI_Comm comm)
-{
-	if (small_again(comm, TOPO_OP_ALLTOALL))
-		return PMPI_Alltoall(sendbuf, scount, stype, recvbuf, rcount,
-				     rtype, comm);
-	{
-		struct call c = {.op = TOPO_OP_ALLTOALL,
-				 .comm = comm,
-				 .sbuf = sendbuf,
-				 .scount = scount,
-				 .stype = stype,
-				 .rbuf = recvbuf,
-				 .rcount = rcount,
-				 .rtype = rtype,
-				 .root = -1};
-
-		return drive(&c);
-	}
-}
+TOPO_MPI_WRAPPED(BLOCKING)
+#undef BLOCKING
 
 /* ---------------------------------------------------------------------- */
 /* The nonblocking and persistent forms: the MPI library's own, counted
@@ -904,169 +747,36 @@ API int MPI_Alltoall(const void *sendbuf, int scount, MPI_Datatype stype,
 #endif
 #endif
 
+#define LATER_NAMES(OP, N, n, ...) [TOPO_OP_##OP] = "MPI_I" #n,
+#define PLATER_NAMES(OP, N, n, ...) [TOPO_OP_##OP] = PNAME(#N),
 static const char *const later_name[2][TOPO_OP_COUNT] = {
-    {"MPI_Ibcast", "MPI_Iscatter", "MPI_Igather", "MPI_Ireduce",
-     "MPI_Iallreduce", "MPI_Iallgather", "MPI_Ireduce_scatter_block",
-     "MPI_Ialltoall", "MPI_Ibarrier"},
-    {PNAME("Bcast"), PNAME("Scatter"), PNAME("Gather"), PNAME("Reduce"),
-     PNAME("Allreduce"), PNAME("Allgather"), PNAME("Reduce_scatter_block"),
-     PNAME("Alltoall"), PNAME("Barrier")}};
+    {TOPO_MPI_WRAPPED(LATER_NAMES)}, {TOPO_MPI_WRAPPED(PLATER_NAMES)}};
+#undef LATER_NAMES
+#undef PLATER_NAMES
 
 static void later(int persistent, enum topo_op op)
 {
 	topo__pmpi_later(persistent, op, later_name[persistent][op]);
 }
 
-API int MPI_Ibcast(void *buf, int count, MPI_Datatype t, int root,
-		   MPI_Comm comm, MPI_Request *req)
-{
-	later(0, TOPO_OP_BCAST);
-	return PMPI_Ibcast(buf, count, t, root, comm, req);
-}
-
-API int MPI_Iscatter(const void *sendbuf, int scount, MPI_Datatype stype,
-		     void *recvbuf, int rcount, MPI_Datatype rtype, int root,
-		     MPI_Comm comm, MPI_Request *req)
-{
-	later(0, TOPO_OP_SCATTER);
-	return PMPI_Iscatter(sendbuf, scount, stype, recvbuf, rcount, rtype,
-			     root, comm, req);
-}
-
-API int MPI_Igather(const void *sendbuf, int scount, MPI_Datatype stype,
-		    void *recvbuf, int rcount, MPI_Datatype rtype, int root,
-		    MPI_Comm comm, MPI_Request *req)
-{
-	later(0, TOPO_OP_GATHER);
-	return PMPI_Igather(sendbuf, scount, stype, recvbuf, rcount, rtype,
-			    root, comm, req);
-}
-
-API int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
-		    MPI_Datatype t, MPI_Op o, int root, MPI_Comm comm,
-		    MPI_Request *req)
-{
-	later(0, TOPO_OP_REDUCE);
-	return PMPI_Ireduce(sendbuf, recvbuf, count, t, o, root, comm, req);
-}
-
-API int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
-		       MPI_Datatype t, MPI_Op o, MPI_Comm comm,
-		       MPI_Request *req)
-{
-	later(0, TOPO_OP_ALLREDUCE);
-	return PMPI_Iallreduce(sendbuf, recvbuf, count, t, o, comm, req);
-}
-
-API int MPI_Iallgather(const void *sendbuf, int scount, MPI_Datatype stype,
-		       void *recvbuf, int rcount, MPI_Datatype rtype,
-		       MPI_Comm comm, MPI_Request *req)
-{
-	later(0, TOPO_OP_ALLGATHER);
-	return PMPI_Iallgather(sendbuf, scount, stype, recvbuf, rcount, rtype,
-			       comm, req);
-}
-
-API int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf,
-				  int count, MPI_Datatype t, MPI_Op o,
-				  MPI_Comm comm, MPI_Request *req)
-{
-	later(0, TOPO_OP_REDUCE_SCATTER);
-	return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, count, t, o, comm,
-					  req);
-}
-
-API int MPI_Ialltoall(const void *sendbuf, int scount, MPI_Datatype stype,
-		      void *recvbuf, int rcount, MPI_Datatype rtype,
-		      MPI_Comm comm, MPI_Request *req)
-{
-	later(0, TOPO_OP_ALLTOALL);
-	return PMPI_Ialltoall(sendbuf, scount, stype, recvbuf, rcount, rtype,
-			      comm, req);
-}
-
-API int MPI_Ibarrier(MPI_Comm comm, MPI_Request *req)
-{
-	later(0, TOPO_OP_BARRIER);
-	return PMPI_Ibarrier(comm, req);
-}
+#define NONBLOCKING(OP, N, n, E, R, P, A, ...)                                    \
+	API int MPI_I##n(TOPO_MPI_UNPAREN P, MPI_Request *req)                 \
+	{                                                                      \
+		later(0, TOPO_OP_##OP);                                        \
+		return PMPI_I##n(TOPO_MPI_UNPAREN A, req);                     \
+	}
+TOPO_MPI_WRAPPED(NONBLOCKING)
+#undef NONBLOCKING
 
 #if PERSISTENT
-API int PFN(Bcast)(void *buf, int count, MPI_Datatype t, int root,
-		   MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-	later(1, TOPO_OP_BCAST);
-	return PPFN(Bcast)(buf, count, t, root, comm, info, req);
-}
-
-API int PFN(Scatter)(const void *sendbuf, int scount, MPI_Datatype stype,
-		     void *recvbuf, int rcount, MPI_Datatype rtype, int root,
-		     MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-	later(1, TOPO_OP_SCATTER);
-	return PPFN(Scatter)(sendbuf, scount, stype, recvbuf, rcount, rtype,
-			     root, comm, info, req);
-}
-
-API int PFN(Gather)(const void *sendbuf, int scount, MPI_Datatype stype,
-		    void *recvbuf, int rcount, MPI_Datatype rtype, int root,
-		    MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-	later(1, TOPO_OP_GATHER);
-	return PPFN(Gather)(sendbuf, scount, stype, recvbuf, rcount, rtype,
-			    root, comm, info, req);
-}
-
-API int PFN(Reduce)(const void *sendbuf, void *recvbuf, int count,
-		    MPI_Datatype t, MPI_Op o, int root, MPI_Comm comm,
-		    MPI_Info info, MPI_Request *req)
-{
-	later(1, TOPO_OP_REDUCE);
-	return PPFN(Reduce)(sendbuf, recvbuf, count, t, o, root, comm, info,
-			    req);
-}
-
-API int PFN(Allreduce)(const void *sendbuf, void *recvbuf, int count,
-		       MPI_Datatype t, MPI_Op o, MPI_Comm comm, MPI_Info info,
-		       MPI_Request *req)
-{
-	later(1, TOPO_OP_ALLREDUCE);
-	return PPFN(Allreduce)(sendbuf, recvbuf, count, t, o, comm, info, req);
-}
-
-API int PFN(Allgather)(const void *sendbuf, int scount, MPI_Datatype stype,
-		       void *recvbuf, int rcount, MPI_Datatype rtype,
-		       MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-	later(1, TOPO_OP_ALLGATHER);
-	return PPFN(Allgather)(sendbuf, scount, stype, recvbuf, rcount, rtype,
-			       comm, info, req);
-}
-
-API int PFN(Reduce_scatter_block)(const void *sendbuf, void *recvbuf,
-				  int count, MPI_Datatype t, MPI_Op o,
-				  MPI_Comm comm, MPI_Info info,
-				  MPI_Request *req)
-{
-	later(1, TOPO_OP_REDUCE_SCATTER);
-	return PPFN(Reduce_scatter_block)(sendbuf, recvbuf, count, t, o, comm,
-					  info, req);
-}
-
-API int PFN(Alltoall)(const void *sendbuf, int scount, MPI_Datatype stype,
-		      void *recvbuf, int rcount, MPI_Datatype rtype,
-		      MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-	later(1, TOPO_OP_ALLTOALL);
-	return PPFN(Alltoall)(sendbuf, scount, stype, recvbuf, rcount, rtype,
-			      comm, info, req);
-}
-
-API int PFN(Barrier)(MPI_Comm comm, MPI_Info info, MPI_Request *req)
-{
-	later(1, TOPO_OP_BARRIER);
-	return PPFN(Barrier)(comm, info, req);
-}
+#define PERSISTENT_FORM(OP, N, n, E, R, P, A, ...)                                \
+	API int PFN(N)(TOPO_MPI_UNPAREN P, MPI_Info info, MPI_Request *req)    \
+	{                                                                      \
+		later(1, TOPO_OP_##OP);                                        \
+		return PPFN(N)(TOPO_MPI_UNPAREN A, info, req);                 \
+	}
+TOPO_MPI_WRAPPED(PERSISTENT_FORM)
+#undef PERSISTENT_FORM
 #endif
 
 /* ---------------------------------------------------------------------- */

@@ -133,7 +133,7 @@ void topo__pmpi_fatal(const char *what, const topo_error *err)
 void topo__pmpi_said_handed(enum topo_op op, enum reason why);
 
 /* Counts a call handed to the MPI library and says why (once a reason,
- * under COLLC_MPI_REPORT); returns 0.  Inline: it is on the way of every
+ * under COLLC_MPI_REPORT).  Inline: it is on the way of every
  * call the library hands over. */
 /* Adds one to a count of G: threads meet only under
  * MPI_THREAD_MULTIPLE, and only then does it take a locked instruction. */
@@ -145,12 +145,11 @@ static inline void topo__pmpi_count(int64_t *count)
 		++*count;
 }
 
-static inline int topo__pmpi_hand_over(enum topo_op op, enum reason why)
+static inline void topo__pmpi_hand_over(enum topo_op op, enum reason why)
 {
 	topo__pmpi_count(&G.theirs[op]);
 	if (G.set.report)
 		topo__pmpi_said_handed(op, why);
-	return 0;
 }
 /* The same for a nonblocking (persistent 0) or persistent form. */
 void topo__pmpi_later(int persistent, enum topo_op op, const char *name);

@@ -5,6 +5,7 @@
  */
 #define TOPO_INTERNAL
 #include "pmpi.h"
+#include "wrapped.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,16 +18,16 @@ struct global G = {.keyval = MPI_KEYVAL_INVALID,
 		   .lock = PTHREAD_MUTEX_INITIALIZER,
 		   .world_group = MPI_GROUP_NULL};
 
-/* The wrapped operations, in enum topo_op order, as the environment
- * variables and the report name them. */
+/* The wrapped operations (wrapped.h), as the environment variables and
+ * the report name them. */
+#define ENV_NAME(OP, N, n, E, ...) [TOPO_OP_##OP] = #E,
+#define MPI_NAME(OP, N, n, ...) [TOPO_OP_##OP] = "MPI_" #N,
 const char *const topo__pmpi_env_name[TOPO_OP_COUNT] = {
-    "BCAST",	 "SCATTER",		 "GATHER",   "REDUCE", "ALLREDUCE",
-    "ALLGATHER", "REDUCE_SCATTER_BLOCK", "ALLTOALL", "BARRIER"};
+    TOPO_MPI_WRAPPED(ENV_NAME)};
 const char *const topo__pmpi_mpi_name[TOPO_OP_COUNT] = {
-    "MPI_Bcast",     "MPI_Scatter",   "MPI_Gather",
-    "MPI_Reduce",    "MPI_Allreduce", "MPI_Allgather",
-    "MPI_Reduce_scatter_block",	      "MPI_Alltoall",
-    "MPI_Barrier"};
+    TOPO_MPI_WRAPPED(MPI_NAME)};
+#undef ENV_NAME
+#undef MPI_NAME
 
 static const char *const reason_text[R_COUNT] = {
     "libcollc-mpi is off (COLLC_MPI_DISABLE)",

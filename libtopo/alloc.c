@@ -21,8 +21,7 @@
  */
 #define TOPO_INTERNAL
 #include "alloc_hook.h"
-#include "exec_internal.h"
-#include "plan_memory.h"
+#include "sys/sys.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -11,6 +11,7 @@
 #define TOPO_EXEC_INTERNAL_H
 
 #include "topo_internal.h"
+#include "sys/sys.h"
 
 #include <sched.h>
 #include <time.h>
@@ -150,15 +151,6 @@ static inline int topo__msg_kind(const struct topo_plan *p, int64_t i)
 {
 	return p->msg != NULL ? p->msg[i].kind
 			      : (int)(p->lmsg[i].lk >> TOPO__LK_SHIFT);
-}
-
-/* Seconds on the monotonic clock. */
-static inline double topo__now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* Between calls of a progress callback: about ten a second. */
@@ -623,9 +615,6 @@ int topo__stream_run(int64_t need, int64_t llc);
  * sharing CPUs, but at most 16 MiB for each of them (sharing < 1, not
  * known: size); 0 when size <= 0 (not described). */
 int64_t topo__llc_share(int64_t size, int64_t sharing);
-/* The CPUs a sysfs CPU list names ("0-3,8,10-11", a newline allowed at
- * the end), or 0 when s is not one. */
-int64_t topo__cpu_list_count(const char *s);
 /* Whether runs split their reset and first messages between the
  * participants by address (exec.c, homes): -1 where it helps (the
  * default), 0 never, 1 whenever the transport gives its slices (tests). */
@@ -834,22 +823,5 @@ void topo__pool_wake_at(struct topo__pool *pool, size_t tasks);
 void topo__pool_abort(struct topo__pool *pool);
 /* Stops and joins the workers.  NULL is allowed. */
 void topo__pool_free(struct topo__pool *pool);
-
-/* ---------------------------------------------------------------------- */
-/* The processors the process may run on (cpus.c) */
-
-/* Counts the CPUs set in the first setsize bytes of set (as
- * CPU_ALLOC_SIZE() sizes them; at most 2^18 CPUs are looked at) and
- * stores the ids of the first max of them, ascending, into ids (which may
- * be NULL).  Returns the count.  Pure: no system call, no allocation. */
-int topo__cpuset_ids(const cpu_set_t *set, size_t setsize, int *ids,
-		     int max);
-/* The CPUs of the calling thread's affinity mask (sched_getaffinity: set
- * for the whole process by taskset, MPI launchers, Slurm and cgroup
- * cpusets, and inherited by every thread), of any size up to 2^18 CPUs:
- * returns their count and stores the ids of the first max of them,
- * ascending, into ids (which may be NULL).  Returns 0 when the mask
- * cannot be read (ids untouched). */
-int topo__cpus_allowed(int *ids, int max);
 
 #endif /* TOPO_EXEC_INTERNAL_H */

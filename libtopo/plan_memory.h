@@ -9,14 +9,7 @@
 #define TOPO_PLAN_MEMORY_H
 
 #include "topo_internal.h"
-
-/* Memory the process could be given now, in bytes: the least of
- * MemAvailable (/proc/meminfo, which counts reclaimable caches; else the
- * free pages), the room under RLIMIT_AS and RLIMIT_DATA (ulimit -v, -d)
- * given what the process uses of them, and the room under its cgroup's
- * memory limit (v2 memory.max at every level, or v1); INT64_MAX when
- * none is known.  *limit (when not NULL) names the one that binds. */
-int64_t topo__memory_available(const char **limit);
+#include "sys/sys.h"
 
 /* What a run needs, in bytes, by kind; a part < 0 stands for more than
  * int64 counts. */

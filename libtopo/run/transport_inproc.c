@@ -120,8 +120,6 @@
  * stacked-cache parts), so a larger share is a virtual machine's sysfs
  * describing its host's whole cache. */
 #define LLC_PER_CPU ((int64_t)16 << 20)
-/* The largest CPU number a sysfs CPU list is taken to hold. */
-#define CPU_MAX (1L << 24)
 /* Copies of at least this many bytes may stream (see the file comment). */
 #define STREAM_MIN ((int64_t)64 << 10)
 
@@ -239,93 +237,13 @@ int64_t topo__llc_share(int64_t size, int64_t sharing)
 	return size;
 }
 
-int64_t topo__cpu_list_count(const char *s)
+/* The outermost cache of CPU 0 as far as the CPUs sharing it can hold it
+ * (topo__llc_share), or 0 when it is not described. */
+static int64_t outermost_cache(void)
 {
-	int64_t n = 0;
+	int64_t sharing, size = topo__cache_outermost(&sharing);
 
-	for (;;) {
-		char *end;
-		long a, b;
-
-		if (*s < '0' || *s > '9')
-			return 0;
-		a = strtol(s, &end, 10);
-		b = a;
-		s = end;
-		if (*s == '-') {
-			if (s[1] < '0' || s[1] > '9')
-				return 0;
-			b = strtol(s + 1, &end, 10);
-			s = end;
-		}
-		/* (CPU numbers far beyond any machine's: not a list) */
-		if (b < a || b > CPU_MAX)
-			return 0;
-		n += (int64_t)(b - a) + 1;
-		if (*s != ',')
-			break;
-		s++;
-	}
-	return *s == '\0' || *s == '\n' ? n : 0;
-}
-
-/* The CPUs in the sysfs CPU list at path, or 0 when it cannot be read. */
-static int64_t cpu_list_file(const char *path)
-{
-	char line[4096];
-	FILE *f = fopen(path, "r");
-	int64_t n = 0;
-
-	if (f == NULL)
-		return 0;
-	if (fgets(line, sizeof(line), f) != NULL)
-		n = topo__cpu_list_count(line);
-	fclose(f);
-	return n;
-}
-
-/* The size of the largest cache of CPU 0 (Linux's sysfs), as far as the
- * CPUs sharing it can hold it (topo__llc_share), or 0 when it cannot be
- * read. */
-static int64_t last_level_cache(void)
-{
-	int64_t best = 0, sharing = 0;
-	int best_level = 0;
-
-	for (int i = 0; i < 16; i++) {
-		char path[96], unit = 0;
-		long long size = 0;
-		int level = 0;
-		FILE *f;
-
-		snprintf(path, sizeof(path),
-			 "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
-		f = fopen(path, "r");
-		if (f == NULL)
-			break;
-		if (fscanf(f, "%d", &level) != 1)
-			level = 0;
-		fclose(f);
-		snprintf(path, sizeof(path),
-			 "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-		f = fopen(path, "r");
-		if (f == NULL)
-			continue;
-		if (fscanf(f, "%lld%c", &size, &unit) < 1)
-			size = 0;
-		fclose(f);
-		size *= unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1;
-		if (level > best_level || (level == best_level && size > best)) {
-			best_level = level;
-			best = size;
-			snprintf(path, sizeof(path),
-				 "/sys/devices/system/cpu/cpu0/cache/index%d/"
-				 "shared_cpu_list",
-				 i);
-			sharing = cpu_list_file(path);
-		}
-	}
-	return topo__llc_share(best, sharing);
+	return topo__llc_share(size, sharing);
 }
 
 /* Streams a COPY's bytes into dst (the destination written whole, not
@@ -429,7 +347,7 @@ static int inproc_open(void **state, const struct topo_plan *p, topo_error *err)
 	if (topo__stream_copies > 0)
 		s->stream_min = STREAM_MIN;
 	else if (topo__stream_copies < 0) {
-		if (topo__stream_run(need, last_level_cache()))
+		if (topo__stream_run(need, outermost_cache()))
 			s->stream_min = STREAM_MIN;
 	}
 	for (int b = 0; b < TOPO__NBUF; b++) {

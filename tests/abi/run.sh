@@ -11,6 +11,7 @@
 #   link     a program linked with -ltopo can call topo_strerror but not an
 #            internal function (topo__err): hidden to the linker, not only
 #            to nm
+#   layers   libtopo/sys/ and alloc.c call nothing above them
 #   man      libtopo(3) has each of NAMES in its SYNOPSIS, in topo.h's
 #            order, and describes it after (a .Fn NAME past the SYNOPSIS)
 # Prints what differs, then "abi: N passed, N failed".
@@ -105,6 +106,21 @@ ok "link: a program calling topo__err links against libtopo.so" \
 	test "$(cat "$work/internal.status")" != 0
 ok "link: the program calling topo__err fails for another reason: $(cat "$work/internal.log")" \
 	grep -q "undefined reference to .topo__err" "$work/internal.log"
+
+# layers: the lowest rooms depend on nothing above them.  The system room
+# (libtopo/sys/) calls no libtopo function outside itself, and the
+# allocator (alloc.c) none outside itself and sys/: both are what every
+# other room stands on.
+nm --defined-only "$B"/libtopo/sys/*.o | awk 'NF == 3 { print $3 }' | sort -u >"$work/sys.def"
+nm -u "$B"/libtopo/sys/*.o | awk '$2 ~ /^topo_/ { print $2 }' | sort -u >"$work/sys.used"
+ok "layers: sys/ objects missing from $B/libtopo/sys" test -s "$work/sys.def"
+ok "layers: libtopo/sys calls up: $(comm -23 "$work/sys.used" "$work/sys.def" | tr '\n' ' ')" \
+	test -z "$(comm -23 "$work/sys.used" "$work/sys.def")"
+nm --defined-only "$B"/libtopo/alloc.o | awk 'NF == 3 { print $3 }' | sort -u >"$work/alloc.def"
+sort -u "$work/sys.def" "$work/alloc.def" >"$work/low.def"
+nm -u "$B"/libtopo/alloc.o | awk '$2 ~ /^topo_/ { print $2 }' | sort -u >"$work/alloc.used"
+ok "layers: alloc.c calls up: $(comm -23 "$work/alloc.used" "$work/low.def" | tr '\n' ' ')" \
+	test -z "$(comm -23 "$work/alloc.used" "$work/low.def")"
 
 # man: libtopo(3) shows and describes every function.
 page=$top/man/libtopo.3

@@ -10,13 +10,16 @@
  * MAX_CPUS.
  */
 #define TOPO_INTERNAL
-#include "exec_internal.h"
+#include "sys/sys.h"
 
 #include <errno.h>
+#include <stdlib.h>
 
 /* Largest mask read: 2^18 CPUs, a 32 KiB set.  Beyond it the mask is
  * "unknown" (topo__cpus_allowed returns 0). */
 #define MAX_CPUS (1 << 18)
+/* The largest CPU number a sysfs CPU list is taken to hold. */
+#define CPU_MAX (1L << 24)
 
 int topo__cpuset_ids(const cpu_set_t *set, size_t setsize, int *ids, int max)
 {
@@ -50,13 +53,45 @@ int topo__cpus_allowed(int *ids, int max)
 		/* The kernel's mask is larger than the set given. */
 		ncpus *= 2;
 		if (set != &small)
-			topo__free(set);
+			CPU_FREE(set);
+		/* glibc's own allocation, not the library's: the allocator
+		 * asks this room how many CPUs it may use. */
 		size = CPU_ALLOC_SIZE(ncpus);
-		set = topo__calloc(1, size);
+		set = CPU_ALLOC(ncpus);
 		if (set == NULL)
 			return 0;
 	}
 	if (set != &small)
-		topo__free(set);
+		CPU_FREE(set);
 	return n;
+}
+
+int64_t topo__cpu_list_count(const char *s)
+{
+	int64_t n = 0;
+
+	for (;;) {
+		char *end;
+		long a, b;
+
+		if (*s < '0' || *s > '9')
+			return 0;
+		a = strtol(s, &end, 10);
+		b = a;
+		s = end;
+		if (*s == '-') {
+			if (s[1] < '0' || s[1] > '9')
+				return 0;
+			b = strtol(s + 1, &end, 10);
+			s = end;
+		}
+		/* (CPU numbers far beyond any machine's: not a list) */
+		if (b < a || b > CPU_MAX)
+			return 0;
+		n += (int64_t)(b - a) + 1;
+		if (*s != ',')
+			break;
+		s++;
+	}
+	return *s == '\0' || *s == '\n' ? n : 0;
 }

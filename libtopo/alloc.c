@@ -102,9 +102,9 @@ static int injected_failure(void)
  * Huge pages for large arrays.  A plan over 8,388,608 members is about
  * 0.9 GiB of arrays, each written once in turn: in 4 KiB pages that is
  * 230,000 page faults, and on a virtual machine whose page faults are
- * costly (a PVM guest: each one exits to the hypervisor) the faults and
- * the TLB misses of the planning that walks those arrays took more than
- * half of the whole run (3.5-4.1 s, against 1.4-1.7 s with huge pages).  So a
+ * costly (a paravirtualised guest: each one exits to the hypervisor) the
+ * faults and the TLB misses of the planning that walks those arrays can
+ * take more than half of the whole run (docs/CONSTANTS.md).  So a
  * block of at least topo__hugepage_min bytes asks the kernel for
  * transparent huge pages (MADV_HUGEPAGE) over the 2 MiB-aligned part of
  * it, before any of its pages is touched: the kernel then maps 2 MiB at a
@@ -172,7 +172,7 @@ void *topo__mallocarray(size_t count, size_t size)
  * and last huge pages are left out of the advice above; and under
  * AddressSanitizer each is worse: the allocator writes the block's
  * shadow (an eighth of its size) when it maps it and again when it is
- * freed, 0.6 s and 0.45 s for 1.1 GB on the 2-vCPU guest of issue 13,
+ * freed, a large part of a second for a gigabyte (docs/CONSTANTS.md),
  * which the deadline of a run cannot cut short.  So a block of at least
  * topo__map_min bytes is mapped here: over-allocated by a huge page and
  * trimmed to start on a 2 MiB boundary, advised to use huge pages over
@@ -275,8 +275,8 @@ void topo__free(void *p)
 size_t topo__populate_min = (size_t)16 << 20;
 
 /* Populated at a time, between looks at the stop flag: a few huge pages,
- * some milliseconds where the host backs the guest's memory at its first
- * touch (about 1 GB/s on a fresh virtual machine). */
+ * some milliseconds where a virtual machine's host backs its memory at
+ * the first touch. */
 #define POPULATE_STEP ((uintptr_t)8 << 20)
 
 static void *populate_main(void *arg)

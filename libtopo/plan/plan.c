@@ -251,38 +251,17 @@ int topo__plan_segment(const struct topo_plan *p, int64_t total,
  * and reduce/tree.c have the measurements).  Within one node the trees
  * are a star or nearly (the hierarchical tree of one node; the shared
  * memory costs a hop nothing), so segments only spread the work, and
- * each costs a message: 256 KiB ones did better.  Measured 2026-11-28 on
- * a 2-vCPU AMD EPYC guest: collrun --threads 2 with 256 KiB segments
- * against the same build with 64 KiB ones, the defaults of both, medians
- * over 5 interleaved rounds of each run's median (bcast at 2 members: 10
- * rounds), new time / old at 512 KiB, 1, 4 and 16 MiB:
- *   reduce (int32 sum), 2 members   0.54 0.84 0.79 0.88
- *                      16 members   0.86 0.71 0.86 0.78
- *   allreduce,          2 members   0.76 0.86 0.84 0.94
- *                      16 members   0.89 0.73 0.80 0.86
- *   bcast,              2 members   1.09 1.00 0.97 0.96
- *                      16 members   0.69 0.91 0.87 0.84
+ * each costs a message: 256 KiB ones did better at 2 and 16 members from
+ * 512 KiB to 16 MiB (docs/CONSTANTS.md, "Segments within a node").
  *
  * A reduction of 4 members or more on one node reads longer runs: half
  * of B, within 256 KiB to 1 MiB (a multiple of 4 KiB, so of every type's
  * size).  Every segment's accumulator takes n - 1 contributions, each
  * read from memory in one run of the segment's length, and runs of 1 MiB
- * are what the copy limit's sums read (tests/bench/copy_ideal.c).
- * Measured 2026-12-01 on a 2-vCPU AMD EPYC guest (32 MiB L3): collrun
- * --threads 2, --verify last, int32 sum, the half-of-B segment against
- * 256 KiB ones, medians over 5-7 interleaved rounds of each run's median,
- * new time / old at 1, 2 and 16 MiB per member (4 MiB: 1 MiB segments):
- *   reduce,            16 members   0.91 0.65 0.81 (4 MiB 0.87)
- *                       8 members   0.98 0.85 0.88
- *                       4 members   0.96 0.97 0.90
- *                       2 members   0.99 1.00 1.09
- *   allreduce,         16 members   0.84 0.80 0.87 (4 MiB 0.97)
- *                       8 members   0.97 0.61 0.89
- *                       4 members   0.98 0.87 0.94
- *                       2 members   0.96 0.98 1.07
- * Two members keep 256 KiB; so does bcast (16 members at 16 MiB 1.03
- * with 1 MiB segments, 2 members 1.16), whose forwards read nothing
- * twice.
+ * are what the copy limit's sums read (tests/bench/copy_ideal.c).  Two
+ * members keep 256 KiB, where the longer runs gained nothing; so does
+ * bcast, whose forwards read nothing twice (docs/CONSTANTS.md, "Longer
+ * segments for reductions").
  */
 int64_t topo__auto_segment(const struct topo_plan *p)
 {

@@ -38,9 +38,8 @@
  * longer spin; topo__pool_ready also waits until they all spin, so that
  * even a plan of two tasks is shared at once.  The caller waiting for the
  * end (topo__pool_wait) spins as long: a caller asleep when the last
- * task ends saw it a futex wake-up later (about 90 us on this host's
- * guest: a reduce of 1 MiB over 16 members took 0.95 of its time, and
- * bcast, scatter and allreduce 0.92-0.93, once it spun).
+ * task ends saw it a futex wake-up later, tens of microseconds on a
+ * virtual machine (docs/CONSTANTS.md).
  *
  * The pool's mutex, and the in-process transport's reduction buckets,
  * guard critical sections of a few dozen instructions that two
@@ -50,16 +49,8 @@
  * futex system call to wake it: over 3000 iterations of a 2-member reduce
  * of 1 MiB, 9747 futex calls (strace -c).  topo__mutex_init makes them
  * glibc's adaptive mutexes, which spin on the lock for a bounded number
- * of tries first: 111 calls.  On the 2-vCPU EPYC guest of issue 13
- * (--verify last, adaptive / default, medians of interleaved rounds):
- * 2 members' reduce and allreduce of 1 MiB 0.88 and 0.86 (15 rounds; the
- * buckets alone 0.89 and 0.89), bcast of 1 MiB 0.87 (7 rounds); 16
- * members' reduce of 1 MiB and of 64 KiB 0.94 and 0.90, gather of 64
- * KiB blocks 0.94, allreduce of 1 MiB 0.97 (5 rounds); 2 members'
- * gather, allgather and reduce-scatter of 1 MiB and bcast and reduce of
- * 8 B 0.99-1.01 (7 rounds), reduce of 16 MiB 1.00 (0.95-1.11, 11
- * rounds); bcast of 8 B over 1,048,576 members 4.0-4.2 ms against
- * 4.2-4.4 (3 runs each).
+ * of tries first: 111 calls, and runs of 1 MiB up to an eighth shorter
+ * with nothing slower (docs/CONSTANTS.md).
  *
  * A wait that ends early (deadline, abort) discards every queued task and
  * waits for the running ones to return, so the pool is idle and reusable.
@@ -812,9 +803,9 @@ static int init_sync(struct topo__pool *pool)
  * Pins a thread to one CPU: the pool pins participant i to the i-th CPU
  * the process may run on (topo__cpus_allowed), when there are no more
  * participants than those CPUs.  Without it, a worker woken by a running
- * one is queued on the waker's CPU even when another is idle (seen on a
- * 2-CPU KVM guest, kernel 6.18), and waits there for the load balancer, 1
- * to 3 ms, which is longer than a whole 16-member reduce; and a caller
+ * one may be queued on the waker's CPU even when another is idle, and
+ * wait there for the load balancer, milliseconds, longer than a whole
+ * 16-member reduce (docs/CONSTANTS.md); and a caller
  * left free may share a CPU with a spinning worker.  Best effort: a
  * failure leaves the thread unpinned.
  */

@@ -32,53 +32,24 @@
  * destination with streaming (non-temporal) stores.  An ordinary store
  * first reads the destination's line into the cache, which for buffers
  * that cannot stay cached is a third stream of memory traffic besides the
- * read and the write; a streaming store writes the line whole.  Measured
- * on the machine of issue 13 (8 MiB L3; medians of 3-5 interleaved
- * rounds), streamed against not: 16 members, bcast of 16 MiB 0.47 of the
- * time, scatter, gather and alltoall of 1 or 16 MiB blocks 0.62-0.67,
- * allgather of 16 MiB blocks 0.54, allreduce of 16 MiB 0.65; 2 members,
- * bcast of 16 MiB 0.57, scatter, gather, allgather and alltoall of 16
- * MiB 0.69, reduce-scatter 0.86, but reduce 1.1 (the copied bytes are
- * reduced again at once; leaving the copies into bytes that a REDUCE
- * writes to memcpy took reduce and allreduce of 16 MiB to 0.95, but
- * reduce-scatter to 1.16, so every large copy streams).  Below the
- * cache's size the destination is usually cached already (the run's
- * reset has just written it) and streaming would evict it: 2 members'
- * scatter, gather and reduce-scatter of 1 MiB blocks took 1.1-1.35 times
- * as long streamed, while their alltoall, whose 8 MiB fill the cache,
- * took 0.64.  Copies below 64 KiB (the flood's segments are 64 KiB) are
- * left to memcpy.  So is a copy whose bytes one of its successors reads,
- * as a source (a tree's forward, a ring's next step) or as the
- * accumulator of a REDUCE: streamed, they would be read back from memory
- * at once (16 members' allreduce of 1 MiB took 1.2 times as long with
- * those streamed, their bcast twice).  Where sysfs describes no cache (a
- * Firecracker guest, say), LLC_UNKNOWN stands in: 32 MiB, a server core
- * complex's L3.  On such a guest (medians of 3-5 interleaved rounds,
- * against not streaming at all): 2 members' scatter, allgather and
- * alltoall of 16 MiB blocks 0.86-0.93, the others 0.96-1.02; 16 members'
- * scatter, gather and alltoall of 16 MiB 0.79-0.96, but allreduce
- * 1.04-1.07 (its leaves' copies stream); at 32-48 MiB (16 members, 1 MiB)
- * streaming helped alltoall and allgather but cost allreduce 1.2.  Hence
- * twice the cache: only runs that clearly cannot stay cached stream.  A
- * guest of the same kind whose sysfs does describe its 32 MiB L3 showed
- * why the cache's size alone is too low a bar (medians of 5 interleaved
- * rounds, streaming from 32 MiB against from 64): 16 members' scatter and
- * gather of 1 MiB blocks (32 MiB in all) took 1.75 times as long
- * streamed, alltoall 1.5, 2 members' bcast of 16 MiB 1.17; only 16
- * members' allreduce of 1 MiB gained (0.83-0.92), reduce 0.93-1.0.
- * A virtual machine may describe its host's whole cache: a 2-vCPU Xeon
- * guest's sysfs gives a 300 MiB L3 shared by its two CPUs, of which one
- * thread reads 22-23 GB/s up to 32 MiB and 9 GB/s from 64 MiB, and with
- * that 300 MiB nothing below 600 MiB streamed.  So a cache counts for at
- * most LLC_PER_CPU for each CPU that shares it (topo__llc_share): 32 MiB
- * there, streaming from 64 MiB.  Against the 300 MiB (medians of 3-5
- * interleaved rounds): 16 members' bcast of 16 MiB 0.58, scatter, gather
- * and allreduce of 16 MiB and alltoall of 1 MiB blocks 0.79-0.82,
- * reduce-scatter of 1 MiB blocks 0.96, reduce of 16 MiB 1.08 (0.87-1.09);
- * 2 members' scatter and gather of 16 MiB 0.91-0.93, bcast, reduce and
- * allgather 0.96-1.00, reduce-scatter 1.04, allreduce 1.10 and alltoall
- * 1.18 (which reading its sources back in the reset then took to 0.68:
- * exec.c, warm_send).
+ * read and the write; a streaming store writes the line whole.  Below
+ * the cache's size the destination is usually cached already (the run's
+ * reset has just written it) and streaming would evict it; at about the
+ * cache's size streaming still cost more than it saved, hence twice the
+ * cache: only runs that clearly cannot stay cached stream.  Every large
+ * copy streams, even those into bytes a REDUCE then writes: leaving those
+ * to memcpy helped reduce but cost reduce-scatter more.  Copies below
+ * STREAM_MIN (the flood's segments are 64 KiB) are left to memcpy.  So
+ * is a copy whose bytes one of its successors reads, as a source (a
+ * tree's forward, a ring's next step) or as the accumulator of a REDUCE:
+ * streamed, they would be read back from memory at once.  Where sysfs
+ * describes no cache (some virtual machines), LLC_UNKNOWN stands in: 32
+ * MiB, a server core complex's L3.  A virtual machine may also describe
+ * its host's whole cache (hundreds of MiB shared by two CPUs, of which
+ * one thread reads fast only the first tens of MiB), so a cache counts
+ * for at most LLC_PER_CPU for each CPU that shares it (topo__llc_share).
+ * The measurements behind each of these choices: docs/CONSTANTS.md,
+ * "Streaming copies".
  *
  * Fused copies.  A reduction starts its accumulator as a member's own
  * contribution, a local COPY of its SEND, and then REDUCEs the others'

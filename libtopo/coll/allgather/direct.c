@@ -23,22 +23,17 @@
  * from 4 KiB (TOPO__ALLGATHER_BY_MEMBER) member by member, each member's
  * block to every member in round order, so that the n copies of a block
  * read it in a row, from the cache (the copies of one source go to one
- * thread: exec.c's homes split the RECVs by block).  On a 2-vCPU AMD EPYC
- * guest, 16 members: blocks of 64 KiB 0.73-0.76 of the time of rounds,
- * 4 KiB 0.93-0.94, 256 KiB and 1 MiB 0.92-0.98; at 8 B member by member
- * took 1.05-1.06, hence rounds below 4 KiB (medians of 7-11 interleaved
- * rounds).
+ * thread: exec.c's homes split the RECVs by block).  Member by member
+ * gained from 4 KiB and lost on small blocks, hence rounds below 4 KiB
+ * (docs/CONSTANTS.md).
  *
  * Pieces: on one node, a block of 512 KiB or more goes as pieces of 256
  * KiB (TOPO__ALLGATHER_PIECE, the last one shorter), built piece by piece,
  * member by member, each member's piece to every member in round order:
  * n copies of 256 KiB read in a row, from the cache, where whole blocks
- * read each block n times over from beyond the 1 MiB L2.  On
- * a 2-vCPU AMD EPYC guest, 2 threads, 2 members: 0.83-0.85 of the time of
- * whole blocks at 1, 4 and 16 MiB, and at 1 MiB 30.5-34 us against the
- * copy limit's 30-34 (40 us before); 16 members' blocks of 512 KiB and
- * 1 MiB unchanged, 0.99-1.00 (medians of 5-7 interleaved rounds).  Each
- * piece is a message of its own: n(n - 1) ceil(B / 256 KiB) in all.
+ * read each block n times over from beyond a typical L2: at 2 members
+ * this brings a block of 1 MiB to the copy limit (docs/CONSTANTS.md).
+ * Each piece is a message of its own: n(n - 1) ceil(B / 256 KiB) in all.
  * Across nodes, where messages cost latency and no cache is shared, the
  * blocks go whole.
  *

@@ -54,18 +54,9 @@
  * Automatic segmentation, as bcast's (topo__auto_segment): 64 KiB
  * segments once B reaches 256 KiB.  A segment of the accumulator stays in
  * a core's cache while all the children's contributions stream into it,
- * and different segments combine on different threads.  Measured with
- * the in-process transport (2 threads, int32 sum, 1 MiB per member,
- * medians of 30 iterations, middle of 3 runs, 2-core KVM guest, the
- * executor of the time), 1 node x 16 tasks: whole 2.15 ms, 256 KiB
- * segments 2.15, 128 KiB 2.10, 64 KiB 2.02, 32 KiB 1.93, 16 KiB 1.86; the
- * same with the two workers pinned to the two cores: whole 2.50, 256 KiB
- * 1.17, 128 KiB 1.15, 64 KiB 1.13, 32 KiB 1.12, 16 KiB 1.27; 4 nodes x 4
- * tasks, pinned: whole 2.02, 256 KiB 1.50, 64 KiB 1.38, 32 KiB 1.39, 16
- * KiB 1.45.  Below 32 KiB the messages start to cost more than they
- * spread.  Within one node the segments are now 256 KiB: on the 2-vCPU
- * EPYC guest of 2026-11-28, with today's executor, they took 0.54-0.88 of
- * 64 KiB ones' time at 2 and 16 members from 512 KiB to 16 MiB (plan.c).
+ * and different segments combine on different threads.  Below 32 KiB
+ * the messages start to cost more than they spread (docs/CONSTANTS.md).
+ * Within one node the segments are 256 KiB (plan.c, topo__auto_segment).
  */
 
 /* More messages than this is refused (plan.c's limit too), here with a

@@ -63,9 +63,14 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 # The sim suite's driver (tests/sim/run.sh, loggopsim.sh): a test tool.
 SIM_TOOL := $(B)/tests/sim/simtool
 MAN_PAGES := $(sort $(wildcard man/*.[1357]))
+# libtopo(3) is an overview; each function is documented on one family page
+# (libtopo-machine.3 ... libtopo-errors.3), and man/links.awk lists the
+# pairs "FUNCTION PAGE" from those pages' SYNOPSIS.
+MAN_LINKS = awk -f man/links.awk $(sort $(wildcard man/libtopo-*.3))
 SCHEMAS   := $(sort $(wildcard schemas/*.schema.json))
 # The public functions, from topo.h itself (libtopo/exports.awk): each gets
-# a man page link to libtopo(3), so that `man topo_tree_new` works.
+# a man page link to the family page that documents it (MAN_LINKS), so that
+# `man topo_tree_new` works; uninstall removes a link per function.
 LIB_FUNCS = awk -f libtopo/exports.awk libtopo/topo.h
 
 .PHONY: bench-pmpi
@@ -291,8 +296,8 @@ install: all
 	for p in $(MAN_PAGES); do \
 	    s=$${p##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
 	    install -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s/; done
-	funcs=$$($(LIB_FUNCS)) && test -n "$$funcs" && for f in $$funcs; do \
-	    ln -sf libtopo.3 $(DESTDIR)$(MANDIR)/man3/$$f.3; done
+	links=$$($(MAN_LINKS)) && test -n "$$links" && echo "$$links" | \
+	    while read f page; do ln -sf $$page $(DESTDIR)$(MANDIR)/man3/$$f.3 || exit 1; done
 	install -m 644 $(SCHEMAS) $(DESTDIR)$(SCHEMADIR)/
 	$(if $(MPI_PROGS),ln -sf collrun.1 $(DESTDIR)$(MANDIR)/man1/collrun-mpi.1)
 	$(if $(MPI_LIBS),install -m 755 $(MPI_LIBS) $(DESTDIR)$(LIBDIR)/)

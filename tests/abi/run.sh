@@ -12,8 +12,10 @@
 #            internal function (topo__err): hidden to the linker, not only
 #            to nm
 #   layers   libtopo/sys/ and alloc.c call nothing above them
-#   man      libtopo(3) has each of NAMES in its SYNOPSIS, in topo.h's
-#            order, and describes it after (a .Fn NAME past the SYNOPSIS)
+#   man      each of NAMES is in the SYNOPSIS of one libtopo(3) family page
+#            (man/libtopo-*.3), in topo.h's order within the page, and
+#            described after it (a .Fn NAME past the SYNOPSIS); the overview
+#            libtopo(3) links each of NAMES and each family page (.Xr)
 # Prints what differs, then "abi: N passed, N failed".
 B=$(cd "${1:?usage: run.sh BUILD}" && pwd)
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -122,20 +124,33 @@ nm -u "$B"/libtopo/alloc.o | awk '$2 ~ /^topo_/ { print $2 }' | sort -u >"$work/
 ok "layers: alloc.c calls up: $(comm -23 "$work/alloc.used" "$work/low.def" | tr '\n' ' ')" \
 	test -z "$(comm -23 "$work/alloc.used" "$work/low.def")"
 
-# man: libtopo(3) shows and describes every function.
-page=$top/man/libtopo.3
-awk '/^\.Sh /{ sec = $2 } sec == "SYNOPSIS" && /^\.F[on] / { print $2 }' "$page" \
-	>"$work/synopsis.order"
-sort -u "$work/synopsis.order" >"$work/synopsis"
-same "man: libtopo(3) SYNOPSIS" "$work/names" "$work/synopsis"
-ok "man: libtopo(3) SYNOPSIS is not in topo.h's order" \
-	cmp -s "$work/names.order" "$work/synopsis.order"
-awk '/^\.Sh /{ sec = $2 } sec != "SYNOPSIS" && sec != "NAME" {
-	for (i = 1; i < NF; i++) if ($i == "Fn" || $i == ".Fn") print $(i + 1) }' "$page" |
-	sed 's/[^A-Za-z0-9_].*//' | sort -u >"$work/described"
-comm -23 "$work/names" "$work/described" >"$work/undescribed"
-ok "man: libtopo(3) does not describe (no .Fn past the SYNOPSIS): $(cat "$work/undescribed")" \
-	test ! -s "$work/undescribed"
+# man: libtopo(3) is an overview; each function is in the SYNOPSIS of one
+# family page (man/libtopo-*.3, listed by man/links.awk), in topo.h's order
+# within the page, and described there; the overview links every function
+# and every family page.
+pages=$(ls "$top"/man/libtopo-*.3 2>/dev/null)
+ok "man: no family page man/libtopo-*.3" test -n "$pages"
+awk -f "$top/man/links.awk" $pages >"$work/links"
+awk '{ print $1 }' "$work/links" | sort >"$work/synopsis"
+same "man: the family pages' SYNOPSIS (a name twice: in two pages)" "$work/names" "$work/synopsis"
+for page in $pages; do
+	name=$(basename "$page")
+	awk -v p="$name" '$2 == p { print $1 }' "$work/links" >"$work/page.order"
+	grep -Fx -f "$work/page.order" "$work/names.order" >"$work/page.want"
+	ok "man: $name SYNOPSIS is not in topo.h's order" \
+		cmp -s "$work/page.order" "$work/page.want"
+	awk '/^\.Sh /{ sec = $2 } sec != "SYNOPSIS" && sec != "NAME" {
+		for (i = 1; i < NF; i++) if ($i == "Fn" || $i == ".Fn") print $(i + 1) }' "$page" |
+		sed 's/[^A-Za-z0-9_].*//' | sort -u >"$work/described"
+	sort "$work/page.order" | comm -23 - "$work/described" >"$work/undescribed"
+	ok "man: $name does not describe (no .Fn past the SYNOPSIS): $(cat "$work/undescribed")" \
+		test ! -s "$work/undescribed"
+	ok "man: libtopo(3) does not link $name" \
+		grep -q "^\.Xr $(basename "$name" .3) 3" "$top/man/libtopo.3"
+done
+awk '$1 == ".Xr" && $3 ~ /^3/ { print $2 }' "$top/man/libtopo.3" | sort -u >"$work/linked"
+comm -23 "$work/names" "$work/linked" >"$work/unlinked"
+ok "man: libtopo(3) has no .Xr to: $(cat "$work/unlinked")" test ! -s "$work/unlinked"
 
 echo "abi: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -1,9 +1,10 @@
 #!/bin/sh
 # tests/install/run.sh - `make install` and `make uninstall` into a DESTDIR:
-# every file lands where PREFIX says (also a man page link to libtopo(3) for
-# each public function of topo.h, which mandoc renders, and the JSON
-# Schemas), a program builds against the installed header and library
-# through pkg-config and runs, and uninstall removes it all.
+# every file lands where PREFIX says (also a man page link for each public
+# function of topo.h to the libtopo(3) family page that documents it, which
+# mandoc renders, and the JSON Schemas), a program builds against the
+# installed header and library through pkg-config and runs, and uninstall
+# removes it all.
 top=$(cd "$(dirname "$0")/../.." && pwd)
 dest=$(mktemp -d)
 trap 'rm -rf "$dest"' EXIT
@@ -22,13 +23,18 @@ for f in bin/collc bin/collrun lib/libtopo.a lib/libtopo.so lib/libtopo.so.0 inc
 done
 ok grep -q '^prefix=/opt/collc$' "$dest/opt/collc/lib/pkgconfig/libtopo.pc"
 
-# `man FUNCTION` for every public function: a link to libtopo(3), which
-# renders with the function in its SYNOPSIS (mandoc's bold is overstruck:
-# the sed removes it).  With man-db present, `man -w` finds the page too.
+# `man FUNCTION` for every public function: a link to the family page that
+# documents it (man/links.awk), which renders with the function in its
+# SYNOPSIS (mandoc's bold is overstruck: the sed removes it).  With man-db
+# present, `man -w` finds that page.
 man=$dest/opt/collc/share/man
 funcs=$(awk -f "$top/libtopo/exports.awk" "$top/libtopo/topo.h")
 ok test "$(echo "$funcs" | wc -w)" -gt 80
+awk -f "$top/man/links.awk" "$top"/man/libtopo-*.3 >"$dest/links"
 for f in $funcs; do
+	family=$(awk -v f="$f" '$1 == f { print $2 }' "$dest/links")
+	ok test -n "$family"
+	ok test -f "$man/man3/$family"
 	page=$man/man3/$f.3
 	if [ ! -e "$page" ]; then
 		echo "FAIL: no man page $page"
@@ -38,7 +44,7 @@ for f in $funcs; do
 	mandoc -T ascii "$page" 2>&1 | sed 's/.\x08//g' >"$dest/page"
 	ok grep -q "^     $f(" "$dest/page"
 	if command -v man >/dev/null 2>&1; then
-		ok test "$(MANPATH=$man man -w "$f" 2>&1)" = "$man/man3/libtopo.3"
+		ok test "$(MANPATH=$man man -w "$f" 2>&1)" = "$man/man3/$family"
 	fi
 done
 

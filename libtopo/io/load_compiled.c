@@ -23,6 +23,7 @@
  */
 #define TOPO_INTERNAL
 #include "topo_internal.h"
+#include "io/jget.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -458,8 +459,11 @@ static int load_machine(struct ld *l, const json_t *root, topo_machine **out)
 	if (rc != 0)
 		goto done;
 	if ((arr = json_object_get(mj, "costs")) != NULL) {
-		rc = topo__costs_from_json(arr, l->source, "/machine/costs",
-					   &m->costs, &m->costs_given, l->err);
+		struct topo__jget j;
+
+		topo__jget_init(&j, l->source, l->err);
+		topo__jget_raw(&j, "/machine/costs");
+		rc = topo__costs_from_json(&j, arr, &m->costs, &m->costs_given);
 		if (rc != 0)
 			goto done;
 	}

@@ -580,8 +580,10 @@ static int check_doc(struct load *ld, json_t *doc, const char **name,
 		topo__costs_default(&ld->costs);
 		return 0;
 	}
-	return topo__costs_from_json(v, ld->j.source, "/costs", &ld->costs,
-				     &ld->costs_given, ld->j.err);
+	topo__jget_key(&ld->j, "costs");
+	rc = topo__costs_from_json(&ld->j, v, &ld->costs, &ld->costs_given);
+	topo__jget_pop(&ld->j);
+	return rc;
 }
 
 /* Checks a parsed document and builds the machine. */

@@ -49,6 +49,12 @@ void topo__jget_pop(struct topo__jget *j)
 		j->depth--;
 }
 
+void topo__jget_at(struct topo__jget *j, const char *ptr)
+{
+	j->depth = 0;
+	push(j, ptr, 0, true);
+}
+
 /* The pointer of the first depth steps. */
 static void render(const struct topo__jget *j, int depth, char *buf,
 		   size_t size)

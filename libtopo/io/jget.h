@@ -70,6 +70,9 @@ void topo__jget_key(struct topo__jget *j, const char *key);
 void topo__jget_index(struct topo__jget *j, size_t i);
 void topo__jget_raw(struct topo__jget *j, const char *fragment);
 void topo__jget_pop(struct topo__jget *j);
+/* Moves to ptr, a whole pointer written already ("/groups/3/trees"): for
+ * a reader that formats its pointers itself, only when it complains. */
+void topo__jget_at(struct topo__jget *j, const char *ptr);
 
 /* The current pointer into buf (RFC 6901: "~" as "~0", "/" as "~1";
  * control characters of keys as "?" so a message stays on one line). */

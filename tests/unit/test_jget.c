@@ -78,6 +78,12 @@ static void test_pointer(void)
 	CHECK_INT(topo__jget_fail(&j, "bad %d", 7), TOPO_EINVAL);
 	CHECK_ERR(err, "/machine/network/x~1y", "bad 7");
 
+	/* A whole pointer replaces the steps taken. */
+	topo__jget_at(&j, "/groups/3");
+	topo__jget_key(&j, "name");
+	topo__jget_pointer(&j, buf, sizeof(buf));
+	CHECK_STR(buf, "/groups/3/name");
+
 	/* Past the depth kept, the pointer says so rather than lying. */
 	start(&j, &err);
 	for (int i = 0; i < TOPO__JGET_DEPTH + 3; i++)

@@ -98,6 +98,9 @@ void topo__jget_pointer(const struct topo__jget *j, char *buf, size_t size)
 }
 
 static int verr(struct topo__jget *j, int code, int depth, const char *fmt,
+		va_list ap) __attribute__((format(printf, 4, 0)));
+
+static int verr(struct topo__jget *j, int code, int depth, const char *fmt,
 		va_list ap)
 {
 	char ptr[512], text[512];

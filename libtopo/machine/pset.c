@@ -1021,6 +1021,31 @@ static int chain_stretch(struct acc *A, const struct pset_run *const *act,
 	return 0;
 }
 
+/* The sweep's events, in order: each run of each set opens at its lo
+ * and closes at its hi.  sign[k] says whether set k is subtracted (the
+ * first never is); *all_plus whether none is.  Returns the count. */
+static size_t chain_events(const struct pset *sets, const bool *minus,
+			   size_t n, struct event *ev, bool *sign,
+			   bool *all_plus)
+{
+	size_t nev = 0;
+
+	*all_plus = true;
+	for (size_t k = 0; k < n; k++) {
+		sign[k] = k > 0 && minus[k];
+		if (sign[k])
+			*all_plus = false;
+		for (size_t i = 0; i < sets[k].n; i++) {
+			ev[nev++] = (struct event){sets[k].v[i].lo, (uint32_t)k,
+						   (uint32_t)i, 1};
+			ev[nev++] = (struct event){sets[k].v[i].hi, (uint32_t)k,
+						   (uint32_t)i, 0};
+		}
+	}
+	qsort(ev, nev, sizeof(*ev), event_cmp);
+	return nev;
+}
+
 int topo__pset_chain(struct pset_work *w, const struct pset *sets,
 		     const bool *minus, size_t n, struct pset *out)
 {
@@ -1031,7 +1056,7 @@ int topo__pset_chain(struct pset_work *w, const struct pset *sets,
 	uint64_t gen = 0, memo_gen = UINT64_MAX;
 	int64_t memo_floor = -2;
 	size_t nev = 0, total = 0;
-	bool *sign = NULL, all_plus = true;
+	bool *sign = NULL, all_plus;
 	int rc = TOPO_ENOMEM;
 
 	topo__pset_free(out);
@@ -1047,18 +1072,7 @@ int topo__pset_chain(struct pset_work *w, const struct pset *sets,
 		goto out;
 	if (hbits_init(&whole, n) != 0 || hbits_init(&partial, n) != 0)
 		goto out;
-	for (size_t k = 0; k < n; k++) {
-		sign[k] = k > 0 && minus[k];
-		if (sign[k])
-			all_plus = false;
-		for (size_t i = 0; i < sets[k].n; i++) {
-			ev[nev++] = (struct event){sets[k].v[i].lo, (uint32_t)k,
-						   (uint32_t)i, 1};
-			ev[nev++] = (struct event){sets[k].v[i].hi, (uint32_t)k,
-						   (uint32_t)i, 0};
-		}
-	}
-	qsort(ev, nev, sizeof(*ev), event_cmp);
+	nev = chain_events(sets, minus, n, ev, sign, &all_plus);
 	for (size_t e = 0; e < nev;) {
 		int64_t x = ev[e].x, y, floor, top;
 

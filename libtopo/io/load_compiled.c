@@ -1020,8 +1020,9 @@ static int load_routes(struct ld *l, topo_tree *t, const json_t *tj,
 	struct rows_buf b = {0};
 	char rows_ptr[PTR_SIZE], miss_ptr[PTR_SIZE], ptr[PTR_SIZE];
 	static const char *const encodings[] = {"rule", NULL};
+	static const char *const table_keys[] = {"encoding", "rows", "missing",
+						 NULL};
 	char got[PTR_SIZE];
-	const char *key;
 	json_t *v, *val;
 	int encoding, rc;
 
@@ -1045,20 +1046,11 @@ static int load_routes(struct ld *l, topo_tree *t, const json_t *tj,
 	/* Unknown keys are refused here, unlike elsewhere: a misspelt
 	 * "missing" would silently turn a hand-edited table back into the
 	 * rule's. */
-	json_object_foreach(v, key, val)
-	{
-		if (strcmp(key, "encoding") == 0 || strcmp(key, "rows") == 0 ||
-		    strcmp(key, "missing") == 0 || strncmp(key, "x-", 2) == 0)
-			continue;
-		ptr_fmt(ptr, "%s/routes", tptr);
-		topo__pointer_append(ptr, sizeof(ptr), key);
-		rc = fail(l, ptr,
-			  "unknown key in a rule-encoded table (valid: "
-			  "encoding, rows, missing, or x-*)");
-		goto done;
-	}
 	ptr_fmt(ptr, "%s/routes", tptr);
-	rc = need(l, v, ptr, "encoding", "\"rule\"", &val);
+	topo__jget_at(&l->j, ptr);
+	rc = topo__jget_keys(&l->j, v, table_keys, " in a rule-encoded table");
+	if (rc == 0)
+		rc = need(l, v, ptr, "encoding", "\"rule\"", &val);
 	if (rc == 0)
 		rc = topo__jget_enum(&l->j, val, encodings, &encoding);
 	if (rc != 0)

@@ -135,7 +135,7 @@ static int key_int(struct ld *l, const json_t *obj, const char *objptr,
 {
 	json_t *v;
 	int rc = need(l, obj, objptr, key,
-		      what != NULL ? what : NULL, &v);
+		      what != NULL ? what : "an integer >= 1", &v);
 
 	if (rc == 0)
 		rc = topo__jget_int32(&l->j, v, min, max, what, out);

@@ -697,6 +697,23 @@ static void test_broken(void)
 		     "\"2\")");
 	expect_error(d, "\"name\": \"tiny\",", "", TOPO_EINVAL,
 		     "tiny.json: /machine: missing \"name\" (a string)");
+	/* Every required count and the physical root: missing is said, at
+	 * the object, never read as an absent value. */
+	expect_error(d, "\"nodes\": 2,", "", TOPO_EINVAL,
+		     "tiny.json: /machine: missing \"nodes\" (an integer >= "
+		     "1)");
+	expect_error(d, "\"tasks\": 4,", "", TOPO_EINVAL,
+		     "tiny.json: /machine: missing \"tasks\" (an integer >= "
+		     "1)");
+	expect_error(d, "\"endpoints_per_task\": 1,", "", TOPO_EINVAL,
+		     "tiny.json: /machine: missing \"endpoints_per_task\" (an "
+		     "integer >= 1)");
+	expect_error(d, "\"endpoints\": 4,", "", TOPO_EINVAL,
+		     "tiny.json: /machine: missing \"endpoints\" (an integer "
+		     ">= 1)");
+	expect_error(d, "\"physical_root\": 0,", "", TOPO_EINVAL,
+		     "tiny.json: /machine/network: missing \"physical_root\" "
+		     "(a node id in 0..1)");
 	expect_error(d, "\"type\": \"kary\"", "\"type\": \"ring\"", TOPO_EINVAL,
 		     "tiny.json: /machine/network/type: must be \"tree\", "
 		     "\"kary\" or \"torus\" (got \"ring\")");

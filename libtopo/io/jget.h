@@ -100,9 +100,11 @@ int topo__jget_member(struct topo__jget *j, const json_t *obj, const char *key,
 int topo__jget_keys(struct topo__jget *j, const json_t *obj,
 		    const char *const *valid, const char *context);
 
-/* The typed getters: each checks the value at the current pointer.  what
- * describes a valid value ("an integer >= 1", "a node id 0..7"); NULL
- * lets the getter say it from the type and bounds. */
+/* The typed getters: each checks the value at the current pointer, which
+ * must not be NULL (an absent member is the caller's to report, with
+ * topo__jget_member's what).  what describes a valid value ("an integer
+ * >= 1", "a node id 0..7"); NULL lets the getter say it from the type and
+ * bounds. */
 int topo__jget_object(struct topo__jget *j, const json_t *v, const char *what);
 int topo__jget_int(struct topo__jget *j, const json_t *v, int64_t lo,
 		   int64_t hi, const char *what, int64_t *out);

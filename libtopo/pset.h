@@ -19,7 +19,7 @@
 #error "pset.h is private to libtopo"
 /* For tests: NULL when s is well formed over [0, size), else what is
  * wrong with it. */
-const char *pset_invalid(const struct pset *s, int64_t size);
+const char *topo__pset_invalid(const struct pset *s, int64_t size);
 
 #endif
 
@@ -41,7 +41,7 @@ struct pset {
 };
 
 /* Scratch shared by the operations of one evaluation (caches and the
- * combining buffers); zero-initialise, release with pset_work_free. */
+ * combining buffers); zero-initialise, release with topo__pset_work_free. */
 struct pset_work;
 
 /* Thresholds, settable by tests to force every path on small sets. */
@@ -54,15 +54,15 @@ struct pset_tune {
 };
 extern struct pset_tune topo__pset_tune;
 
-struct pset_work *pset_work_new(void);
-void pset_work_free(struct pset_work *w);
+struct pset_work *topo__pset_work_new(void);
+void topo__pset_work_free(struct pset_work *w);
 
-void pset_free(struct pset *s);
+void topo__pset_free(struct pset *s);
 /* Moves src into dst (dst freed first); src becomes empty. */
-void pset_move(struct pset *dst, struct pset *src);
+void topo__pset_move(struct pset *dst, struct pset *src);
 
 /* Appends [lo, hi) holding every integer (lo < hi, after the last run). */
-int pset_push_full(struct pset *s, int64_t lo, int64_t hi);
+int topo__pset_push_full(struct pset *s, int64_t lo, int64_t hi);
 
 /*
  * The union of progressions lo[i], lo[i] + step[i], ..., last[i] (step >=
@@ -71,12 +71,12 @@ int pset_push_full(struct pset *s, int64_t lo, int64_t hi);
 struct pset_prog {
 	int64_t lo, last, step;
 };
-int pset_union_progs(struct pset_work *w, struct pset_prog *v, size_t n,
-		     int64_t size, struct pset *out);
+int topo__pset_union_progs(struct pset_work *w, struct pset_prog *v, size_t n,
+			   int64_t size, struct pset *out);
 
 /* out = a & b. */
-int pset_and(struct pset_work *w, const struct pset *a, const struct pset *b,
-	     struct pset *out);
+int topo__pset_and(struct pset_work *w, const struct pset *a,
+		   const struct pset *b, struct pset *out);
 
 /*
  * Left to right, as a stride spec reads: out = ((s0 op1 s1) op2 s2) ...
@@ -84,8 +84,8 @@ int pset_and(struct pset_work *w, const struct pset *a, const struct pset *b,
  * ignored.  Evaluated in one sweep: x is in the result when the last set
  * that holds x is added.
  */
-int pset_chain(struct pset_work *w, const struct pset *sets, const bool *minus,
-	       size_t n, struct pset *out);
+int topo__pset_chain(struct pset_work *w, const struct pset *sets,
+		     const bool *minus, size_t n, struct pset *out);
 
 /*
  * Maps a set over units to the set over their parts when every unit i has
@@ -94,20 +94,21 @@ int pset_chain(struct pset_work *w, const struct pset *sets, const bool *minus,
  * [0, unit)).  Tasks to endpoints (unit E), nodes to tasks when every node
  * runs the same number of tasks.
  */
-int pset_expand(struct pset_work *w, const struct pset *in, int64_t unit,
-		const struct pset *rows, struct pset *out);
+int topo__pset_expand(struct pset_work *w, const struct pset *in, int64_t unit,
+		      const struct pset *rows, struct pset *out);
 /* The same for units of any sizes: unit i is [first[i], first[i + 1]). */
-int pset_widen(const struct pset *in, const int32_t *first, struct pset *out);
+int topo__pset_widen(const struct pset *in, const int32_t *first,
+		     struct pset *out);
 
 /* Whether s is exactly every integer of [lo, hi). */
-bool pset_is_range(const struct pset *s, int64_t lo, int64_t hi);
-int64_t pset_count(const struct pset *s);
-/* Writes the members in ascending order (pset_count of them); 0 or
+bool topo__pset_is_range(const struct pset *s, int64_t lo, int64_t hi);
+int64_t topo__pset_count(const struct pset *s);
+/* Writes the members in ascending order (topo__pset_count of them); 0 or
  * TOPO_ENOMEM. */
-int pset_members(const struct pset *s, int32_t *out);
+int topo__pset_members(const struct pset *s, int32_t *out);
 
 /* For tests: NULL when s is well formed over [0, size), else what is
  * wrong with it. */
-const char *pset_invalid(const struct pset *s, int64_t size);
+const char *topo__pset_invalid(const struct pset *s, int64_t size);
 
 #endif

@@ -138,12 +138,12 @@ void topo__costs_default(struct topo_costs *c);
  * the defaults beyond them (c NULL: all defaults).  0 or TOPO_EARG. */
 int topo__costs_read(struct topo_costs *q, const struct topo_costs *c,
 		     topo_error *err);
-/* Reads a "costs" object at JSON pointer `at` of source: *c gets the
- * defaults with its values over them, *given a bit per key it holds (in
- * topo_costs_key's order).  0 or TOPO_EINVAL naming the key. */
-int topo__costs_from_json(const struct json_t *obj, const char *source,
-			  const char *at, struct topo_costs *c,
-			  uint32_t *given, topo_error *err);
+/* Reads a "costs" object at the current pointer of j (io/jget.h): *c
+ * gets the defaults with its values over them, *given a bit per key it
+ * holds (in topo_costs_key's order).  0 or TOPO_EINVAL naming the key. */
+struct topo__jget;
+int topo__costs_from_json(struct topo__jget *j, const struct json_t *obj,
+			  struct topo_costs *c, uint32_t *given);
 /* The keys of `given` as a JSON object, nested lines indented by
  * `indent`.  0, or TOPO_ELIMIT when buf is too small. */
 int topo__costs_to_text(const struct topo_costs *c, uint32_t given,

@@ -245,83 +245,102 @@ static const struct vertex *find_vertex(const struct vertex *v, int32_t nv,
 	return &v[lo];
 }
 
-int topo_tree_write_dot_nodes(const topo_tree *t, FILE *f, topo_error *err)
+/* The tree by node, counted before anything is written so that running
+ * out of memory leaves the stream untouched. */
+struct by_node {
+	struct vertex *v; /* [nv] */
+	int32_t nv, max_hops;
+	int32_t *order, *hops, *node_of; /* [t->n] */
+	uint64_t *keys;			 /* [nkeys]: net edges, sorted */
+	size_t nkeys, pairs;		 /* pairs: distinct keys */
+};
+
+static void by_node_free(struct by_node *b)
 {
-	const topo_machine *m;
-	const int32_t *mem;
-	struct vertex *v = NULL;
-	int32_t *order = NULL, *hops = NULL, *node_of = NULL;
-	uint64_t *keys = NULL;
-	int32_t nv = 0, max_hops = 0;
-	size_t nkeys = 0, pairs = 0;
-	int rc = 0;
+	topo__free(b->v);
+	topo__free(b->node_of);
+	topo__free(b->order);
+	topo__free(b->hops);
+	topo__free(b->keys);
+}
 
-	if (t == NULL || f == NULL)
-		return topo__err(err, TOPO_EARG, NULL, NULL,
-				 "topo_tree_write_dot_nodes: a tree and a "
-				 "stream are required");
-	m = t->g->m;
-	mem = t->g->members;
-
-	/* Everything is counted before anything is written, so that running
-	 * out of memory leaves f untouched. */
-	node_of = topo__mallocarray((size_t)t->n, sizeof(*node_of));
-	order = topo__mallocarray((size_t)t->n, sizeof(*order));
-	hops = topo__mallocarray((size_t)t->n, sizeof(*hops));
-	keys =
-	    topo__mallocarray(t->net > 0 ? (size_t)t->net : 1, sizeof(*keys));
-	if (node_of == NULL || order == NULL || hops == NULL || keys == NULL)
-		goto nomem;
-	/* Each node's members are one run of ranks (see the member view). */
-	for (int32_t r = 0; r < t->n; r++) {
-		node_of[r] = topo_machine_endpoint_node(m, mem[r]);
-		if (r == 0 || node_of[r] != node_of[r - 1])
-			nv++;
-	}
-	v = topo__mallocarray((size_t)nv, sizeof(*v));
-	if (v == NULL)
-		goto nomem;
-
-	/* Net hops from the root to every member, parents first. */
-	topo__pattern_bfs(t->n, t->root, t->child_off, t->child, order);
-	for (int32_t i = 0; i < t->n; i++) {
-		int32_t r = order[i];
-
-		hops[r] = t->parent[r] < 0 ? 0
-					   : hops[t->parent[r]] +
-						 (t->edge[r] == TOPO_EDGE_NET);
-		if (hops[r] > max_hops)
-			max_hops = hops[r];
-	}
-
-	nv = 0;
+/* The vertices (a node each, its members one run of ranks: see the
+ * member view) and the net edges between them. */
+static void collect_vertices(const topo_tree *t, struct by_node *b)
+{
+	b->nv = 0;
 	for (int32_t r = 0; r < t->n; r++) {
 		struct vertex *x;
 
-		if (r == 0 || node_of[r] != node_of[r - 1])
-			v[nv++] =
-			    (struct vertex){node_of[r], r, 0, INT32_MAX, -1};
-		x = &v[nv - 1];
+		if (r == 0 || b->node_of[r] != b->node_of[r - 1])
+			b->v[b->nv++] = (struct vertex){b->node_of[r], r, 0,
+							INT32_MAX, -1};
+		x = &b->v[b->nv - 1];
 		if (r == t->root) {
 			x->hops = 0;
 			x->via = -1;
 		} else if (t->edge[r] == TOPO_EDGE_SHM) {
 			x->shm++;
 		} else {
-			int32_t p = node_of[t->parent[r]];
+			int32_t p = b->node_of[t->parent[r]];
 
-			keys[nkeys++] = pair_key(p, node_of[r]);
+			b->keys[b->nkeys++] = pair_key(p, b->node_of[r]);
 			/* Ties go to the lowest rank: r ascends. */
-			if (hops[r] < x->hops) {
-				x->hops = hops[r];
+			if (b->hops[r] < x->hops) {
+				x->hops = b->hops[r];
 				x->via = p;
 			}
 		}
 	}
-	qsort(keys, nkeys, sizeof(*keys), cmp_key);
-	for (size_t i = 0; i < nkeys; i++)
-		if (i == 0 || keys[i] != keys[i - 1])
-			pairs++;
+	qsort(b->keys, b->nkeys, sizeof(*b->keys), cmp_key);
+	for (size_t i = 0; i < b->nkeys; i++)
+		if (i == 0 || b->keys[i] != b->keys[i - 1])
+			b->pairs++;
+}
+
+/* Fills b; 0 or -1 when out of memory. */
+static int count_by_node(const topo_tree *t, struct by_node *b)
+{
+	const topo_machine *m = t->g->m;
+
+	b->node_of = topo__mallocarray((size_t)t->n, sizeof(*b->node_of));
+	b->order = topo__mallocarray((size_t)t->n, sizeof(*b->order));
+	b->hops = topo__mallocarray((size_t)t->n, sizeof(*b->hops));
+	b->keys = topo__mallocarray(t->net > 0 ? (size_t)t->net : 1,
+				    sizeof(*b->keys));
+	if (b->node_of == NULL || b->order == NULL || b->hops == NULL ||
+	    b->keys == NULL)
+		return -1;
+	for (int32_t r = 0; r < t->n; r++) {
+		b->node_of[r] = topo_machine_endpoint_node(m, t->g->members[r]);
+		if (r == 0 || b->node_of[r] != b->node_of[r - 1])
+			b->nv++;
+	}
+	b->v = topo__mallocarray((size_t)b->nv, sizeof(*b->v));
+	if (b->v == NULL)
+		return -1;
+	/* Net hops from the root to every member, parents first. */
+	topo__pattern_bfs(t->n, t->root, t->child_off, t->child, b->order);
+	for (int32_t i = 0; i < t->n; i++) {
+		int32_t r = b->order[i];
+
+		b->hops[r] = t->parent[r] < 0
+				 ? 0
+				 : b->hops[t->parent[r]] +
+				       (t->edge[r] == TOPO_EDGE_NET);
+		if (b->hops[r] > b->max_hops)
+			b->max_hops = b->hops[r];
+	}
+	collect_vertices(t, b);
+	return 0;
+}
+
+/* The graph's head and one box per node. */
+static void put_node_boxes(FILE *f, const topo_tree *t,
+			   const struct by_node *b)
+{
+	const struct vertex *v = b->v;
+	int32_t nv = b->nv;
 
 	put_head(f, t);
 	fprintf(f,
@@ -331,11 +350,11 @@ int topo_tree_write_dot_nodes(const topo_tree *t, FILE *f, topo_error *err)
 		"arrow: the net edges from a parent's node to a child's, "
 		"counted when more than one\", rankdir=LR, newrank=true",
 		(int)t->n, plural(t->n, "member", "members"), (int)nv,
-		plural(nv, "node", "nodes"), (int)t->depth, (int)max_hops,
-		plural(max_hops, "hop", "hops"), (long long)t->shm,
+		plural(nv, "node", "nodes"), (int)t->depth, (int)b->max_hops,
+		plural(b->max_hops, "hop", "hops"), (long long)t->shm,
 		plural(t->shm, "edge", "edges"), (long long)t->net,
-		plural(t->net, "edge", "edges"), pairs,
-		plural((int64_t)pairs, "pair", "pairs"));
+		plural(t->net, "edge", "edges"), b->pairs,
+		plural((int64_t)b->pairs, "pair", "pairs"));
 	/* nslimit is per vertex; written in integers, so that no locale
 	 * can turn its decimal point into a comma. */
 	if (nv > NS_ITERATIONS) {
@@ -357,20 +376,27 @@ int topo_tree_write_dot_nodes(const topo_tree *t, FILE *f, topo_error *err)
 			(int)v[i].node, (int)v[i].node, (int)size,
 			plural(size, "member", "members"), (int)v[i].shm,
 			plural(v[i].shm, "edge", "edges"));
-		if (v[i].node == node_of[t->root])
+		if (v[i].node == b->node_of[t->root])
 			fprintf(f,
 				"\\nroot: ep %d\", style=filled, "
 				"fillcolor=" ROOT_FILL ", peripheries=2];\n",
-				(int)mem[t->root]);
+				(int)t->g->members[t->root]);
 		else
 			fputs("\"];\n", f);
 	}
-	for (size_t i = 0, j; i < nkeys; i = j) {
+}
+
+/* One arrow per pair of nodes with net edges between them. */
+static void put_node_edges(FILE *f, const struct by_node *b)
+{
+	const uint64_t *keys = b->keys;
+
+	for (size_t i = 0, j; i < b->nkeys; i = j) {
 		int32_t p = (int32_t)(keys[i] >> 32), c = (int32_t)keys[i];
-		const struct vertex *to = find_vertex(v, nv, c);
+		const struct vertex *to = find_vertex(b->v, b->nv, c);
 		int attrs = 0;
 
-		for (j = i + 1; j < nkeys && keys[j] == keys[i]; j++)
+		for (j = i + 1; j < b->nkeys && keys[j] == keys[i]; j++)
 			;
 		fprintf(f, "  n%d -> n%d", (int)p, (int)c);
 		if (j - i > 1)
@@ -383,7 +409,8 @@ int topo_tree_write_dot_nodes(const topo_tree *t, FILE *f, topo_error *err)
 		if (to->via != p) {
 			fprintf(f, "%sconstraint=false", attrs++ ? ", " : " [");
 		} else {
-			int32_t span = to->hops - find_vertex(v, nv, p)->hops;
+			int32_t span =
+			    to->hops - find_vertex(b->v, b->nv, p)->hops;
 
 			if (span > 1)
 				fprintf(f, "%sminlen=%d", attrs++ ? ", " : " [",
@@ -391,16 +418,26 @@ int topo_tree_write_dot_nodes(const topo_tree *t, FILE *f, topo_error *err)
 		}
 		fputs(attrs > 0 ? "];\n" : ";\n", f);
 	}
+}
+
+int topo_tree_write_dot_nodes(const topo_tree *t, FILE *f, topo_error *err)
+{
+	struct by_node b = {0};
+	int rc;
+
+	if (t == NULL || f == NULL)
+		return topo__err(err, TOPO_EARG, NULL, NULL,
+				 "topo_tree_write_dot_nodes: a tree and a "
+				 "stream are required");
+	if (count_by_node(t, &b) != 0) {
+		by_node_free(&b);
+		return topo__err(err, TOPO_ENOMEM, NULL, NULL,
+				 "out of memory drawing %d members by node",
+				 (int)t->n);
+	}
+	put_node_boxes(f, t, &b);
+	put_node_edges(f, &b);
 	rc = put_tail(f, err);
-	goto done;
-nomem:
-	rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-		       "out of memory drawing %d members by node", (int)t->n);
-done:
-	topo__free(v);
-	topo__free(node_of);
-	topo__free(order);
-	topo__free(hops);
-	topo__free(keys);
+	by_node_free(&b);
 	return rc;
 }

@@ -1108,80 +1108,74 @@ static int cmp_i64(const void *a, const void *b)
  * its own; libtopo(3) says what follows.  Routes are written for the
  * pairs of nodes the plan uses, which is all SimGrid looks up.
  */
-static int write_platform(struct emit *e, struct outdir *d)
+/* What platform.xml needs: the cores of each node, the node pairs that
+ * exchange messages (sorted, repeated), and the hop counts their routes
+ * take. */
+struct platform {
+	int32_t *cores;	 /* [nodes] */
+	int64_t *pairs;	 /* [np]: a * nodes + b */
+	int64_t np, maxhops;
+	bool *hop_used; /* [maxhops + 1] */
+};
+
+static int count_platform(struct emit *e, struct platform *pf)
 {
 	const topo_machine *m = e->m;
-	int32_t *cores = topo__calloc((size_t)m->nodes, sizeof(*cores));
-	int64_t *pairs = topo__mallocarray((size_t)e->M + 1, sizeof(*pairs));
-	int64_t np = 0, maxhops = 1;
-	double net_bw = bandwidth(e->c.net.G);
-	bool *hop_used = NULL;
-	FILE *f = NULL;
-	int rc = 0;
 
-	if (cores == NULL || pairs == NULL) {
-		rc = emit_nomem(e);
-		goto out;
-	}
+	pf->maxhops = 1;
+	pf->cores = topo__calloc((size_t)m->nodes, sizeof(*pf->cores));
+	pf->pairs = topo__mallocarray((size_t)e->M + 1, sizeof(*pf->pairs));
+	if (pf->cores == NULL || pf->pairs == NULL)
+		return emit_nomem(e);
 	for (int32_t r = 0; r < e->n; r++)
-		cores[node_of(e, r)]++;
+		pf->cores[node_of(e, r)]++;
 	for (int64_t i = 0; i < e->M; i++)
 		if (!is_step(e, i))
-			pairs[np++] =
+			pf->pairs[pf->np++] =
 			    (int64_t)node_of(e, topo__msg_src(e->p, i)) *
 				m->nodes +
 			    node_of(e, topo__msg_dst(e->p, i));
-	qsort(pairs, (size_t)np, sizeof(*pairs), cmp_i64);
+	qsort(pf->pairs, (size_t)pf->np, sizeof(*pf->pairs), cmp_i64);
 	/* The hop counts the routes need. */
-	for (int64_t i = 0; i < np; i++) {
-		int32_t a = (int32_t)(pairs[i] / m->nodes);
-		int32_t b = (int32_t)(pairs[i] % m->nodes);
+	for (int64_t i = 0; i < pf->np; i++) {
+		int32_t a = (int32_t)(pf->pairs[i] / m->nodes);
+		int32_t b = (int32_t)(pf->pairs[i] % m->nodes);
 		int64_t k =
 		    a == b ? 0 : topo__hops(m, e->up, e->uplevels, a, b);
 
-		if (k > maxhops)
-			maxhops = k;
+		if (k > pf->maxhops)
+			pf->maxhops = k;
 	}
-	hop_used = topo__calloc((size_t)maxhops + 1, sizeof(*hop_used));
-	if (hop_used == NULL) {
-		rc = emit_nomem(e);
-		goto out;
-	}
-	for (int64_t i = 0; i < np; i++) {
-		int32_t a = (int32_t)(pairs[i] / m->nodes);
-		int32_t b = (int32_t)(pairs[i] % m->nodes);
+	pf->hop_used =
+	    topo__calloc((size_t)pf->maxhops + 1, sizeof(*pf->hop_used));
+	if (pf->hop_used == NULL)
+		return emit_nomem(e);
+	for (int64_t i = 0; i < pf->np; i++) {
+		int32_t a = (int32_t)(pf->pairs[i] / m->nodes);
+		int32_t b = (int32_t)(pf->pairs[i] % m->nodes);
 
 		if (a != b)
-			hop_used[topo__hops(m, e->up, e->uplevels, a, b)] =
+			pf->hop_used[topo__hops(m, e->up, e->uplevels, a, b)] =
 			    true;
 	}
-	f = dir_open(d, "platform.xml");
-	if (f == NULL) {
-		rc = TOPO_EIO;
-		goto out;
-	}
-	fprintf(f,
-		"<?xml version='1.0'?>\n"
-		"<!DOCTYPE platform SYSTEM "
-		"\"https://simgrid.org/simgrid.dtd\">\n"
-		"<!-- collc (topo_plan_write_smpi, libtopo(3)): a host per "
-		"node, 1 Gflop/s per core\n"
-		"     and a core per member (a flop is a ns of CPU); "
-		"shared memory on each host's\n"
-		"     loopback; the network through a full-duplex link per "
-		"node, and the hop\n"
-		"     latency on a latency-only link per hop count.  Replay: "
-		"replay.sh. -->\n"
-		"<platform version=\"4.1\">\n"
-		"<zone id=\"collc\" routing=\"Full\">\n");
+	return 0;
+}
+
+/* The hosts and the links of platform.xml. */
+static void put_platform_links(FILE *f, const struct emit *e,
+			       const struct platform *pf)
+{
+	const topo_machine *m = e->m;
+	double net_bw = bandwidth(e->c.net.G);
+
 	for (int32_t v = 0; v < m->nodes; v++)
-		if (cores[v] > 0)
+		if (pf->cores[v] > 0)
 			fprintf(f,
 				"  <host id=\"node%d\" speed=\"1Gf\" "
 				"core=\"%d\"/>\n",
-				(int)v, (int)cores[v]);
+				(int)v, (int)pf->cores[v]);
 	for (int32_t v = 0; v < m->nodes; v++) {
-		if (cores[v] == 0)
+		if (pf->cores[v] == 0)
 			continue;
 		fprintf(f,
 			"  <link id=\"node%d-shm\" bandwidth=\"%.9gBps\" "
@@ -1192,20 +1186,28 @@ static int write_platform(struct emit *e, struct outdir *d)
 			"latency=\"%.9gns\" sharing_policy=\"SPLITDUPLEX\"/>\n",
 			(int)v, net_bw, e->c.net.L / 2);
 	}
-	for (int64_t k = 2; e->c.net.hop > 0 && k <= maxhops; k++)
-		if (hop_used[k])
+	for (int64_t k = 2; e->c.net.hop > 0 && k <= pf->maxhops; k++)
+		if (pf->hop_used[k])
 			fprintf(
 			    f,
 			    "  <link id=\"hops-%lld\" bandwidth=\"%.9gBps\" "
 			    "latency=\"%.9gns\" sharing_policy=\"FATPIPE\"/>\n",
 			    (long long)k, net_bw,
 			    (double)(k - 1) * e->c.net.hop);
-	for (int64_t i = 0; i < np; i++) {
-		int32_t a = (int32_t)(pairs[i] / m->nodes);
-		int32_t b = (int32_t)(pairs[i] % m->nodes);
+}
+
+/* A route per pair of nodes that exchange messages. */
+static void put_platform_routes(FILE *f, const struct emit *e,
+				const struct platform *pf)
+{
+	const topo_machine *m = e->m;
+
+	for (int64_t i = 0; i < pf->np; i++) {
+		int32_t a = (int32_t)(pf->pairs[i] / m->nodes);
+		int32_t b = (int32_t)(pf->pairs[i] % m->nodes);
 		int64_t k;
 
-		if (i > 0 && pairs[i] == pairs[i - 1])
+		if (i > 0 && pf->pairs[i] == pf->pairs[i - 1])
 			continue;
 		if (a == b) {
 			fprintf(f,
@@ -1228,12 +1230,44 @@ static int write_platform(struct emit *e, struct outdir *d)
 			"</route>\n",
 			(int)b);
 	}
+}
+
+static int write_platform(struct emit *e, struct outdir *d)
+{
+	struct platform pf = {0};
+	FILE *f = NULL;
+	int rc;
+
+	rc = count_platform(e, &pf);
+	if (rc != 0)
+		goto out;
+	f = dir_open(d, "platform.xml");
+	if (f == NULL) {
+		rc = TOPO_EIO;
+		goto out;
+	}
+	fprintf(f,
+		"<?xml version='1.0'?>\n"
+		"<!DOCTYPE platform SYSTEM "
+		"\"https://simgrid.org/simgrid.dtd\">\n"
+		"<!-- collc (topo_plan_write_smpi, libtopo(3)): a host per "
+		"node, 1 Gflop/s per core\n"
+		"     and a core per member (a flop is a ns of CPU); "
+		"shared memory on each host's\n"
+		"     loopback; the network through a full-duplex link per "
+		"node, and the hop\n"
+		"     latency on a latency-only link per hop count.  Replay: "
+		"replay.sh. -->\n"
+		"<platform version=\"4.1\">\n"
+		"<zone id=\"collc\" routing=\"Full\">\n");
+	put_platform_links(f, e, &pf);
+	put_platform_routes(f, e, &pf);
 	fprintf(f, "</zone>\n</platform>\n");
 	rc = dir_close(d, f, "platform.xml");
 out:
-	topo__free(cores);
-	topo__free(pairs);
-	topo__free(hop_used);
+	topo__free(pf.cores);
+	topo__free(pf.pairs);
+	topo__free(pf.hop_used);
 	return rc;
 }
 

@@ -133,6 +133,139 @@ static int show_len(const char *s, size_t len)
 	return (int)len;
 }
 
+/* Where jansson's complaint points: the token it quotes (" near 'TOKEN'",
+ * when it is short) or the end of the file (" near end of file"). */
+struct near {
+	size_t end;   /* jansson's offset: just past the token */
+	size_t start; /* the token's first byte (end when unknown) */
+	const char *tok; /* the token as jansson quotes it, or NULL */
+	size_t tlen;	 /* its length */
+	size_t mlen;	 /* the length of jansson's text before " near" */
+	bool at_eof;
+};
+
+static void find_near(const char *buf, size_t len, const json_error_t *je,
+		      struct near *n)
+{
+	const char *near;
+
+	n->end = je->position < 0 ? 0 : (size_t)je->position;
+	if (n->end > len)
+		n->end = len;
+	n->start = n->end;
+	n->tok = NULL;
+	n->tlen = 0;
+	n->mlen = strlen(je->text);
+	n->at_eof = false;
+	near = strstr(je->text, " near '");
+	if (near != NULL) {
+		n->tok = near + 7;
+		n->tlen = strlen(n->tok);
+		n->tlen = n->tlen > 0 ? n->tlen - 1 : 0; /* the closing quote */
+		if (n->tlen <= n->end &&
+		    memcmp(buf + n->end - n->tlen, n->tok, n->tlen) == 0)
+			n->start = n->end - n->tlen;
+		n->mlen = (size_t)(near - je->text);
+	} else if ((near = strstr(je->text, " near end of file")) != NULL) {
+		n->mlen = (size_t)(near - je->text);
+		n->at_eof = true;
+	}
+}
+
+/* A duplicate key, as written: end is just past its closing quote; its
+ * opening quote is the nearest one before that is not escaped (a string
+ * holds no unescaped quote).  Returns the offset of that quote. */
+static size_t duplicate_key(const char *buf, size_t end, char *text,
+			    size_t size)
+{
+	size_t at, tlen;
+
+	for (at = end >= 2 ? end - 2 : 0; at > 0; at--) {
+		size_t bs = 0;
+
+		while (bs < at && buf[at - 1 - bs] == '\\')
+			bs++;
+		if (buf[at] == '"' && bs % 2 == 0)
+			break;
+	}
+	/* The key as written, quotes included; long ones shortened. */
+	tlen = end - at >= 2 ? end - at - 2 : 0;
+	snprintf(text, size, "duplicate object key \"%.*s%s\"",
+		 show_len(buf + at + 1, tlen), buf + at + 1,
+		 tlen > SHOW_MAX ? "..." : "");
+	return at;
+}
+
+/* A number too long or too big: jansson quotes no token for those, so
+ * find where it starts.  Returns that offset. */
+static size_t bad_number(const char *buf, size_t at, size_t end,
+			 const json_error_t *je, char *text, size_t size)
+{
+	size_t tlen;
+
+	while (at > 0 && buf[at - 1] != '\0' &&
+	       strchr("0123456789+-.eE", buf[at - 1]) != NULL)
+		at--;
+	tlen = end - at;
+	snprintf(text, size, "number out of range: %.*s%s%s",
+		 show_len(buf + at, tlen), buf + at,
+		 (size_t)show_len(buf + at, tlen) < tlen ? "..." : "",
+		 strncmp(je->text, "too big", 7) == 0
+		     ? " (integers are limited to 64 bits)"
+		     : "");
+	return at;
+}
+
+/* The faults jansson words in its own way (an early end of file, an
+ * unterminated string, a control character, a trailing comma): says
+ * them plainly when they are recognised.  Returns where to point. */
+static size_t reword_other(const char *buf, size_t len,
+			   const json_error_t *je, const struct near *n,
+			   char *text, size_t size)
+{
+	size_t at = n->start;
+	unsigned byte;
+
+	if (n->at_eof) {
+		/* Ran out of input: point just past the last token. */
+		at = len;
+		while (at > 0 && is_space(buf[at - 1]))
+			at--;
+		snprintf(text, size, "unexpected end of file (%.*s)",
+			 (int)n->mlen, je->text);
+		if (strncmp(je->text, "unexpected token", n->mlen) == 0 ||
+		    strncmp(je->text, "premature end of input", n->mlen) == 0)
+			snprintf(text, size, "unexpected end of file");
+	} else if (json_error_code(je) == json_error_premature_end_of_input &&
+		   n->tok != NULL && n->tok[0] == '"') {
+		snprintf(text, size, "unterminated string");
+	} else if (strncmp(je->text, "unexpected newline", 18) == 0) {
+		snprintf(text, size,
+			 "unterminated string (a newline inside a string "
+			 "must be written \\n)");
+	} else if (strncmp(je->text, "control character 0x", 20) == 0) {
+		/* The offset is that of the control character. */
+		at = n->end;
+		byte = n->end < len ? (unsigned char)buf[n->end] : 0;
+		snprintf(text, size,
+			 "control character 0x%02x in a string (write it as "
+			 "\\u%04x)",
+			 byte, byte);
+	} else if (n->tok != NULL && n->tlen == 1 &&
+		   (n->tok[0] == '}' || n->tok[0] == ']')) {
+		size_t p = n->start;
+
+		while (p > 0 && is_space(buf[p - 1]))
+			p--;
+		if (p > 0 && buf[p - 1] == ',') {
+			at = p - 1;
+			snprintf(text, size, "trailing comma before '%c'",
+				 n->tok[0]);
+		}
+	}
+	return at;
+}
+
 /*
  * Turns jansson's complaint into ours.  jansson gives the byte offset just
  * past the token it was reading and ends its text with " near 'TOKEN'"
@@ -143,43 +276,24 @@ static int show_len(const char *s, size_t len)
 static int syntax_error(const char *buf, size_t len, const json_error_t *je,
 			const char *source, topo_error *err)
 {
-	enum json_error_code code = json_error_code(je);
-	size_t end = je->position < 0 ? 0 : (size_t)je->position;
-	size_t at, start, tlen = 0, mlen;
-	const char *near, *tok = NULL;
-	bool at_eof = false;
+	struct near n;
 	char text[512];
+	size_t at;
 	int line, col;
 	unsigned byte = 0;
 
-	if (end > len)
-		end = len;
-	start = end;
-	mlen = strlen(je->text);
-	near = strstr(je->text, " near '");
-	if (near != NULL) {
-		tok = near + 7;
-		tlen = strlen(tok);
-		tlen = tlen > 0 ? tlen - 1 : 0; /* the closing quote */
-		if (tlen <= end && memcmp(buf + end - tlen, tok, tlen) == 0)
-			start = end - tlen;
-		mlen = (size_t)(near - je->text);
-	} else if ((near = strstr(je->text, " near end of file")) != NULL) {
-		mlen = (size_t)(near - je->text);
-		at_eof = true;
-	}
-	at = start;
+	find_near(buf, len, je, &n);
+	at = n.start;
 	snprintf(text, sizeof(text), "%s", je->text);
-
-	switch (code) {
+	switch (json_error_code(je)) {
 	case json_error_out_of_memory:
 		return topo__err(err, TOPO_ENOMEM, source, NULL,
 				 "out of memory parsing JSON");
 	case json_error_invalid_utf8:
 		/* The offset is that of the undecodable byte itself. */
-		at = end;
+		at = n.end;
 		if (sscanf(je->text, "unable to decode byte 0x%x", &byte) != 1)
-			byte = end < len ? (unsigned char)buf[end] : 0;
+			byte = n.end < len ? (unsigned char)buf[n.end] : 0;
 		snprintf(text, sizeof(text), "invalid UTF-8 (byte 0x%02x)",
 			 byte);
 		break;
@@ -190,35 +304,10 @@ static int syntax_error(const char *buf, size_t len, const json_error_t *je,
 			 JSON_PARSER_MAX_DEPTH);
 		break;
 	case json_error_duplicate_key:
-		/* end is just past the key's closing quote; its opening quote
-		 * is the nearest one before that is not escaped (a string
-		 * holds no unescaped quote). */
-		for (at = end >= 2 ? end - 2 : 0; at > 0; at--) {
-			size_t bs = 0;
-
-			while (bs < at && buf[at - 1 - bs] == '\\')
-				bs++;
-			if (buf[at] == '"' && bs % 2 == 0)
-				break;
-		}
-		/* The key as written, quotes included; long ones shortened. */
-		tlen = end - at >= 2 ? end - at - 2 : 0;
-		snprintf(text, sizeof(text), "duplicate object key \"%.*s%s\"",
-			 show_len(buf + at + 1, tlen), buf + at + 1,
-			 tlen > SHOW_MAX ? "..." : "");
+		at = duplicate_key(buf, n.end, text, sizeof(text));
 		break;
 	case json_error_numeric_overflow:
-		/* Long numbers come without a " near" token: find the start. */
-		while (at > 0 && buf[at - 1] != '\0' &&
-		       strchr("0123456789+-.eE", buf[at - 1]) != NULL)
-			at--;
-		tlen = end - at;
-		snprintf(text, sizeof(text), "number out of range: %.*s%s%s",
-			 show_len(buf + at, tlen), buf + at,
-			 (size_t)show_len(buf + at, tlen) < tlen ? "..." : "",
-			 strncmp(je->text, "too big", 7) == 0
-			     ? " (integers are limited to 64 bits)"
-			     : "");
+		at = bad_number(buf, at, n.end, je, text, sizeof(text));
 		break;
 	case json_error_null_character:
 	case json_error_null_byte_in_key:
@@ -230,46 +319,7 @@ static int syntax_error(const char *buf, size_t len, const json_error_t *je,
 			 "unexpected text after the end of the JSON document");
 		break;
 	default:
-		if (at_eof) {
-			/* Ran out of input: point just past the last token. */
-			at = len;
-			while (at > 0 && is_space(buf[at - 1]))
-				at--;
-			snprintf(text, sizeof(text),
-				 "unexpected end of file (%.*s)", (int)mlen,
-				 je->text);
-			if (strncmp(je->text, "unexpected token", mlen) == 0 ||
-			    strncmp(je->text, "premature end of input", mlen) ==
-				0)
-				snprintf(text, sizeof(text),
-					 "unexpected end of file");
-		} else if (code == json_error_premature_end_of_input &&
-			   tok != NULL && tok[0] == '"') {
-			snprintf(text, sizeof(text), "unterminated string");
-		} else if (strncmp(je->text, "unexpected newline", 18) == 0) {
-			snprintf(text, sizeof(text),
-				 "unterminated string (a newline inside a "
-				 "string must be written \\n)");
-		} else if (strncmp(je->text, "control character 0x", 20) == 0) {
-			/* The offset is that of the control character. */
-			at = end;
-			byte = end < len ? (unsigned char)buf[end] : 0;
-			snprintf(text, sizeof(text),
-				 "control character 0x%02x in a string (write "
-				 "it as \\u%04x)",
-				 byte, byte);
-		} else if (tok != NULL && tlen == 1 &&
-			   (tok[0] == '}' || tok[0] == ']')) {
-			size_t p = start;
-
-			while (p > 0 && is_space(buf[p - 1]))
-				p--;
-			if (p > 0 && buf[p - 1] == ',') {
-				at = p - 1;
-				snprintf(text, sizeof(text),
-					 "trailing comma before '%c'", tok[0]);
-			}
-		}
+		at = reword_other(buf, len, je, &n, text, sizeof(text));
 		break;
 	}
 	line_col(buf, at, &line, &col);

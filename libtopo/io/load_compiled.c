@@ -17,12 +17,14 @@
  * rule of collc(7), exactly as for a tree built by topo_tree_new.
  *
  * Errors follow the machine loader: JSON syntax with line and column,
- * everything else TOPO_EINVAL with a JSON pointer to the offending value.
+ * everything else TOPO_EINVAL with a JSON pointer to the offending value,
+ * the common faults worded by jget.c as in every document libtopo reads.
  * Keys this version does not know are ignored: collc(5) lets later
  * versions add keys.
  */
 #define TOPO_INTERNAL
 #include "topo_internal.h"
+#include "io/jget.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -33,8 +35,9 @@
 #define PTR_SIZE 256
 
 struct ld {
-	const char *source;
-	topo_error *err;
+	/* The source and the error record; load_compiled formats its own
+	 * pointers (only when it complains) and hands them to jget. */
+	struct topo__jget j;
 	int version; /* the document's format version */
 	/* rank_of[ep]: ep's rank in the group being loaded, or -1.  A
 	 * lookup table rather than a binary search, because every id in a
@@ -53,13 +56,15 @@ static int fail(struct ld *l, const char *ptr, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	return topo__err(l->err, TOPO_EINVAL, l->source, ptr, "%s", text);
+	topo__jget_at(&l->j, ptr);
+	return topo__jget_fail(&l->j, "%s", text);
 }
 
 static int nomem(struct ld *l, const char *ptr)
 {
-	return topo__err(l->err, TOPO_ENOMEM, l->source, ptr,
-			 "out of memory loading the compile output");
+	topo__jget_at(&l->j, ptr);
+	return topo__jget_err(&l->j, TOPO_ENOMEM,
+			      "out of memory loading the compile output");
 }
 
 static void ptr_fmt(char *buf, const char *fmt, ...)
@@ -74,124 +79,94 @@ static void ptr_fmt(char *buf, const char *fmt, ...)
 	va_end(ap);
 }
 
-static const char *jtype(const json_t *v)
+/* What v is, for "(got ...)": jget's wording. */
+static const char *shown(const json_t *v, char *buf)
 {
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "an object";
-	case JSON_ARRAY:
-		return "an array";
-	case JSON_STRING:
-		return "a string";
-	case JSON_INTEGER:
-		return "an integer";
-	case JSON_REAL:
-		return "a real number";
-	case JSON_TRUE:
-		return "true";
-	case JSON_FALSE:
-		return "false";
-	case JSON_NULL:
-		return "null";
-	}
-	return "something else";
+	topo__jget_show(v, buf, PTR_SIZE);
+	return buf;
 }
 
 /* obj[key], which must be there; what says what would be valid. */
 static int need(struct ld *l, const json_t *obj, const char *objptr,
 		const char *key, const char *what, json_t **out)
 {
-	*out = json_object_get(obj, key);
-	if (*out == NULL)
-		return fail(l, objptr, "missing \"%s\" (%s)", key, what);
-	return 0;
+	topo__jget_at(&l->j, objptr);
+	return topo__jget_member(&l->j, obj, key, what, out);
 }
 
-static int need_type(struct ld *l, const json_t *v, const char *ptr,
-		     json_type type, const char *what)
+static int need_object(struct ld *l, const json_t *v, const char *ptr)
 {
-	if (json_typeof(v) != type)
-		return fail(l, ptr, "must be %s (got %s)", what, jtype(v));
-	return 0;
+	topo__jget_at(&l->j, ptr);
+	return topo__jget_object(&l->j, v, NULL);
 }
 
 /*
- * An integer in min..max; what names it for the message.  The pointer is
- * a format and its arguments, formatted only on failure: the loops over
- * big arrays call this once per entry.
+ * An integer in min..max; what names it for the message (NULL: jget's
+ * words from the bounds).  The pointer is a format and its arguments,
+ * formatted only on failure: the loops over big arrays call this once
+ * per entry.
  */
-static int get_int(struct ld *l, const json_t *v, int64_t min, int64_t max,
+static int get_int(struct ld *l, const json_t *v, int32_t min, int32_t max,
 		   const char *what, int32_t *out, const char *pfmt, ...)
     __attribute__((format(printf, 7, 8)));
 
-static int get_int(struct ld *l, const json_t *v, int64_t min, int64_t max,
+static int get_int(struct ld *l, const json_t *v, int32_t min, int32_t max,
 		   const char *what, int32_t *out, const char *pfmt, ...)
 {
 	char ptr[PTR_SIZE];
-	json_int_t x = 0;
 	va_list ap;
 
-	if (json_is_integer(v)) {
-		x = json_integer_value(v);
-		if (x >= min && x <= max) {
-			*out = (int32_t)x;
-			return 0;
-		}
+	if (json_is_integer(v) && json_integer_value(v) >= min &&
+	    json_integer_value(v) <= max) {
+		*out = (int32_t)json_integer_value(v);
+		return 0;
 	}
 	va_start(ap, pfmt);
 	vsnprintf(ptr, sizeof(ptr), pfmt, ap);
 	va_end(ap);
-	if (!json_is_integer(v))
-		return fail(l, ptr, "must be %s (got %s)", what, jtype(v));
-	return fail(l, ptr, "must be %s (got %lld)", what, (long long)x);
+	topo__jget_at(&l->j, ptr);
+	return topo__jget_int32(&l->j, v, min, max, what, out);
 }
 
 /* A key whose value is an integer in min..max. */
 static int key_int(struct ld *l, const json_t *obj, const char *objptr,
-		   const char *key, int64_t min, int64_t max, const char *what,
+		   const char *key, int32_t min, int32_t max, const char *what,
 		   int32_t *out)
 {
 	json_t *v;
-	int rc = need(l, obj, objptr, key, what, &v);
+	int rc = need(l, obj, objptr, key,
+		      what != NULL ? what : "an integer >= 1", &v);
 
-	if (rc != 0)
-		return rc;
-	return get_int(l, v, min, max, what, out, "%s/%s", objptr, key);
+	if (rc == 0)
+		rc = topo__jget_int32(&l->j, v, min, max, what, out);
+	return rc;
 }
 
 static int key_string(struct ld *l, const json_t *obj, const char *objptr,
 		      const char *key, const char **out)
 {
-	char ptr[PTR_SIZE];
 	json_t *v;
 	int rc = need(l, obj, objptr, key, "a string", &v);
 
-	if (rc != 0)
-		return rc;
-	ptr_fmt(ptr, "%s/%s", objptr, key);
-	rc = need_type(l, v, ptr, JSON_STRING, "a string");
-	if (rc != 0)
-		return rc;
-	*out = json_string_value(v);
-	return 0;
+	if (rc == 0)
+		rc = topo__jget_string(&l->j, v, 0, NULL, out);
+	return rc;
 }
 
-/* An array of exactly n entries (n < 0: any length). */
+/* An array of exactly n entries (n < 0: any length); unit ends the
+ * complaint about its length ("has 3 entries, want 4" + unit). */
 static int key_array(struct ld *l, const json_t *obj, const char *objptr,
-		     const char *key, int64_t n, const char *what, json_t **out)
+		     const char *key, int64_t n, const char *what,
+		     const char *unit, json_t **out)
 {
-	char ptr[PTR_SIZE];
+	size_t len;
 	int rc = need(l, obj, objptr, key, what, out);
 
 	if (rc != 0)
 		return rc;
-	ptr_fmt(ptr, "%s/%s", objptr, key);
-	if (!json_is_array(*out))
-		return fail(l, ptr, "must be %s (got %s)", what, jtype(*out));
-	if (n >= 0 && (int64_t)json_array_size(*out) != n)
-		return fail(l, ptr, "must be %s (got %zu entries)", what,
-			    json_array_size(*out));
-	return 0;
+	return topo__jget_array(&l->j, *out, n >= 0 ? (size_t)n : 0,
+				n >= 0 ? (size_t)n : SIZE_MAX, what, unit,
+				&len);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -238,7 +213,7 @@ static int load_shape(struct ld *l, topo_machine *m, const json_t *net)
 
 	if (strcmp(m->net_type, "kary") == 0 &&
 	    (v = json_object_get(net, "fanout")) != NULL) {
-		rc = get_int(l, v, 1, INT32_MAX, "an integer >= 1", &m->fanout,
+		rc = get_int(l, v, 1, INT32_MAX, NULL, &m->fanout,
 			     "/machine/network/fanout");
 		if (rc != 0)
 			goto done;
@@ -271,7 +246,7 @@ static int load_shape(struct ld *l, topo_machine *m, const json_t *net)
 		m->ndims = (int)nd;
 		for (size_t i = 0; i < nd; i++) {
 			rc = get_int(l, json_array_get(v, i), 1, INT32_MAX,
-				     "an integer >= 1", &m->dims[i],
+				     NULL, &m->dims[i],
 				     "/machine/network/dims/%zu", i);
 			if (rc != 0)
 				goto done;
@@ -302,174 +277,193 @@ done:
 	return rc;
 }
 
+/* What the machine section holds, as read so far. */
+struct msec {
+	const char *name, *type;
+	int32_t nodes, tasks, eps, endpoints, proot;
+	int32_t *node_tasks, *parent, *scratch; /* [nodes] */
+	json_t *net;
+};
+
+/* The machine's sizes and its tasks per node. */
+static int load_sizes(struct ld *l, const json_t *mj, struct msec *s)
+{
+	char what[96];
+	int64_t sum = 0;
+	json_t *arr;
+	int rc;
+
+	rc = key_string(l, mj, "/machine", "name", &s->name);
+	if (rc == 0)
+		rc = key_int(l, mj, "/machine", "nodes", 1, INT32_MAX, NULL,
+			     &s->nodes);
+	if (rc == 0)
+		rc = key_int(l, mj, "/machine", "tasks", 1, INT32_MAX, NULL,
+			     &s->tasks);
+	if (rc == 0)
+		rc = key_int(l, mj, "/machine", "endpoints_per_task", 1,
+			     INT32_MAX, NULL, &s->eps);
+	if (rc == 0)
+		rc = key_int(l, mj, "/machine", "endpoints", 1, INT32_MAX,
+			     NULL, &s->endpoints);
+	if (rc != 0)
+		return rc;
+	snprintf(what, sizeof(what), "an array of %d integers >= 1",
+		 (int)s->nodes);
+	rc = key_array(l, mj, "/machine", "tasks_per_node", s->nodes, what,
+		       " (one per node)", &arr);
+	if (rc != 0)
+		return rc;
+	s->node_tasks = topo__mallocarray((size_t)s->nodes, sizeof(int32_t));
+	s->parent = topo__mallocarray((size_t)s->nodes, sizeof(int32_t));
+	s->scratch = topo__mallocarray((size_t)s->nodes, sizeof(int32_t));
+	if (s->node_tasks == NULL || s->parent == NULL || s->scratch == NULL)
+		return nomem(l, "/machine");
+	for (int32_t n = 0; n < s->nodes; n++) {
+		rc = get_int(l, json_array_get(arr, (size_t)n), 1, INT32_MAX,
+			     NULL, &s->node_tasks[n],
+			     "/machine/tasks_per_node/%d", (int)n);
+		if (rc != 0)
+			return rc;
+		sum += s->node_tasks[n];
+	}
+	if (sum != s->tasks)
+		return fail(l, "/machine/tasks",
+			    "%d does not match tasks_per_node, which sums to "
+			    "%lld",
+			    (int)s->tasks, (long long)sum);
+	return 0;
+}
+
+/* The network's parent array, checked to be a tree rooted at the
+ * physical root. */
+static int load_net_parent(struct ld *l, struct msec *s)
+{
+	char ptr[PTR_SIZE], got[PTR_SIZE], what[96];
+	int32_t bad;
+	const char *why;
+	json_t *arr;
+	int rc;
+
+	snprintf(what, sizeof(what),
+		 "an array of %d node ids (-1 at the physical root)",
+		 (int)s->nodes);
+	rc = key_array(l, s->net, "/machine/network", "parent", s->nodes, what,
+		       " (one per node)", &arr);
+	if (rc != 0)
+		return rc;
+	for (int32_t n = 0; n < s->nodes; n++) {
+		json_t *v = json_array_get(arr, (size_t)n);
+
+		if (json_is_integer(v) && json_integer_value(v) >= -1 &&
+		    json_integer_value(v) < s->nodes) {
+			s->parent[n] = (int32_t)json_integer_value(v);
+			continue;
+		}
+		ptr_fmt(ptr, "/machine/network/parent/%d", (int)n);
+		if (!json_is_integer(v))
+			return fail(l, ptr, "must be a node id or -1 (got %s)",
+				    shown(v, got));
+		return fail(l, ptr,
+			    "node %lld does not exist (nodes: 0..%d, or -1 at "
+			    "the physical root)",
+			    (long long)json_integer_value(v),
+			    (int)s->nodes - 1);
+	}
+	if (topo__network_check(s->parent, s->nodes, s->scratch, &bad, &why) !=
+	    0) {
+		if (bad < 0)
+			return fail(l, "/machine/network/parent",
+				    "no node has parent -1 (exactly one, the "
+				    "physical root, must)");
+		ptr_fmt(ptr, "/machine/network/parent/%d", (int)bad);
+		return fail(l, ptr, "node %d %s", (int)bad, network_why(why));
+	}
+	if (s->parent[s->proot] != -1) {
+		for (int32_t n = 0; n < s->nodes; n++)
+			if (s->parent[n] == -1)
+				bad = n;
+		return fail(l, "/machine/network/physical_root",
+			    "%d is not the root of the network's parent "
+			    "array (node %d is)",
+			    (int)s->proot, (int)bad);
+	}
+	return 0;
+}
+
+/* The network: its type, physical root and parent array. */
+static int load_network(struct ld *l, const json_t *mj, struct msec *s)
+{
+	static const char *const types[] = {"tree", "kary", "torus", NULL};
+	char what[96];
+	json_t *v;
+	int t, rc;
+
+	rc = need(l, mj, "/machine", "network", "an object", &s->net);
+	if (rc == 0)
+		rc = need_object(l, s->net, "/machine/network");
+	if (rc == 0)
+		rc = need(l, s->net, "/machine/network", "type", "a string",
+			  &v);
+	if (rc == 0)
+		rc = topo__jget_enum(&l->j, v, types, &t);
+	if (rc != 0)
+		return rc;
+	s->type = types[t];
+	snprintf(what, sizeof(what), "a node id in 0..%d", (int)s->nodes - 1);
+	rc = key_int(l, s->net, "/machine/network", "physical_root", 0,
+		     s->nodes - 1, what, &s->proot);
+	if (rc != 0)
+		return rc;
+	return load_net_parent(l, s);
+}
+
 static int load_machine(struct ld *l, const json_t *root, topo_machine **out)
 {
-	static const char *const types[] = {"tree", "kary", "torus"};
-	const char *name, *type;
-	int32_t nodes, tasks, eps, endpoints, proot, bad;
-	int32_t *node_tasks = NULL, *parent = NULL, *scratch = NULL;
-	int64_t sum = 0;
-	json_t *mj, *net, *arr;
-	const char *why;
-	char ptr[PTR_SIZE];
+	struct msec s = {0};
 	topo_machine *m = NULL;
-	size_t t;
+	json_t *mj, *costs;
 	int rc;
 
 	*out = NULL;
 	rc = need(l, root, "", "machine", "an object", &mj);
 	if (rc == 0)
-		rc = need_type(l, mj, "/machine", JSON_OBJECT, "an object");
+		rc = need_object(l, mj, "/machine");
 	if (rc == 0)
-		rc = key_string(l, mj, "/machine", "name", &name);
+		rc = load_sizes(l, mj, &s);
 	if (rc == 0)
-		rc = key_int(l, mj, "/machine", "nodes", 1, INT32_MAX,
-			     "an integer >= 1", &nodes);
-	if (rc == 0)
-		rc = key_int(l, mj, "/machine", "tasks", 1, INT32_MAX,
-			     "an integer >= 1", &tasks);
-	if (rc == 0)
-		rc = key_int(l, mj, "/machine", "endpoints_per_task", 1,
-			     INT32_MAX, "an integer >= 1", &eps);
-	if (rc == 0)
-		rc = key_int(l, mj, "/machine", "endpoints", 1, INT32_MAX,
-			     "an integer >= 1", &endpoints);
+		rc = load_network(l, mj, &s);
 	if (rc != 0)
 		goto done;
-
-	snprintf(ptr, sizeof(ptr),
-		 "an array of %d integers >= 1 (one per "
-		 "node)",
-		 (int)nodes);
-	rc = key_array(l, mj, "/machine", "tasks_per_node", nodes, ptr, &arr);
-	if (rc != 0)
-		goto done;
-	node_tasks = topo__mallocarray((size_t)nodes, sizeof(int32_t));
-	parent = topo__mallocarray((size_t)nodes, sizeof(int32_t));
-	scratch = topo__mallocarray((size_t)nodes, sizeof(int32_t));
-	if (node_tasks == NULL || parent == NULL || scratch == NULL) {
-		rc = nomem(l, "/machine");
-		goto done;
-	}
-	for (int32_t n = 0; n < nodes; n++) {
-		rc = get_int(l, json_array_get(arr, (size_t)n), 1, INT32_MAX,
-			     "an integer >= 1", &node_tasks[n],
-			     "/machine/tasks_per_node/%d", (int)n);
-		if (rc != 0)
-			goto done;
-		sum += node_tasks[n];
-	}
-	if (sum != tasks) {
-		rc = fail(l, "/machine/tasks",
-			  "%d does not match tasks_per_node, which sums to "
-			  "%lld",
-			  (int)tasks, (long long)sum);
-		goto done;
-	}
-
-	rc = need(l, mj, "/machine", "network", "an object", &net);
-	if (rc == 0)
-		rc = need_type(l, net, "/machine/network", JSON_OBJECT,
-			       "an object");
-	if (rc == 0)
-		rc = key_string(l, net, "/machine/network", "type", &type);
-	if (rc != 0)
-		goto done;
-	for (t = 0; t < 3; t++)
-		if (strcmp(type, types[t]) == 0)
-			break;
-	if (t == 3) {
-		rc = fail(l, "/machine/network/type",
-			  "\"%s\" is not a network type (valid: tree, kary, "
-			  "torus)",
-			  type);
-		goto done;
-	}
-	snprintf(ptr, sizeof(ptr), "a node id in 0..%d", (int)nodes - 1);
-	rc = key_int(l, net, "/machine/network", "physical_root", 0, nodes - 1,
-		     ptr, &proot);
-	if (rc != 0)
-		goto done;
-	snprintf(ptr, sizeof(ptr),
-		 "an array of %d node ids (-1 at the "
-		 "physical root)",
-		 (int)nodes);
-	rc = key_array(l, net, "/machine/network", "parent", nodes, ptr, &arr);
-	if (rc != 0)
-		goto done;
-	for (int32_t n = 0; n < nodes; n++) {
-		json_t *v = json_array_get(arr, (size_t)n);
-
-		if (json_is_integer(v) && json_integer_value(v) >= -1 &&
-		    json_integer_value(v) < nodes) {
-			parent[n] = (int32_t)json_integer_value(v);
-			continue;
-		}
-		ptr_fmt(ptr, "/machine/network/parent/%d", (int)n);
-		if (!json_is_integer(v))
-			rc = fail(l, ptr, "must be a node id or -1 (got %s)",
-				  jtype(v));
-		else
-			rc = fail(l, ptr,
-				  "node %lld does not exist (nodes: "
-				  "0..%d, or -1 at the physical root)",
-				  (long long)json_integer_value(v),
-				  (int)nodes - 1);
-		goto done;
-	}
-	if (topo__network_check(parent, nodes, scratch, &bad, &why) != 0) {
-		if (bad < 0) {
-			rc = fail(l, "/machine/network/parent",
-				  "no node has parent -1 (exactly one, the "
-				  "physical root, must)");
-		} else {
-			ptr_fmt(ptr, "/machine/network/parent/%d", (int)bad);
-			rc = fail(l, ptr, "node %d %s", (int)bad,
-				  network_why(why));
-		}
-		goto done;
-	}
-	if (parent[proot] != -1) {
-		for (int32_t n = 0; n < nodes; n++)
-			if (parent[n] == -1)
-				bad = n;
-		rc = fail(l, "/machine/network/physical_root",
-			  "%d is not the root of the network's parent array "
-			  "(node %d is)",
-			  (int)proot, (int)bad);
-		goto done;
-	}
-
-	rc = topo__machine_build(&m, name, nodes, node_tasks, eps, type, parent,
-				 l->err);
+	rc = topo__machine_build(&m, s.name, s.nodes, s.node_tasks, s.eps,
+				 s.type, s.parent, l->j.err);
 	if (rc != 0) {
-		topo__err_locate(l->err, l->source, "/machine");
+		topo__err_locate(l->j.err, l->j.source, "/machine");
 		goto done;
 	}
-	if (m->endpoints != endpoints) {
+	if (m->endpoints != s.endpoints) {
 		rc = fail(l, "/machine/endpoints",
 			  "%d does not match tasks x endpoints_per_task "
 			  "(%d x %d = %d)",
-			  (int)endpoints, (int)m->tasks, (int)m->eps_per_task,
+			  (int)s.endpoints, (int)m->tasks, (int)m->eps_per_task,
 			  (int)m->endpoints);
 		goto done;
 	}
-	rc = load_shape(l, m, net);
+	rc = load_shape(l, m, s.net);
+	if (rc == 0 && (costs = json_object_get(mj, "costs")) != NULL) {
+		topo__jget_at(&l->j, "/machine/costs");
+		rc = topo__costs_from_json(&l->j, costs, &m->costs,
+					   &m->costs_given);
+	}
 	if (rc != 0)
 		goto done;
-	if ((arr = json_object_get(mj, "costs")) != NULL) {
-		rc = topo__costs_from_json(arr, l->source, "/machine/costs",
-					   &m->costs, &m->costs_given, l->err);
-		if (rc != 0)
-			goto done;
-	}
 	*out = m;
 	m = NULL;
 done:
 	topo_machine_free(m);
-	topo__free(node_tasks);
-	topo__free(parent);
-	topo__free(scratch);
+	topo__free(s.node_tasks);
+	topo__free(s.parent);
+	topo__free(s.scratch);
 	return rc;
 }
 
@@ -485,7 +479,7 @@ static int get_member(struct ld *l, const json_t *v, const topo_group *g,
 static int get_member(struct ld *l, const json_t *v, const topo_group *g,
 		      int allow_none, int32_t *rank, const char *pfmt, ...)
 {
-	char ptr[PTR_SIZE];
+	char ptr[PTR_SIZE], got[PTR_SIZE];
 	json_int_t x = 0;
 	va_list ap;
 
@@ -504,7 +498,7 @@ static int get_member(struct ld *l, const json_t *v, const topo_group *g,
 	va_end(ap);
 	if (!json_is_integer(v))
 		return fail(l, ptr, "must be an endpoint id%s (got %s)",
-			    allow_none ? " or -1" : "", jtype(v));
+			    allow_none ? " or -1" : "", shown(v, got));
 	return fail(l, ptr, "endpoint %lld is not a member of group \"%s\"",
 		    (long long)x, g->name);
 }
@@ -513,14 +507,14 @@ static int load_members(struct ld *l, const topo_machine *m, const json_t *gj,
 			const char *gptr, int32_t **out, int32_t *count)
 {
 	int32_t *mem = NULL, size;
-	char ptr[PTR_SIZE];
+	char ptr[PTR_SIZE], got[PTR_SIZE];
 	json_t *arr, *v;
 	size_t n;
 	int rc;
 
 	*out = NULL;
 	rc = key_array(l, gj, gptr, "members", -1,
-		       "an array of endpoint ids, ascending", &arr);
+		       "an array of endpoint ids, ascending", NULL, &arr);
 	if (rc != 0)
 		return rc;
 	n = json_array_size(arr);
@@ -546,7 +540,7 @@ static int load_members(struct ld *l, const topo_machine *m, const json_t *gj,
 		ptr_fmt(ptr, "%s/members/%zu", gptr, i);
 		if (!json_is_integer(v)) {
 			rc = fail(l, ptr, "must be an endpoint id (got %s)",
-				  jtype(v));
+				  shown(v, got));
 			goto fail;
 		}
 		if (json_integer_value(v) < 0 ||
@@ -568,7 +562,7 @@ static int load_members(struct ld *l, const topo_machine *m, const json_t *gj,
 		}
 	}
 	if ((v = json_object_get(gj, "size")) != NULL) {
-		rc = get_int(l, v, 1, INT32_MAX, "an integer >= 1", &size,
+		rc = get_int(l, v, 1, INT32_MAX, NULL, &size,
 			     "%s/size", gptr);
 		if (rc != 0)
 			goto fail;
@@ -607,7 +601,8 @@ static int load_parent(struct ld *l, const topo_group *g, const json_t *tj,
 		 "an array of %d endpoint ids aligned "
 		 "with members",
 		 (int)n);
-	rc = key_array(l, tj, tptr, "parent", n, what, &arr);
+	rc = key_array(l, tj, tptr, "parent", n, what, " (one per member)",
+		       &arr);
 	if (rc != 0)
 		return rc;
 	parent = topo__mallocarray((size_t)n, sizeof(int32_t));
@@ -663,15 +658,17 @@ static int check_edges(struct ld *l, const topo_tree *t, const json_t *tj,
 {
 	const topo_machine *m = t->g->m;
 	const int32_t *mem = t->g->members;
+	static const char *const labels[] = {"root", "shm", "net", NULL};
 	char ptr[PTR_SIZE], what[96];
 	json_t *arr;
-	int rc;
+	int label, rc;
 
 	snprintf(what, sizeof(what),
 		 "an array of %d edge labels aligned "
 		 "with members",
 		 (int)t->n);
-	rc = key_array(l, tj, tptr, "edge", t->n, what, &arr);
+	rc = key_array(l, tj, tptr, "edge", t->n, what, " (one per member)",
+		       &arr);
 	if (rc != 0)
 		return rc;
 	for (int32_t r = 0; r < t->n; r++) {
@@ -684,18 +681,11 @@ static int check_edges(struct ld *l, const topo_tree *t, const json_t *tj,
 		    strcmp(json_string_value(v), want) == 0)
 			continue;
 		ptr_fmt(ptr, "%s/edge/%d", tptr, (int)r);
-		if (!json_is_string(v))
-			return fail(l, ptr,
-				    "must be an edge label: root, "
-				    "shm or net (got %s)",
-				    jtype(v));
-		got = json_string_value(v);
-		if (strcmp(got, "root") != 0 && strcmp(got, "shm") != 0 &&
-		    strcmp(got, "net") != 0)
-			return fail(l, ptr,
-				    "\"%s\" is not an edge label "
-				    "(valid: root, shm, net)",
-				    got);
+		topo__jget_at(&l->j, ptr);
+		rc = topo__jget_enum(&l->j, v, labels, &label);
+		if (rc != 0)
+			return rc;
+		got = labels[label];
 		if (p < 0)
 			return fail(l, ptr,
 				    "\"%s\" is wrong: endpoint %d is "
@@ -730,7 +720,7 @@ static int check_summary(struct ld *l, const topo_tree *t, const json_t *tj,
 	int rc;
 
 	if ((v = json_object_get(tj, "depth")) != NULL) {
-		rc = get_int(l, v, 0, INT32_MAX, "an integer >= 0", &x,
+		rc = get_int(l, v, 0, INT32_MAX, NULL, &x,
 			     "%s/depth", tptr);
 		if (rc != 0)
 			return rc;
@@ -744,7 +734,7 @@ static int check_summary(struct ld *l, const topo_tree *t, const json_t *tj,
 	if ((e = json_object_get(tj, "edges")) == NULL)
 		return 0;
 	ptr_fmt(ptr, "%s/edges", tptr);
-	rc = need_type(l, e, ptr, JSON_OBJECT, "an object");
+	rc = need_object(l, e, ptr);
 	if (rc != 0)
 		return rc;
 	for (int k = 0; k < 2; k++) {
@@ -752,7 +742,7 @@ static int check_summary(struct ld *l, const topo_tree *t, const json_t *tj,
 
 		if ((v = json_object_get(e, kinds[k])) == NULL)
 			continue;
-		rc = get_int(l, v, 0, INT32_MAX, "an integer >= 0", &x,
+		rc = get_int(l, v, 0, INT32_MAX, NULL, &x,
 			     "%s/edges/%s", tptr, kinds[k]);
 		if (rc != 0)
 			return rc;
@@ -796,14 +786,14 @@ static int load_rows(struct ld *l, const topo_tree *t, const json_t *arr,
 		     struct topo__routes_in *in)
 {
 	const topo_group *g = t->g;
-	char ptr[PTR_SIZE];
+	char ptr[PTR_SIZE], got[PTR_SIZE];
 	size_t nrows = json_array_size(arr);
 	int64_t total = 0;
 	int32_t rows;
 	int rc;
 
 	if (nrows > INT32_MAX)
-		return topo__err(l->err, TOPO_ELIMIT, l->source, aptr,
+		return topo__err(l->j.err, TOPO_ELIMIT, l->j.source, aptr,
 				 "%zu rows; at most 2147483647 are supported",
 				 nrows);
 	rows = (int32_t)nrows;
@@ -827,7 +817,7 @@ static int load_rows(struct ld *l, const topo_tree *t, const json_t *arr,
 			return fail(l, ptr,
 				    "must be a row [at, from, [to...]] "
 				    "(got %s%s)",
-				    jtype(row),
+				    shown(row, got),
 				    json_is_array(row) ? " of another length"
 						       : "");
 		}
@@ -851,7 +841,7 @@ static int load_rows(struct ld *l, const topo_tree *t, const json_t *arr,
 			return fail(l, ptr,
 				    "must be an array of endpoint ids "
 				    "to forward to (got %s)",
-				    jtype(tl));
+				    shown(tl, got));
 		}
 		for (size_t j = 0; j < json_array_size(tl); j++) {
 			rc = get_member(l, json_array_get(tl, j), g, 0,
@@ -886,11 +876,11 @@ static int load_missing(struct ld *l, const topo_tree *t, const json_t *arr,
 {
 	const topo_group *g = t->g;
 	size_t n = json_array_size(arr);
-	char ptr[PTR_SIZE];
+	char ptr[PTR_SIZE], got[PTR_SIZE];
 	int rc;
 
 	if (n > INT32_MAX)
-		return topo__err(l->err, TOPO_ELIMIT, l->source, aptr,
+		return topo__err(l->j.err, TOPO_ELIMIT, l->j.source, aptr,
 				 "%zu entries; at most 2147483647 are "
 				 "supported",
 				 n);
@@ -905,7 +895,7 @@ static int load_missing(struct ld *l, const topo_tree *t, const json_t *arr,
 			ptr_fmt(ptr, "%s/%zu", aptr, i);
 			return fail(l, ptr,
 				    "must be a pair [at, from] (got %s%s)",
-				    jtype(pair),
+				    shown(pair, got),
 				    json_is_array(pair) ? " of another length"
 							: "");
 		}
@@ -1029,9 +1019,12 @@ static int load_routes(struct ld *l, topo_tree *t, const json_t *tj,
 	struct topo__routes_in in = {0};
 	struct rows_buf b = {0};
 	char rows_ptr[PTR_SIZE], miss_ptr[PTR_SIZE], ptr[PTR_SIZE];
-	const char *key;
+	static const char *const encodings[] = {"rule", NULL};
+	static const char *const table_keys[] = {"encoding", "rows", "missing",
+						 NULL};
+	char got[PTR_SIZE];
 	json_t *v, *val;
-	int rc;
+	int encoding, rc;
 
 	if ((v = json_object_get(tj, "routes")) == NULL)
 		return 0;
@@ -1047,40 +1040,21 @@ static int load_routes(struct ld *l, topo_tree *t, const json_t *tj,
 			  "must be an array of rows [at, from, [to...]]%s "
 			  "(got %s)",
 			  l->version < 2 ? "" : " or a rule-encoded table",
-			  jtype(v));
+			  shown(v, got));
 		goto done;
 	}
 	/* Unknown keys are refused here, unlike elsewhere: a misspelt
 	 * "missing" would silently turn a hand-edited table back into the
 	 * rule's. */
-	json_object_foreach(v, key, val)
-	{
-		if (strcmp(key, "encoding") == 0 || strcmp(key, "rows") == 0 ||
-		    strcmp(key, "missing") == 0 || strncmp(key, "x-", 2) == 0)
-			continue;
-		ptr_fmt(ptr, "%s/routes", tptr);
-		topo__pointer_append(ptr, sizeof(ptr), key);
-		rc = fail(l, ptr,
-			  "unknown key in a rule-encoded table (valid: "
-			  "encoding, rows, missing, or x-*)");
-		goto done;
-	}
 	ptr_fmt(ptr, "%s/routes", tptr);
-	rc = need(l, v, ptr, "encoding", "\"rule\"", &val);
+	topo__jget_at(&l->j, ptr);
+	rc = topo__jget_keys(&l->j, v, table_keys, " in a rule-encoded table");
+	if (rc == 0)
+		rc = need(l, v, ptr, "encoding", "\"rule\"", &val);
+	if (rc == 0)
+		rc = topo__jget_enum(&l->j, val, encodings, &encoding);
 	if (rc != 0)
 		goto done;
-	if (!json_is_string(val) || strcmp(json_string_value(val), "rule")) {
-		ptr_fmt(ptr, "%s/routes/encoding", tptr);
-		if (json_is_string(val))
-			rc = fail(l, ptr,
-				  "\"%s\" is not a route table encoding "
-				  "(valid: rule)",
-				  json_string_value(val));
-		else
-			rc = fail(l, ptr, "must be \"rule\" (got %s)",
-				  jtype(val));
-		goto done;
-	}
 	ptr_fmt(rows_ptr, "%s/routes/rows", tptr);
 	ptr_fmt(miss_ptr, "%s/routes/missing", tptr);
 	if ((val = json_object_get(v, "rows")) != NULL) {
@@ -1088,7 +1062,7 @@ static int load_routes(struct ld *l, topo_tree *t, const json_t *tj,
 			rc = fail(l, rows_ptr,
 				  "must be an array of rows [at, from, "
 				  "[to...]] (got %s)",
-				  jtype(val));
+				  shown(val, got));
 			goto done;
 		}
 		rc = load_rows(l, t, val, rows_ptr, &b, &in);
@@ -1100,7 +1074,7 @@ static int load_routes(struct ld *l, topo_tree *t, const json_t *tj,
 			rc = fail(l, miss_ptr,
 				  "must be an array of pairs [at, from] "
 				  "(got %s)",
-				  jtype(val));
+				  shown(val, got));
 			goto done;
 		}
 		rc = load_missing(l, t, val, miss_ptr, &b, &in);
@@ -1113,7 +1087,7 @@ rows_loaded:
 		if (rc == TOPO_ENOMEM)
 			rc = nomem(l, rows_ptr);
 		else if (rc != 0)
-			rc = topo__err(l->err, rc, l->source, rows_ptr,
+			rc = topo__err(l->j.err, rc, l->j.source, rows_ptr,
 				       "more than 2147483647 rows depart "
 				       "from the rule");
 	}
@@ -1132,7 +1106,7 @@ static int load_tree(struct ld *l, const topo_group *g, const json_t *tj,
 	int rc;
 
 	*out = NULL;
-	rc = need_type(l, tj, tptr, JSON_OBJECT, "an object");
+	rc = need_object(l, tj, tptr);
 	if (rc == 0)
 		rc = key_string(l, tj, tptr, "name", &name);
 	if (rc == 0)
@@ -1248,7 +1222,8 @@ static int load_trees(struct ld *l, topo_compiled *c, size_t gi,
 	    topo__machine_add_group(c->owned, name, spec) != 0)
 		return nomem(l, gptr);
 
-	rc = key_array(l, gj, gptr, "trees", -1, "an array of trees", &trees);
+	rc = key_array(l, gj, gptr, "trees", -1, "an array of trees", NULL,
+		       &trees);
 	if (rc != 0)
 		return rc;
 	nt = json_array_size(trees);
@@ -1293,7 +1268,7 @@ static int load_group(struct ld *l, topo_compiled *c, size_t gi,
 	int rc;
 
 	ptr_fmt(gptr, "/groups/%zu", gi);
-	rc = need_type(l, gj, gptr, JSON_OBJECT, "an object");
+	rc = need_object(l, gj, gptr);
 	if (rc == 0)
 		rc = key_string(l, gj, gptr, "name", &name);
 	if (rc == 0)
@@ -1320,28 +1295,22 @@ static int load_group(struct ld *l, topo_compiled *c, size_t gi,
 
 static int load_document(struct ld *l, const json_t *root, topo_compiled *c)
 {
+	static const char *const formats[] = {"collc-routes", NULL};
+	char got[PTR_SIZE];
 	json_t *v, *groups;
 	size_t ng;
-	int rc;
+	int format, rc;
 
 	if (!json_is_object(root))
 		return fail(l, "",
 			    "must be a collc-routes document, "
 			    "a JSON object (got %s)",
-			    jtype(root));
+			    shown(root, got));
 	rc = need(l, root, "", "format", "\"collc-routes\"", &v);
+	if (rc == 0)
+		rc = topo__jget_enum(&l->j, v, formats, &format);
 	if (rc != 0)
 		return rc;
-	if (!json_is_string(v) ||
-	    strcmp(json_string_value(v), "collc-routes") != 0) {
-		if (json_is_string(v))
-			return fail(l, "/format",
-				    "\"%s\" is not a compile "
-				    "output (expected \"collc-routes\")",
-				    json_string_value(v));
-		return fail(l, "/format", "must be \"collc-routes\" (got %s)",
-			    jtype(v));
-	}
 	rc = need(l, root, "", "version", "an integer", &v);
 	if (rc != 0)
 		return rc;
@@ -1349,7 +1318,7 @@ static int load_document(struct ld *l, const json_t *root, topo_compiled *c)
 		return fail(l, "/version",
 			    "must be an integer (got %s; "
 			    "supported: 1 to %d)",
-			    jtype(v), TOPO_FORMAT_VERSION);
+			    shown(v, got), TOPO_FORMAT_VERSION);
 	if (json_integer_value(v) < 1 ||
 	    json_integer_value(v) > TOPO_FORMAT_VERSION)
 		return fail(l, "/version",
@@ -1368,8 +1337,8 @@ static int load_document(struct ld *l, const json_t *root, topo_compiled *c)
 		return nomem(l, "");
 	for (int32_t e = 0; e < c->m->endpoints; e++)
 		l->rank_of[e] = -1;
-	rc =
-	    key_array(l, root, "", "groups", -1, "an array of groups", &groups);
+	rc = key_array(l, root, "", "groups", -1, "an array of groups", NULL,
+		       &groups);
 	if (rc != 0)
 		return rc;
 	ng = json_array_size(groups);
@@ -1406,7 +1375,7 @@ static int load_document(struct ld *l, const json_t *root, topo_compiled *c)
 int topo_compiled_load_string(topo_compiled **out, const char *json, size_t len,
 			      const char *source, topo_error *err)
 {
-	struct ld l = {source != NULL ? source : "<string>", err, 0, NULL};
+	struct ld l = {0};
 	topo_compiled *c = NULL;
 	json_t *root = NULL;
 	int rc;
@@ -1418,7 +1387,8 @@ int topo_compiled_load_string(topo_compiled **out, const char *json, size_t len,
 	if (json == NULL && len > 0)
 		return topo__err(err, TOPO_EARG, NULL, NULL,
 				 "topo_compiled_load_string: text is NULL");
-	rc = topo__json_parse(json != NULL ? json : "", len, l.source, &root,
+	topo__jget_init(&l.j, source != NULL ? source : "<string>", err);
+	rc = topo__json_parse(json != NULL ? json : "", len, l.j.source, &root,
 			      err);
 	if (rc != 0)
 		return rc;

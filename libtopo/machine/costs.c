@@ -10,6 +10,7 @@
  */
 #define TOPO_INTERNAL
 #include "topo_internal.h"
+#include "io/jget.h"
 
 #include <ctype.h>
 #include <jansson.h>
@@ -189,17 +190,6 @@ static bool good_cost(double v)
 	return isfinite(v) && v >= 0 && v <= COST_MAX;
 }
 
-/* v with as many significant digits as it takes to read back as v, so
- * that a value refused for being past 1e15 does not show as 1e+15. */
-static void show_number(char *buf, size_t size, double v)
-{
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(buf, size, "%.*g", prec, v);
-		if (strtod(buf, NULL) == v)
-			return;
-	}
-}
-
 int topo_costs_set(struct topo_costs *c, const char *assignment,
 		   topo_error *err)
 {
@@ -281,134 +271,91 @@ int topo_costs_set(struct topo_costs *c, const char *assignment,
 /* ---------------------------------------------------------------------- */
 /* Reading and writing JSON */
 
-static int invalid(topo_error *err, const char *source, const char *ptr,
-		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static int invalid(topo_error *err, const char *source, const char *ptr,
-		   const char *fmt, ...)
+/* The names of a class's keys (cls NULL: the classes), NULL-terminated,
+ * for topo__jget_keys. */
+static void name_list(const char *cls, const char **names)
 {
-	char text[400];
-	va_list ap;
+	size_t n = 0;
 
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	return topo__err(err, TOPO_EINVAL, source, ptr, "%s", text);
-}
-
-/* "an object", "a string", ... for "(got ...)". */
-static const char *kind_of(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "an object";
-	case JSON_ARRAY:
-		return "an array";
-	case JSON_STRING:
-		return "a string";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "a boolean";
-	case JSON_NULL:
-		return "null";
-	default:
-		return "a number";
+	for (size_t k = 0; k < NKEYS; k++) {
+		if (cls != NULL && strcmp(keys[k].cls, cls) != 0)
+			continue;
+		if (cls == NULL && k > 0 &&
+		    strcmp(keys[k - 1].cls, keys[k].cls) == 0)
+			continue;
+		names[n++] = cls == NULL ? keys[k].cls : keys[k].name;
 	}
+	names[n] = NULL;
 }
 
-/* Appends key to ptr with control characters as '?'. */
-static void ptr_key(char *ptr, size_t size, const char *at, const char *key)
+/* The object's unknown keys, at every level: a typo anywhere is found
+ * before any value is read. */
+static int check_cost_keys(struct topo__jget *j, const json_t *obj)
 {
-	char clean[64];
-	size_t i;
+	const char *names[NKEYS + 1];
+	const char *cls;
+	json_t *cv;
+	int rc;
 
-	for (i = 0; key[i] != '\0' && i + 1 < sizeof(clean); i++)
-		clean[i] = ((unsigned char)key[i] < 0x20 || key[i] == 0x7f)
-			       ? '?'
-			       : key[i];
-	clean[i] = '\0';
-	snprintf(ptr, size, "%s", at);
-	topo__pointer_append(ptr, size, clean);
+	name_list(NULL, names);
+	rc = topo__jget_keys(j, obj, names, "");
+	if (rc != 0)
+		return rc;
+	json_object_foreach ((json_t *)obj, cls, cv) {
+		if (strncmp(cls, "x-", 2) == 0)
+			continue;
+		topo__jget_key(j, cls);
+		rc = topo__jget_object(j, cv,
+				       "an object of costs in nanoseconds");
+		if (rc != 0)
+			return rc;
+		name_list(cls, names);
+		rc = topo__jget_keys(j, cv, names, "");
+		if (rc != 0)
+			return rc;
+		topo__jget_pop(j);
+	}
+	return 0;
 }
 
-int topo__costs_from_json(const json_t *obj, const char *source,
-			  const char *at, struct topo_costs *c,
-			  uint32_t *given, topo_error *err)
+int topo__costs_from_json(struct topo__jget *j, const json_t *obj,
+			  struct topo_costs *c, uint32_t *given)
 {
-	const char *ckey, *key;
-	json_t *cv, *v;
-	char ptr[256], list[160];
+	int rc;
 
 	*c = defaults;
 	*given = 0;
-	if (!json_is_object(obj))
-		return invalid(err, source, at,
-			       "must be an object with \"shm\", \"net\" and "
-			       "\"reduce\" (got %s)",
-			       kind_of(obj));
-	/* Unknown keys first, at every level, then the values. */
-	json_object_foreach ((json_t *)obj, ckey, cv) {
-		if (strncmp(ckey, "x-", 2) == 0)
-			continue;
-		ptr_key(ptr, sizeof(ptr), at, ckey);
-		if (!is_class(ckey)) {
-			valid_names(NULL, list, sizeof(list));
-			return invalid(err, source, ptr,
-				       "unknown key (valid: %s, or x-*)", list);
-		}
-		if (!json_is_object(cv))
-			return invalid(err, source, ptr,
-				       "must be an object of costs in "
-				       "nanoseconds (got %s)",
-				       kind_of(cv));
-		json_object_foreach (cv, key, v) {
-			char kptr[256];
-
-			if (strncmp(key, "x-", 2) == 0)
-				continue;
-			ptr_key(kptr, sizeof(kptr), ptr, key);
-			if (find_key(ckey, key) < 0) {
-				valid_names(ckey, list, sizeof(list));
-				return invalid(err, source, kptr,
-					       "unknown key (valid: %s, or "
-					       "x-*)",
-					       list);
-			}
-		}
-	}
-	for (size_t k = 0; k < NKEYS; k++) {
-		char kptr[256];
+	rc = topo__jget_object(j, obj,
+			       "an object with \"shm\", \"net\" and "
+			       "\"reduce\"");
+	if (rc == 0)
+		rc = check_cost_keys(j, obj);
+	for (size_t k = 0; rc == 0 && k < NKEYS; k++) {
+		json_t *cv = json_object_get(obj, keys[k].cls);
+		json_t *v =
+		    cv != NULL ? json_object_get(cv, keys[k].name) : NULL;
+		bool per_byte = strcmp(keys[k].cls, "reduce") == 0 ||
+				strcmp(keys[k].name, "G") == 0;
 		double d;
 
-		cv = json_object_get(obj, keys[k].cls);
-		v = cv != NULL ? json_object_get(cv, keys[k].name) : NULL;
 		if (v == NULL)
 			continue;
-		ptr_key(ptr, sizeof(ptr), at, keys[k].cls);
-		ptr_key(kptr, sizeof(kptr), ptr, keys[k].name);
-		if (!json_is_number(v))
-			return invalid(err, source, kptr,
-				       "must be a number of nanoseconds%s "
-				       "from 0 to 1e15 (got %s)",
-				       strcmp(keys[k].cls, "reduce") == 0 ||
-					       strcmp(keys[k].name, "G") == 0
-					   ? " per byte"
-					   : "",
-				       kind_of(v));
-		d = json_number_value(v);
-		if (!good_cost(d)) {
-			char got[32];
-
-			show_number(got, sizeof(got), d);
-			return invalid(err, source, kptr,
-				       "must be from 0 to 1e15 nanoseconds "
-				       "(got %s)",
-				       got);
-		}
+		topo__jget_key(j, keys[k].cls);
+		topo__jget_key(j, keys[k].name);
+		rc = topo__jget_number(j, v, 0, COST_MAX,
+				       per_byte ? "a number of nanoseconds per "
+						  "byte from 0 to 1e15"
+						: "a number of nanoseconds "
+						  "from 0 to 1e15",
+				       &d);
+		if (rc != 0)
+			return rc;
+		topo__jget_pop(j);
+		topo__jget_pop(j);
 		*field(c, k) = d == 0 ? 0 : d; /* -0 is 0 */
 		*given |= (uint32_t)1 << k;
 	}
-	return 0;
+	return rc;
 }
 
 /* The shortest decimal that reads back as v, without an exponent (costs

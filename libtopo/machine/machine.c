@@ -1,7 +1,9 @@
 /*
  * machine.c - loading a machine description (collc(5)): checking every
  * rule of the format on the document json_read.c has parsed, and handing
- * the checked values to topo__machine_build.
+ * the checked values to topo__machine_build.  The common faults (a wrong
+ * type, an unknown key, a missing member) are worded by jget.c, the same
+ * as in the other documents libtopo reads.
  *
  * Every complaint says where (the file and line:column for JSON syntax,
  * from json_read.c; a JSON pointer for meaning), what is wrong and what
@@ -11,6 +13,7 @@
  * complaint.
  */
 #define TOPO_INTERNAL
+#include "io/jget.h"
 #include "topo_internal.h"
 
 #include <jansson.h>
@@ -20,14 +23,9 @@
 /* The torus generator keeps one coordinate per dimension on its stack. */
 #define MAX_DIMS 32
 
-/* Longest rendering of a string value or a key inside a message (as in
- * json_read.c's syntax errors). */
-#define SHOW_MAX 40
-
 /* One load in progress: where complaints go and what has been checked. */
 struct load {
-	const char *source;
-	topo_error *err;
+	struct topo__jget j; /* the source, the error record, the pointer */
 	int32_t nodes;
 	int64_t tasks;
 	int32_t *node_tasks; /* [nodes] */
@@ -53,89 +51,8 @@ static const char *const torus_keys[] = {"type", "dims", "physical_root", NULL};
 /* Before the type is known, any network key may be a typo of another. */
 static const char *const any_net_keys[] = {
 	"type", "parent", "fanout", "dims", "physical_root", NULL};
+static const char *const net_types[] = {"tree", "kary", "torus", NULL};
 /* clang-format on */
-
-/* ---------------------------------------------------------------------- */
-/* Describing values in messages */
-
-/* Renders a string as a JSON string literal, shortened, on one line. */
-static void show_string(const char *s, char *buf, size_t size)
-{
-	size_t n = 0, len = strlen(s), i;
-
-	if (size < 16)
-		return;
-	buf[n++] = '"';
-	for (i = 0; i < len && n + 10 < size; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (i >= SHOW_MAX && (c & 0xc0) != 0x80) {
-			n += (size_t)snprintf(buf + n, size - n, "...");
-			break;
-		}
-		if (c == '"' || c == '\\')
-			n += (size_t)snprintf(buf + n, size - n, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			n += (size_t)snprintf(buf + n, size - n, "\\u%04x", c);
-		else
-			buf[n++] = (char)c;
-	}
-	buf[n++] = '"';
-	buf[n] = '\0';
-}
-
-/* What a value is, for "(got ...)". */
-static void show(const json_t *v, char *buf, size_t size)
-{
-	double d;
-
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		snprintf(buf, size, "an object");
-		break;
-	case JSON_ARRAY:
-		snprintf(buf, size, "an array");
-		break;
-	case JSON_STRING:
-		show_string(json_string_value(v), buf, size);
-		break;
-	case JSON_INTEGER:
-		snprintf(buf, size, "%" JSON_INTEGER_FORMAT,
-			 json_integer_value(v));
-		break;
-	case JSON_REAL:
-		/* Keep "4.0" recognisable as the non-integer it is. */
-		d = json_real_value(v);
-		snprintf(buf, size, "%.15g", d);
-		if (strpbrk(buf, ".eEn") == NULL)
-			snprintf(buf + strlen(buf), size - strlen(buf), ".0");
-		break;
-	case JSON_TRUE:
-		snprintf(buf, size, "true");
-		break;
-	case JSON_FALSE:
-		snprintf(buf, size, "false");
-		break;
-	case JSON_NULL:
-		snprintf(buf, size, "null");
-		break;
-	}
-}
-
-/* Appends an object key to a JSON pointer.  Control characters become
- * '?' so that a message stays on one line. */
-static void pointer_key(char *ptr, size_t size, const char *key)
-{
-	char clean[256];
-	size_t i;
-
-	for (i = 0; key[i] != '\0' && i + 1 < sizeof(clean); i++)
-		clean[i] = ((unsigned char)key[i] < 0x20 || key[i] == 0x7f)
-			       ? '?'
-			       : key[i];
-	clean[i] = '\0';
-	topo__pointer_append(ptr, size, clean);
-}
 
 /* "0..7", or "0" for a machine of one node. */
 static void node_range(int32_t nodes, char *buf, size_t size)
@@ -149,97 +66,36 @@ static void node_range(int32_t nodes, char *buf, size_t size)
 /* ---------------------------------------------------------------------- */
 /* Checking values */
 
-static int invalid(struct load *ld, const char *ptr, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int invalid(struct load *ld, const char *ptr, const char *fmt, ...)
-{
-	char text[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	return topo__err(ld->err, TOPO_EINVAL, ld->source, ptr, "%s", text);
-}
-
 static int no_memory(struct load *ld)
 {
-	return topo__err(ld->err, TOPO_ENOMEM, ld->source, NULL,
+	return topo__err(ld->j.err, TOPO_ENOMEM, ld->j.source, NULL,
 			 "out of memory loading a machine of %d nodes",
 			 (int)ld->nodes);
 }
 
 /* v must be an integer in lo..INT32_MAX. */
-static int want_int(struct load *ld, const json_t *v, const char *ptr,
-		    int32_t lo, int32_t *out)
+static int want_int(struct load *ld, const json_t *v, int32_t lo, int32_t *out)
 {
-	char got[128];
-
-	if (json_is_integer(v) && json_integer_value(v) >= lo &&
-	    json_integer_value(v) <= INT32_MAX) {
-		*out = (int32_t)json_integer_value(v);
-		return 0;
-	}
-	show(v, got, sizeof(got));
-	if (json_is_integer(v) && json_integer_value(v) > INT32_MAX)
-		return invalid(ld, ptr,
-			       "must be an integer from %d to 2147483647 "
-			       "(got %s)",
-			       (int)lo, got);
-	return invalid(ld, ptr, "must be an integer >= %d (got %s)", (int)lo,
-		       got);
+	return topo__jget_int32(&ld->j, v, lo, INT32_MAX, NULL, out);
 }
 
 /* v must name a node (physical_root). */
-static int want_node(struct load *ld, const json_t *v, const char *ptr,
-		     int32_t *out)
+static int want_node(struct load *ld, const json_t *v, int32_t *out)
 {
 	char got[128], range[32];
 
 	node_range(ld->nodes, range, sizeof(range));
 	if (!json_is_integer(v)) {
-		show(v, got, sizeof(got));
-		return invalid(ld, ptr, "must be a node id %s (got %s)", range,
-			       got);
+		topo__jget_show(v, got, sizeof(got));
+		return topo__jget_fail(&ld->j, "must be a node id %s (got %s)",
+				       range, got);
 	}
 	if (json_integer_value(v) < 0 || json_integer_value(v) >= ld->nodes)
-		return invalid(ld, ptr,
-			       "node %" JSON_INTEGER_FORMAT
-			       " does not exist (nodes: %s)",
-			       json_integer_value(v), range);
+		return topo__jget_fail(&ld->j,
+				       "node %" JSON_INTEGER_FORMAT
+				       " does not exist (nodes: %s)",
+				       json_integer_value(v), range);
 	*out = (int32_t)json_integer_value(v);
-	return 0;
-}
-
-/* Refuses any key of obj that is not in valid and does not start with
- * "x-" (the place for users' own annotations). */
-static int check_keys(struct load *ld, json_t *obj, const char *at,
-		      const char *const *valid, const char *context)
-{
-	const char *key;
-	json_t *v;
-	char ptr[256], list[256];
-	size_t n = 0;
-
-	json_object_foreach (obj, key, v) {
-		size_t i;
-
-		if (strncmp(key, "x-", 2) == 0)
-			continue;
-		for (i = 0; valid[i] != NULL; i++)
-			if (strcmp(key, valid[i]) == 0)
-				break;
-		if (valid[i] != NULL)
-			continue;
-		for (i = 0; valid[i] != NULL; i++)
-			n += (size_t)snprintf(list + n, sizeof(list) - n,
-					      "%s, ", valid[i]);
-		snprintf(ptr, sizeof(ptr), "%s", at);
-		pointer_key(ptr, sizeof(ptr), key);
-		return invalid(ld, ptr, "unknown key%s (valid: %sor x-*)",
-			       context, list);
-	}
 	return 0;
 }
 
@@ -247,37 +103,31 @@ static int check_keys(struct load *ld, json_t *obj, const char *at,
  * sum must pass check_limit first). */
 static int check_tasks(struct load *ld, json_t *v)
 {
-	char got[128], ptr[64];
+	char what[96];
 	size_t count;
 	int32_t t;
 	int rc;
 
 	if (json_is_integer(v)) {
-		rc = want_int(ld, v, "/tasks_per_node", 1, &t);
+		rc = want_int(ld, v, 1, &t);
 		if (rc == 0)
 			ld->tasks = (int64_t)t * ld->nodes;
 		return rc;
 	}
-	if (!json_is_array(v)) {
-		show(v, got, sizeof(got));
-		return invalid(ld, "/tasks_per_node",
-			       "must be an integer >= 1 or an array of %d "
-			       "integers >= 1 (got %s)",
-			       (int)ld->nodes, got);
-	}
-	count = json_array_size(v);
-	if (count != (size_t)ld->nodes)
-		return invalid(ld, "/tasks_per_node",
-			       "has %zu entries, want %d (one per node)", count,
-			       (int)ld->nodes);
-	for (size_t n = 0; n < count; n++) {
-		snprintf(ptr, sizeof(ptr), "/tasks_per_node/%zu", n);
-		rc = want_int(ld, json_array_get(v, n), ptr, 1, &t);
+	snprintf(what, sizeof(what),
+		 "an integer >= 1 or an array of %d integers >= 1",
+		 (int)ld->nodes);
+	rc = topo__jget_array(&ld->j, v, (size_t)ld->nodes, (size_t)ld->nodes,
+			      what, " (one per node)", &count);
+	for (size_t n = 0; rc == 0 && n < count; n++) {
+		topo__jget_index(&ld->j, n);
+		rc = want_int(ld, json_array_get(v, n), 1, &t);
 		if (rc != 0)
 			return rc;
+		topo__jget_pop(&ld->j);
 		ld->tasks += t;
 	}
-	return 0;
+	return rc;
 }
 
 static int fill_tasks(struct load *ld, json_t *v)
@@ -310,232 +160,238 @@ static int check_limit(struct load *ld)
 		digits[--i] = (char)('0' + (int)(eps % 10));
 		eps /= 10;
 	} while (eps != 0);
-	return topo__err(ld->err, TOPO_ELIMIT, ld->source, NULL,
+	return topo__err(ld->j.err, TOPO_ELIMIT, ld->j.source, NULL,
 			 "%lld tasks x %d endpoints = %s endpoints; at most "
 			 "2147483647 are supported",
 			 (long long)ld->tasks, (int)ld->eps, digits + i);
 }
 
-/* Explicit network, first pass: the array and each entry, allocating
- * nothing. */
+/* Explicit network, first pass (at /network/parent): the array and each
+ * entry, allocating nothing. */
 static int check_tree_entries(struct load *ld, json_t *v)
 {
-	char got[128], ptr[64], range[32];
+	char got[128], what[96], range[32];
 	size_t count;
+	int rc;
 
 	node_range(ld->nodes, range, sizeof(range));
-	if (!json_is_array(v)) {
-		show(v, got, sizeof(got));
-		return invalid(ld, "/network/parent",
-			       "must be an array of %d node ids, -1 for the "
-			       "physical root (got %s)",
-			       (int)ld->nodes, got);
-	}
-	count = json_array_size(v);
-	if (count != (size_t)ld->nodes)
-		return invalid(ld, "/network/parent",
-			       "has %zu entries, want %d (one per node)", count,
-			       (int)ld->nodes);
-	for (int32_t n = 0; n < ld->nodes; n++) {
-		json_t *e = json_array_get(v, (size_t)n);
+	snprintf(what, sizeof(what),
+		 "an array of %d node ids, -1 for the physical root",
+		 (int)ld->nodes);
+	rc = topo__jget_array(&ld->j, v, (size_t)ld->nodes, (size_t)ld->nodes,
+			      what, " (one per node)", &count);
+	for (size_t n = 0; rc == 0 && n < count; n++) {
+		json_t *e = json_array_get(v, n);
 		json_int_t p = json_is_integer(e) ? json_integer_value(e) : 0;
 
-		snprintf(ptr, sizeof(ptr), "/network/parent/%d", (int)n);
-		if (!json_is_integer(e) || p < -1) {
-			show(e, got, sizeof(got));
-			return invalid(ld, ptr,
-				       "must be -1 (the physical root) or a "
-				       "node id %s (got %s)",
-				       range, got);
-		}
-		if (p >= ld->nodes)
-			return invalid(ld, ptr,
+		if (json_is_integer(e) && p >= -1 && p < ld->nodes)
+			continue;
+		topo__jget_index(&ld->j, n);
+		topo__jget_show(e, got, sizeof(got));
+		if (!json_is_integer(e) || p < -1)
+			return topo__jget_fail(&ld->j,
+					       "must be -1 (the physical root) "
+					       "or a node id %s (got %s)",
+					       range, got);
+		return topo__jget_fail(&ld->j,
 				       "node %" JSON_INTEGER_FORMAT
 				       " does not exist (nodes: %s)",
 				       p, range);
 	}
-	return 0;
+	return rc;
 }
 
-/* Explicit network, second pass: the parent array, and that the whole is
- * a tree (which needs a state per node). */
+/* The loop through node bad (its first steps) as "3 -> 5 -> 3", so that
+ * the fix is obvious. */
+static void show_cycle(const int32_t *parent, int32_t bad, char *path,
+		       size_t size)
+{
+	size_t n = (size_t)snprintf(path, size, "%d", (int)bad);
+	int32_t u = parent[bad];
+
+	for (int steps = 0; steps < 8 && u != bad; steps++) {
+		n += (size_t)snprintf(path + n, size - n, " -> %d", (int)u);
+		u = parent[u];
+	}
+	if (u == bad)
+		snprintf(path + n, size - n, " -> %d", (int)bad);
+	else
+		snprintf(path + n, size - n, " -> ...");
+}
+
+/* Explicit network, second pass (at /network/parent): the parent array,
+ * and that the whole is a tree (which needs a state per node). */
 static int build_tree(struct load *ld, json_t *v)
 {
-	char ptr[64], path[160];
+	char path[160];
 	int32_t *state = NULL, bad, root;
 	const char *why;
 	int rc = 0;
 
 	for (int32_t n = 0; n < ld->nodes; n++)
-		ld->parent[n] = (int32_t)json_integer_value(
-		    json_array_get(v, (size_t)n));
+		ld->parent[n] =
+		    (int32_t)json_integer_value(json_array_get(v, (size_t)n));
 	state = topo__mallocarray((size_t)ld->nodes, sizeof(int32_t));
 	if (state == NULL)
 		return no_memory(ld);
 	if (topo__network_check(ld->parent, ld->nodes, state, &bad, &why) == 0)
 		goto done;
-	snprintf(ptr, sizeof(ptr), "/network/parent/%d", (int)bad);
 	if (strcmp(why, "no root") == 0) {
-		rc = invalid(ld, "/network/parent",
-			     "no entry is -1 (one node must be the physical "
-			     "root)");
-	} else if (strcmp(why, "second root") == 0) {
+		rc = topo__jget_fail(&ld->j, "no entry is -1 (one node must "
+					     "be the physical root)");
+		goto done;
+	}
+	topo__jget_index(&ld->j, (size_t)bad);
+	if (strcmp(why, "second root") == 0) {
 		for (root = 0; ld->parent[root] != -1; root++)
 			;
-		rc = invalid(ld, ptr,
-			     "second root (node %d is already the physical "
-			     "root)",
-			     (int)root);
+		rc = topo__jget_fail(&ld->j,
+				     "second root (node %d is already the "
+				     "physical root)",
+				     (int)root);
 	} else if (strcmp(why, "own parent") == 0) {
-		rc = invalid(ld, ptr, "node %d is its own parent", (int)bad);
+		rc = topo__jget_fail(&ld->j, "node %d is its own parent",
+				     (int)bad);
 	} else if (strcmp(why, "cycle") == 0) {
-		/* Show the loop (its first steps), so the fix is obvious. */
-		size_t n = (size_t)snprintf(path, sizeof(path), "%d", (int)bad);
-		int32_t u = ld->parent[bad];
-
-		for (int steps = 0; steps < 8 && u != bad; steps++) {
-			n += (size_t)snprintf(path + n, sizeof(path) - n,
-					      " -> %d", (int)u);
-			u = ld->parent[u];
-		}
-		if (u == bad)
-			snprintf(path + n, sizeof(path) - n, " -> %d",
-				 (int)bad);
-		else
-			snprintf(path + n, sizeof(path) - n, " -> ...");
-		rc = invalid(ld, ptr, "cycle through node %d (%s)", (int)bad,
-			     path);
+		show_cycle(ld->parent, bad, path, sizeof(path));
+		rc = topo__jget_fail(&ld->j, "cycle through node %d (%s)",
+				     (int)bad, path);
 	} else {
-		rc = invalid(ld, ptr, "%s", why);
+		rc = topo__jget_fail(&ld->j, "%s", why);
 	}
 done:
 	topo__free(state);
 	return rc;
 }
 
-/* Torus sizes: 1..32 dimensions of at least 1 whose product is nodes. */
+/* Torus sizes (at /network/dims): 1..32 dimensions of at least 1 whose
+ * product is nodes. */
 static int load_dims(struct load *ld, json_t *v)
 {
-	char got[128], ptr[64];
+	char what[64];
 	size_t count;
 	int64_t product = 1;
 	int rc;
 
-	if (!json_is_array(v)) {
-		show(v, got, sizeof(got));
-		return invalid(ld, "/network/dims",
-			       "must be an array of 1 to %d dimension sizes "
-			       "(got %s)",
-			       MAX_DIMS, got);
-	}
-	count = json_array_size(v);
-	if (count == 0 || count > MAX_DIMS)
-		return invalid(ld, "/network/dims",
-			       "has %zu entries, want 1 to %d dimension sizes",
-			       count, MAX_DIMS);
+	snprintf(what, sizeof(what), "an array of 1 to %d dimension sizes",
+		 MAX_DIMS);
+	rc = topo__jget_array(&ld->j, v, 1, MAX_DIMS, what, " dimension sizes",
+			      &count);
+	if (rc != 0)
+		return rc;
 	ld->ndims = (int)count;
 	ld->dims = topo__mallocarray(count, sizeof(int32_t));
 	if (ld->dims == NULL)
 		return no_memory(ld);
 	for (size_t i = 0; i < count; i++) {
-		snprintf(ptr, sizeof(ptr), "/network/dims/%zu", i);
-		rc = want_int(ld, json_array_get(v, i), ptr, 1, &ld->dims[i]);
+		topo__jget_index(&ld->j, i);
+		rc = want_int(ld, json_array_get(v, i), 1, &ld->dims[i]);
 		if (rc != 0)
 			return rc;
+		topo__jget_pop(&ld->j);
 	}
 	/* Stop multiplying once past any possible node count: no overflow,
 	 * and the answer is already known. */
 	for (size_t i = 0; i < count && product <= INT32_MAX; i++)
 		product *= ld->dims[i];
 	if (product > INT32_MAX)
-		return invalid(ld, "/network/dims",
-			       "product is more than 2147483647, want %d "
-			       "(nodes)",
-			       (int)ld->nodes);
+		return topo__jget_fail(&ld->j,
+				       "product is more than 2147483647, want "
+				       "%d (nodes)",
+				       (int)ld->nodes);
 	if (product != ld->nodes)
-		return invalid(ld, "/network/dims",
-			       "product is %lld, want %d (nodes)",
-			       (long long)product, (int)ld->nodes);
+		return topo__jget_fail(&ld->j,
+				       "product is %lld, want %d (nodes)",
+				       (long long)product, (int)ld->nodes);
 	return 0;
 }
 
-/* The network, checked without allocating anything per node: its type,
- * its keys, its one required key and every value; an explicit tree's
- * entries one by one (whether they make a tree needs memory per node:
- * build_network).  Sets ld->net_type, ld->fanout, ld->dims, ld->root. */
+/* The type of the network (at /network) and the keys it allows. */
+static int network_type(struct load *ld, json_t *net, const char *const **valid)
+{
+	static const char *const *const by_type[] = {tree_keys, kary_keys,
+						     torus_keys};
+	char context[32];
+	json_t *type;
+	int t, rc;
+
+	rc = topo__jget_object(&ld->j, net,
+			       "an object with \"type\": \"tree\", \"kary\" "
+			       "or \"torus\"");
+	if (rc != 0)
+		return rc;
+	if (json_object_get(net, "type") == NULL) {
+		rc = topo__jget_keys(&ld->j, net, any_net_keys, "");
+		if (rc != 0)
+			return rc;
+	}
+	rc = topo__jget_member(&ld->j, net, "type",
+			       "\"tree\", \"kary\" or \"torus\"", &type);
+	if (rc == 0)
+		rc = topo__jget_enum(&ld->j, type, net_types, &t);
+	if (rc != 0)
+		return rc;
+	topo__jget_pop(&ld->j);
+	ld->net_type = net_types[t];
+	*valid = by_type[t];
+	snprintf(context, sizeof(context), " for type \"%s\"", ld->net_type);
+	return topo__jget_keys(&ld->j, net, *valid, context);
+}
+
+/* The network (at /network), checked without allocating anything per
+ * node: its type, its keys, its one required key and every value; an
+ * explicit tree's entries one by one (whether they make a tree needs
+ * memory per node: build_network).  Sets ld->net_type, ld->fanout,
+ * ld->dims, ld->root. */
 static int check_network(struct load *ld, json_t *net)
 {
 	const char *const *valid;
-	json_t *type, *v;
-	char got[128], context[32];
+	char what[64];
+	json_t *v;
 	int rc;
 
-	if (!json_is_object(net)) {
-		show(net, got, sizeof(got));
-		return invalid(ld, "/network",
-			       "must be an object with \"type\": \"tree\", "
-			       "\"kary\" or \"torus\" (got %s)",
-			       got);
-	}
-	type = json_object_get(net, "type");
-	if (type == NULL) {
-		rc = check_keys(ld, net, "/network", any_net_keys, "");
-		if (rc != 0)
-			return rc;
-		return invalid(ld, "/network",
-			       "missing \"type\" (\"tree\", \"kary\" or "
-			       "\"torus\")");
-	}
-	if (json_is_string(type) &&
-	    strcmp(json_string_value(type), "tree") == 0) {
-		valid = tree_keys;
-	} else if (json_is_string(type) &&
-		   strcmp(json_string_value(type), "kary") == 0) {
-		valid = kary_keys;
-	} else if (json_is_string(type) &&
-		   strcmp(json_string_value(type), "torus") == 0) {
-		valid = torus_keys;
-	} else {
-		show(type, got, sizeof(got));
-		return invalid(ld, "/network/type",
-			       "must be \"tree\", \"kary\" or \"torus\" (got "
-			       "%s)",
-			       got);
-	}
-	ld->net_type = json_string_value(type);
-	snprintf(context, sizeof(context), " for type \"%s\"", ld->net_type);
-	rc = check_keys(ld, net, "/network", valid, context);
+	rc = network_type(ld, net, &valid);
 	if (rc != 0)
 		return rc;
-
 	/* Each type's table lists its one required key second. */
-	v = json_object_get(net, valid[1]);
-	if (v == NULL)
-		return invalid(ld, "/network",
-			       "missing \"%s\" (required for type \"%s\")",
-			       valid[1], ld->net_type);
+	snprintf(what, sizeof(what), "required for type \"%s\"", ld->net_type);
+	rc = topo__jget_member(&ld->j, net, valid[1], what, &v);
+	if (rc != 0)
+		return rc;
 	if (valid == tree_keys)
-		return check_tree_entries(ld, v);
-	if (valid == kary_keys)
-		rc = want_int(ld, v, "/network/fanout", 1, &ld->fanout);
+		rc = check_tree_entries(ld, v);
+	else if (valid == kary_keys)
+		rc = want_int(ld, v, 1, &ld->fanout);
 	else
 		rc = load_dims(ld, v);
 	if (rc != 0)
 		return rc;
-	v = json_object_get(net, "physical_root");
-	if (v != NULL)
-		return want_node(ld, v, "/network/physical_root", &ld->root);
-	return 0;
+	topo__jget_pop(&ld->j);
+	if (valid == tree_keys)
+		return 0;
+	rc = topo__jget_member(&ld->j, net, "physical_root", NULL, &v);
+	if (rc == 0 && v != NULL)
+		rc = want_node(ld, v, &ld->root);
+	topo__jget_pop(&ld->j);
+	return rc;
 }
 
 /* The node-level parent array, once everything cheap is checked. */
 static int build_network(struct load *ld, json_t *net)
 {
+	int rc;
+
 	ld->parent = topo__mallocarray((size_t)ld->nodes, sizeof(int32_t));
 	if (ld->parent == NULL)
 		return no_memory(ld);
-	if (strcmp(ld->net_type, "tree") == 0)
-		return build_tree(ld, json_object_get(net, "parent"));
+	if (strcmp(ld->net_type, "tree") == 0) {
+		topo__jget_key(&ld->j, "network");
+		topo__jget_key(&ld->j, "parent");
+		rc = build_tree(ld, json_object_get(net, "parent"));
+		topo__jget_pop(&ld->j);
+		topo__jget_pop(&ld->j);
+		return rc;
+	}
 	if (strcmp(ld->net_type, "kary") == 0)
 		topo__network_kary(ld->parent, ld->nodes, ld->fanout, ld->root);
 	else
@@ -543,47 +399,53 @@ static int build_network(struct load *ld, json_t *net)
 	return 0;
 }
 
-/* The groups' shape, names and specs (read against the machine's sizes);
- * what the specs select needs the built machine. */
+/* Puts the current pointer on an error record that a check below the
+ * document's level (a stride spec's) filled without it. */
+static void locate(struct load *ld)
+{
+	char ptr[512];
+
+	topo__jget_pointer(&ld->j, ptr, sizeof(ptr));
+	topo__err_locate(ld->j.err, ld->j.source, ptr);
+}
+
+/* The groups' shape, names and specs (at /groups, read against the
+ * machine's sizes); what the specs select needs the built machine. */
 static int check_groups(struct load *ld, json_t *groups)
 {
-	const char *name;
+	const char *name, *spec;
 	json_t *v;
-	char got[128], ptr[256];
 	int rc;
 
-	if (!json_is_object(groups)) {
-		show(groups, got, sizeof(got));
-		return invalid(ld, "/groups",
-			       "must be an object of group name -> stride "
-			       "spec (got %s)",
-			       got);
-	}
+	rc = topo__jget_object(&ld->j, groups,
+			       "an object of group name -> stride spec");
+	if (rc != 0)
+		return rc;
 	json_object_foreach (groups, name, v) {
-		snprintf(ptr, sizeof(ptr), "/groups");
-		pointer_key(ptr, sizeof(ptr), name);
+		topo__jget_key(&ld->j, name);
 		if (name[0] == '\0')
-			return invalid(ld, ptr, "group name is empty");
+			return topo__jget_fail(&ld->j, "group name is empty");
 		if (strcmp(name, "world") == 0)
-			return invalid(ld, ptr,
-				       "the name \"world\" is reserved (the "
-				       "group of all endpoints, spec \"all\")");
-		if (!json_is_string(v) || json_string_length(v) == 0) {
-			show(v, got, sizeof(got));
-			return invalid(ld, ptr,
-				       "must be a non-empty stride spec "
-				       "string such as \"cols 0::2\" (got %s)",
-				       got);
-		}
+			return topo__jget_fail(&ld->j,
+					       "the name \"world\" is reserved "
+					       "(the group of all endpoints, "
+					       "spec \"all\")");
+		rc = topo__jget_string(&ld->j, v, 1,
+				       "a non-empty stride spec string such "
+				       "as \"cols 0::2\"",
+				       &spec);
+		if (rc != 0)
+			return rc;
 		/* Its words and indices, from the sizes alone; whether it
 		 * selects anything is for add_groups. */
 		rc = topo__spec_syntax(ld->eps, (int32_t)ld->tasks, ld->nodes,
-				       (int32_t)(ld->tasks * ld->eps),
-				       json_string_value(v), ld->err);
+				       (int32_t)(ld->tasks * ld->eps), spec,
+				       ld->j.err);
 		if (rc != 0) {
-			topo__err_locate(ld->err, ld->source, ptr);
+			locate(ld);
 			return rc;
 		}
+		topo__jget_pop(&ld->j);
 	}
 	return 0;
 }
@@ -592,20 +454,21 @@ static int add_groups(struct load *ld, topo_machine *m, json_t *groups)
 {
 	const char *name;
 	json_t *v;
-	char ptr[256];
 	int rc;
 
+	topo__jget_key(&ld->j, "groups");
 	json_object_foreach (groups, name, v) {
-		rc = topo_spec_check(m, json_string_value(v), ld->err);
+		topo__jget_key(&ld->j, name);
+		rc = topo_spec_check(m, json_string_value(v), ld->j.err);
 		if (rc != 0) {
-			snprintf(ptr, sizeof(ptr), "/groups");
-			pointer_key(ptr, sizeof(ptr), name);
-			topo__err_locate(ld->err, ld->source, ptr);
+			locate(ld);
 			return rc;
 		}
 		if (topo__machine_add_group(m, name, json_string_value(v)) != 0)
 			return no_memory(ld);
+		topo__jget_pop(&ld->j);
 	}
+	topo__jget_pop(&ld->j);
 	return 0;
 }
 
@@ -633,116 +496,122 @@ static char *default_name(const char *source)
 	return name;
 }
 
+/* The members that size the machine (nodes, tasks_per_node, whose value
+ * goes to *tasks, endpoints_per_task), and that their product fits. */
+static int check_sizes(struct load *ld, json_t *doc, json_t **tasks)
+{
+	json_t *v;
+	int rc;
+
+	rc = topo__jget_member(&ld->j, doc, "nodes",
+			       "the number of compute nodes, an integer >= 1",
+			       &v);
+	if (rc == 0)
+		rc = want_int(ld, v, 1, &ld->nodes);
+	topo__jget_pop(&ld->j);
+	if (rc != 0)
+		return rc;
+	rc = topo__jget_member(&ld->j, doc, "tasks_per_node",
+			       "an integer >= 1, or an array of one per node",
+			       tasks);
+	if (rc == 0)
+		rc = check_tasks(ld, *tasks);
+	topo__jget_pop(&ld->j);
+	if (rc != 0)
+		return rc;
+	ld->eps = 1;
+	rc = topo__jget_member(&ld->j, doc, "endpoints_per_task", NULL, &v);
+	if (rc == 0 && v != NULL)
+		rc = want_int(ld, v, 1, &ld->eps);
+	topo__jget_pop(&ld->j);
+	if (rc != 0)
+		return rc;
+	return check_limit(ld);
+}
+
+/*
+ * Checks everything that can be checked without memory in proportion to
+ * the machine, in the format's order: a wrong file of 41 bytes that claims
+ * half a billion nodes gets its real error at once, not after gigabytes
+ * (or "out of memory" under a limit).  *name, *tasks, *net and *groups get
+ * those members (*name and *groups NULL when absent).
+ */
+static int check_doc(struct load *ld, json_t *doc, const char **name,
+		     json_t **tasks, json_t **net, json_t **groups)
+{
+	char got[128];
+	json_t *v;
+	int rc;
+
+	if (!json_is_object(doc)) {
+		topo__jget_show(doc, got, sizeof(got));
+		return topo__jget_fail(&ld->j,
+				       "a machine description must be a JSON "
+				       "object (got %s)",
+				       got);
+	}
+	rc = topo__jget_keys(&ld->j, doc, top_keys, "");
+	if (rc != 0)
+		return rc;
+	rc = topo__jget_member(&ld->j, doc, "name", NULL, &v);
+	if (rc == 0 && v != NULL)
+		rc = topo__jget_string(&ld->j, v, 1, NULL, name);
+	topo__jget_pop(&ld->j);
+	if (rc == 0)
+		rc = check_sizes(ld, doc, tasks);
+	if (rc != 0)
+		return rc;
+	rc = topo__jget_member(&ld->j, doc, "network",
+			       "an object with \"type\": \"tree\", \"kary\" or "
+			       "\"torus\"",
+			       net);
+	if (rc == 0)
+		rc = check_network(ld, *net);
+	topo__jget_pop(&ld->j);
+	if (rc == 0)
+		rc = topo__jget_member(&ld->j, doc, "groups", NULL, groups);
+	if (rc == 0 && *groups != NULL)
+		rc = check_groups(ld, *groups);
+	topo__jget_pop(&ld->j);
+	if (rc != 0)
+		return rc;
+	v = json_object_get(doc, "costs");
+	if (v == NULL) {
+		topo__costs_default(&ld->costs);
+		return 0;
+	}
+	topo__jget_key(&ld->j, "costs");
+	rc = topo__costs_from_json(&ld->j, v, &ld->costs, &ld->costs_given);
+	topo__jget_pop(&ld->j);
+	return rc;
+}
+
 /* Checks a parsed document and builds the machine. */
 static int load_doc(topo_machine **out, struct load *ld, json_t *doc,
 		    const char *name_source)
 {
 	topo_machine *m = NULL;
-	json_t *v, *tasks, *groups, *costs;
-	char got[128];
+	json_t *tasks = NULL, *net = NULL, *groups = NULL;
+	const char *given = NULL;
 	char *name = NULL;
 	int rc;
 
-	if (!json_is_object(doc)) {
-		show(doc, got, sizeof(got));
-		return invalid(ld, "",
-			       "a machine description must be a JSON object "
-			       "(got %s)",
-			       got);
-	}
-	rc = check_keys(ld, doc, "", top_keys, "");
+	rc = check_doc(ld, doc, &given, &tasks, &net, &groups);
 	if (rc != 0)
 		return rc;
-
-	v = json_object_get(doc, "name");
-	if (v != NULL && (!json_is_string(v) || json_string_length(v) == 0)) {
-		show(v, got, sizeof(got));
-		return invalid(ld, "/name",
-			       "must be a non-empty string (got %s)", got);
-	}
-	name = v != NULL ? topo__strdup(json_string_value(v))
-			 : default_name(name_source);
+	name = given != NULL ? topo__strdup(given) : default_name(name_source);
 	if (name == NULL)
 		return no_memory(ld);
-
-	v = json_object_get(doc, "nodes");
-	if (v == NULL) {
-		rc = invalid(ld, "",
-			     "missing \"nodes\" (the number of compute "
-			     "nodes, an integer >= 1)");
-		goto done;
-	}
-	rc = want_int(ld, v, "/nodes", 1, &ld->nodes);
-	if (rc != 0)
-		goto done;
-
-	v = json_object_get(doc, "tasks_per_node");
-	if (v == NULL) {
-		rc = invalid(ld, "",
-			     "missing \"tasks_per_node\" (an integer "
-			     ">= 1, or an array of one per node)");
-		goto done;
-	}
-	tasks = v;
-	rc = check_tasks(ld, tasks);
-	if (rc != 0)
-		goto done;
-
-	ld->eps = 1;
-	v = json_object_get(doc, "endpoints_per_task");
-	if (v != NULL) {
-		rc = want_int(ld, v, "/endpoints_per_task", 1, &ld->eps);
-		if (rc != 0)
-			goto done;
-	}
-	rc = check_limit(ld);
-	if (rc != 0)
-		goto done;
-
-	v = json_object_get(doc, "network");
-	if (v == NULL) {
-		rc = invalid(ld, "",
-			     "missing \"network\" (an object with "
-			     "\"type\": \"tree\", \"kary\" or "
-			     "\"torus\")");
-		goto done;
-	}
-	rc = check_network(ld, v);
-	if (rc != 0)
-		goto done;
-
-	groups = json_object_get(doc, "groups");
-	if (groups != NULL) {
-		rc = check_groups(ld, groups);
-		if (rc != 0)
-			goto done;
-	}
-
-	costs = json_object_get(doc, "costs");
-	if (costs != NULL) {
-		rc = topo__costs_from_json(costs, ld->source, "/costs",
-					   &ld->costs, &ld->costs_given,
-					   ld->err);
-		if (rc != 0)
-			goto done;
-	} else {
-		topo__costs_default(&ld->costs);
-	}
-
-	/* Everything that can be checked without memory in proportion to
-	 * the machine has been: a wrong file of 41 bytes that claims half a
-	 * billion nodes gets its real error at once, not after gigabytes
-	 * (or "out of memory" under a limit).  Now the per-node work. */
+	/* Now the per-node work. */
 	rc = fill_tasks(ld, tasks);
 	if (rc == 0)
-		rc = build_network(ld, v);
+		rc = build_network(ld, net);
 	if (rc != 0)
 		goto done;
-
 	rc = topo__machine_build(&m, name, ld->nodes, ld->node_tasks, ld->eps,
-				 ld->net_type, ld->parent, ld->err);
+				 ld->net_type, ld->parent, ld->j.err);
 	if (rc != 0) {
-		topo__err_locate(ld->err, ld->source, "");
+		topo__err_locate(ld->j.err, ld->j.source, "");
 		goto done;
 	}
 	m->fanout = ld->fanout;
@@ -769,10 +638,11 @@ done:
 static int load(topo_machine **out, const char *buf, size_t len,
 		const char *source, const char *name_source, topo_error *err)
 {
-	struct load ld = {.source = source, .err = err};
+	struct load ld = {0};
 	json_t *doc;
 	int rc;
 
+	topo__jget_init(&ld.j, source, err);
 	rc = topo__json_parse(buf, len, source, &doc, err);
 	if (rc != 0)
 		return rc;

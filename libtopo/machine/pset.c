@@ -67,7 +67,7 @@ struct acc {
 struct pset_work {
 	struct acc acc;
 	struct pset_pat *prog; /* the last progression pattern made */
-	/* pset_expand: the last pattern expanded and its expansion */
+	/* topo__pset_expand: the last pattern expanded and its expansion */
 	const struct pset_pat *exp_src;
 	const struct pset *exp_rows;
 	int64_t exp_unit;
@@ -343,7 +343,7 @@ static void piece_clear(struct piece *p)
 /* ---------------------------------------------------------------------- */
 /* Sets */
 
-void pset_free(struct pset *s)
+void topo__pset_free(struct pset *s)
 {
 	for (size_t i = 0; i < s->n; i++)
 		pat_unref(s->v[i].pat);
@@ -352,9 +352,9 @@ void pset_free(struct pset *s)
 	s->n = s->cap = 0;
 }
 
-void pset_move(struct pset *dst, struct pset *src)
+void topo__pset_move(struct pset *dst, struct pset *src)
 {
-	pset_free(dst);
+	topo__pset_free(dst);
 	*dst = *src;
 	src->v = NULL;
 	src->n = src->cap = 0;
@@ -391,7 +391,7 @@ static int push(struct pset *s, int64_t lo, int64_t hi, struct pset_pat *pat,
 	return 0;
 }
 
-int pset_push_full(struct pset *s, int64_t lo, int64_t hi)
+int topo__pset_push_full(struct pset *s, int64_t lo, int64_t hi)
 {
 	return push(s, lo, hi, NULL, 0);
 }
@@ -495,7 +495,7 @@ static int64_t run_count(const struct pset_run *r)
 	return count;
 }
 
-int64_t pset_count(const struct pset *s)
+int64_t topo__pset_count(const struct pset *s)
 {
 	int64_t count = 0;
 
@@ -504,7 +504,7 @@ int64_t pset_count(const struct pset *s)
 	return count;
 }
 
-int pset_members(const struct pset *s, int32_t *out)
+int topo__pset_members(const struct pset *s, int32_t *out)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		const struct pset_run *r = &s->v[i];
@@ -548,11 +548,12 @@ int pset_members(const struct pset *s, int32_t *out)
 	return 0;
 }
 
-bool pset_is_range(const struct pset *s, int64_t lo, int64_t hi)
+bool topo__pset_is_range(const struct pset *s, int64_t lo, int64_t hi)
 {
 	return s->n > 0 && s->v[0].lo == lo && s->v[s->n - 1].hi == hi &&
-	       (s->n == 1 && s->v[0].pat == NULL ? true
-						 : pset_count(s) == hi - lo);
+	       (s->n == 1 && s->v[0].pat == NULL
+		    ? true
+		    : topo__pset_count(s) == hi - lo);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -824,12 +825,12 @@ static int acc_push_literal(const struct acc *A, bool result, struct pset *out)
 /* ---------------------------------------------------------------------- */
 /* Work */
 
-struct pset_work *pset_work_new(void)
+struct pset_work *topo__pset_work_new(void)
 {
 	return topo__calloc(1, sizeof(struct pset_work));
 }
 
-void pset_work_free(struct pset_work *w)
+void topo__pset_work_free(struct pset_work *w)
 {
 	if (w == NULL)
 		return;
@@ -1020,8 +1021,33 @@ static int chain_stretch(struct acc *A, const struct pset_run *const *act,
 	return 0;
 }
 
-int pset_chain(struct pset_work *w, const struct pset *sets, const bool *minus,
-	       size_t n, struct pset *out)
+/* The sweep's events, in order: each run of each set opens at its lo
+ * and closes at its hi.  sign[k] says whether set k is subtracted (the
+ * first never is); *all_plus whether none is.  Returns the count. */
+static size_t chain_events(const struct pset *sets, const bool *minus,
+			   size_t n, struct event *ev, bool *sign,
+			   bool *all_plus)
+{
+	size_t nev = 0;
+
+	*all_plus = true;
+	for (size_t k = 0; k < n; k++) {
+		sign[k] = k > 0 && minus[k];
+		if (sign[k])
+			*all_plus = false;
+		for (size_t i = 0; i < sets[k].n; i++) {
+			ev[nev++] = (struct event){sets[k].v[i].lo, (uint32_t)k,
+						   (uint32_t)i, 1};
+			ev[nev++] = (struct event){sets[k].v[i].hi, (uint32_t)k,
+						   (uint32_t)i, 0};
+		}
+	}
+	qsort(ev, nev, sizeof(*ev), event_cmp);
+	return nev;
+}
+
+int topo__pset_chain(struct pset_work *w, const struct pset *sets,
+		     const bool *minus, size_t n, struct pset *out)
 {
 	struct event *ev = NULL;
 	const struct pset_run **act = NULL;
@@ -1030,10 +1056,10 @@ int pset_chain(struct pset_work *w, const struct pset *sets, const bool *minus,
 	uint64_t gen = 0, memo_gen = UINT64_MAX;
 	int64_t memo_floor = -2;
 	size_t nev = 0, total = 0;
-	bool *sign = NULL, all_plus = true;
+	bool *sign = NULL, all_plus;
 	int rc = TOPO_ENOMEM;
 
-	pset_free(out);
+	topo__pset_free(out);
 	for (size_t k = 0; k < n; k++)
 		total += sets[k].n;
 	if (n > UINT32_MAX || total > UINT32_MAX ||
@@ -1046,18 +1072,7 @@ int pset_chain(struct pset_work *w, const struct pset *sets, const bool *minus,
 		goto out;
 	if (hbits_init(&whole, n) != 0 || hbits_init(&partial, n) != 0)
 		goto out;
-	for (size_t k = 0; k < n; k++) {
-		sign[k] = k > 0 && minus[k];
-		if (sign[k])
-			all_plus = false;
-		for (size_t i = 0; i < sets[k].n; i++) {
-			ev[nev++] = (struct event){sets[k].v[i].lo, (uint32_t)k,
-						   (uint32_t)i, 1};
-			ev[nev++] = (struct event){sets[k].v[i].hi, (uint32_t)k,
-						   (uint32_t)i, 0};
-		}
-	}
-	qsort(ev, nev, sizeof(*ev), event_cmp);
+	nev = chain_events(sets, minus, n, ev, sign, &all_plus);
 	for (size_t e = 0; e < nev;) {
 		int64_t x = ev[e].x, y, floor, top;
 
@@ -1135,7 +1150,7 @@ out:
 	topo__free(act);
 	topo__free(sign);
 	if (rc != 0)
-		pset_free(out);
+		topo__pset_free(out);
 	return rc;
 }
 
@@ -1167,15 +1182,15 @@ static int and_sparse(const struct pset_run *x, const struct pset_run *y,
 	return rc;
 }
 
-int pset_and(struct pset_work *w, const struct pset *a, const struct pset *b,
-	     struct pset *out)
+int topo__pset_and(struct pset_work *w, const struct pset *a,
+		   const struct pset *b, struct pset *out)
 {
 	struct piece memo = {PIECE_EMPTY, NULL, 0};
 	const struct pset_run *ma = NULL, *mb = NULL;
 	size_t i = 0, j = 0;
 	int rc = 0;
 
-	pset_free(out);
+	topo__pset_free(out);
 	while (rc == 0 && i < a->n && j < b->n) {
 		const struct pset_run *x = &a->v[i], *y = &b->v[j];
 		int64_t lo = x->lo > y->lo ? x->lo : y->lo;
@@ -1232,7 +1247,7 @@ int pset_and(struct pset_work *w, const struct pset *a, const struct pset *b,
 	}
 	piece_clear(&memo);
 	if (rc != 0)
-		pset_free(out);
+		topo__pset_free(out);
 	return rc;
 }
 
@@ -1338,8 +1353,8 @@ static bool prog_few(const struct pset_prog *p)
 			       p->step > topo__pset_tune.cap);
 }
 
-int pset_union_progs(struct pset_work *w, struct pset_prog *v, size_t n,
-		     int64_t size, struct pset *out)
+int topo__pset_union_progs(struct pset_work *w, struct pset_prog *v, size_t n,
+			   int64_t size, struct pset *out)
 {
 	struct pset *classes = NULL;
 	struct pset_prog *mine = NULL;
@@ -1348,7 +1363,7 @@ int pset_union_progs(struct pset_work *w, struct pset_prog *v, size_t n,
 	bool few = false;
 	int rc = 0;
 
-	pset_free(out);
+	topo__pset_free(out);
 	if (n == 0)
 		return 0;
 	for (size_t i = 0; i < n; i++)
@@ -1413,14 +1428,14 @@ int pset_union_progs(struct pset_work *w, struct pset_prog *v, size_t n,
 	}
 	if (rc == 0) {
 		if (nclass == 1) {
-			pset_move(out, &classes[0]);
+			topo__pset_move(out, &classes[0]);
 		} else {
-			rc = pset_chain(w, classes, minus, nclass, out);
+			rc = topo__pset_chain(w, classes, minus, nclass, out);
 		}
 	}
 out:
 	for (size_t c = 0; classes != NULL && c < nclass; c++)
-		pset_free(&classes[c]);
+		topo__pset_free(&classes[c]);
 	topo__free(classes);
 	topo__free(minus);
 	topo__free(mine);
@@ -1475,13 +1490,13 @@ static int expand_pat(struct pset_work *w, const struct pset_pat *src,
 	return 0;
 }
 
-int pset_expand(struct pset_work *w, const struct pset *in, int64_t unit,
-		const struct pset *rows, struct pset *out)
+int topo__pset_expand(struct pset_work *w, const struct pset *in, int64_t unit,
+		      const struct pset *rows, struct pset *out)
 {
 	word *rowbits = NULL;
 	int rc = 0;
 
-	pset_free(out);
+	topo__pset_free(out);
 	piece_clear(&w->exp);
 	w->exp_src = NULL;
 	w->exp_unit = 0;
@@ -1542,15 +1557,16 @@ int pset_expand(struct pset_work *w, const struct pset *in, int64_t unit,
 	w->exp_src = NULL;
 	w->exp_unit = 0;
 	if (rc != 0)
-		pset_free(out);
+		topo__pset_free(out);
 	return rc;
 }
 
-int pset_widen(const struct pset *in, const int32_t *first, struct pset *out)
+int topo__pset_widen(const struct pset *in, const int32_t *first,
+		     struct pset *out)
 {
 	int rc = 0;
 
-	pset_free(out);
+	topo__pset_free(out);
 	for (size_t i = 0; rc == 0 && i < in->n; i++) {
 		const struct pset_run *r = &in->v[i];
 
@@ -1563,14 +1579,14 @@ int pset_widen(const struct pset *in, const int32_t *first, struct pset *out)
 			rc = push(out, first[x], first[x + 1], NULL, 0);
 	}
 	if (rc != 0)
-		pset_free(out);
+		topo__pset_free(out);
 	return rc;
 }
 
 /* ---------------------------------------------------------------------- */
 /* Checking (tests) */
 
-const char *pset_invalid(const struct pset *s, int64_t size)
+const char *topo__pset_invalid(const struct pset *s, int64_t size)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		const struct pset_run *r = &s->v[i];

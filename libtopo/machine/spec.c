@@ -11,8 +11,8 @@
  * progressions; the selectors of a term are intersected per axis (rows,
  * tasks, endpoints; node selectors are widened to their tasks), and the
  * term becomes a set of endpoints.  The terms are then combined in one
- * sweep (pset_chain): an endpoint is selected when the last term that holds
- * it is added, which is what evaluating left to right gives.
+ * sweep (topo__pset_chain): an endpoint is selected when the last term that
+ * holds it is added, which is what evaluating left to right gives.
  *
  * Whitespace (spaces, tabs) separates the words of a spec: axis names,
  * index lists and operators.  An index list ("0:7:2,9") is one word; an
@@ -328,13 +328,13 @@ static int constrain(struct parser *p, struct pset *dst, struct pset *src,
 	int rc;
 
 	if (!*has) {
-		pset_move(dst, src);
+		topo__pset_move(dst, src);
 		*has = true;
 		return 0;
 	}
-	rc = pset_and(p->work, dst, src, &p->tmp);
+	rc = topo__pset_and(p->work, dst, src, &p->tmp);
 	if (rc == 0)
-		pset_move(dst, &p->tmp);
+		topo__pset_move(dst, &p->tmp);
 	return rc;
 }
 
@@ -361,7 +361,8 @@ static int read_selector(struct parser *p, const struct axis_word *aw, size_t n)
 	}
 	if (p->check_only)
 		return 0;
-	rc = pset_union_progs(p->work, p->progs, p->nprogs, size, &p->sel);
+	rc =
+	    topo__pset_union_progs(p->work, p->progs, p->nprogs, size, &p->sel);
 	if (rc != 0)
 		return rc;
 	switch (aw->axis) {
@@ -372,10 +373,11 @@ static int read_selector(struct parser *p, const struct axis_word *aw, size_t n)
 	case AXIS_NODE:
 		/* A node stands for its tasks' endpoints: widen. */
 		if (m->uniform_tasks != 0)
-			rc = pset_expand(p->work, &p->sel, m->uniform_tasks,
-					 NULL, &p->wide);
+			rc = topo__pset_expand(
+			    p->work, &p->sel, m->uniform_tasks, NULL, &p->wide);
 		else
-			rc = pset_widen(&p->sel, m->node_first_task, &p->wide);
+			rc = topo__pset_widen(&p->sel, m->node_first_task,
+					      &p->wide);
 		if (rc != 0)
 			return rc;
 		return constrain(p, &p->task, &p->wide, &p->has_task);
@@ -389,7 +391,7 @@ static int read_selector(struct parser *p, const struct axis_word *aw, size_t n)
 static int end_term(struct parser *p, bool all, bool minus)
 {
 	int64_t N = p->m->endpoints, T = p->m->tasks, E = p->m->eps_per_task;
-	bool rows = p->has_row && !pset_is_range(&p->row, 0, E);
+	bool rows = p->has_row && !topo__pset_is_range(&p->row, 0, E);
 	struct pset term = {0}, base = {0};
 	int rc = 0;
 
@@ -411,26 +413,26 @@ static int end_term(struct parser *p, bool all, bool minus)
 		p->tcap = cap;
 	}
 	if (all || (!p->has_task && !rows && !p->has_ep)) {
-		rc = pset_push_full(&term, 0, N);
+		rc = topo__pset_push_full(&term, 0, N);
 	} else if (!p->has_task && !rows) {
-		pset_move(&term, &p->ep);
+		topo__pset_move(&term, &p->ep);
 	} else {
 		if (!p->has_task)
-			rc = pset_push_full(&p->task, 0, T);
+			rc = topo__pset_push_full(&p->task, 0, T);
 		if (rc == 0)
-			rc = pset_expand(p->work, &p->task, E,
-					 rows ? &p->row : NULL, &base);
+			rc = topo__pset_expand(p->work, &p->task, E,
+					       rows ? &p->row : NULL, &base);
 		if (rc == 0 && p->has_ep)
-			rc = pset_and(p->work, &base, &p->ep, &term);
+			rc = topo__pset_and(p->work, &base, &p->ep, &term);
 		else if (rc == 0)
-			pset_move(&term, &base);
+			topo__pset_move(&term, &base);
 	}
-	pset_free(&base);
-	pset_free(&p->ep);
-	pset_free(&p->task);
-	pset_free(&p->row);
+	topo__pset_free(&base);
+	topo__pset_free(&p->ep);
+	topo__pset_free(&p->task);
+	topo__pset_free(&p->row);
 	if (rc != 0) {
-		pset_free(&term);
+		topo__pset_free(&term);
 		return rc;
 	}
 	p->terms[p->nterms] = term;
@@ -590,16 +592,17 @@ int topo__spec_eval(const topo_machine *m, const char *spec, int32_t **members,
 	p.size[AXIS_TASK] = m->tasks;
 	p.size[AXIS_NODE] = m->nodes;
 	p.size[AXIS_EP] = m->endpoints;
-	p.work = pset_work_new();
+	p.work = topo__pset_work_new();
 	rc = p.work != NULL ? read_spec(&p) : TOPO_ENOMEM;
 	if (rc == 0 && p.nterms == 1 && !p.minus[0])
-		pset_move(&result, &p.terms[0]);
+		topo__pset_move(&result, &p.terms[0]);
 	else if (rc == 0)
-		rc = pset_chain(p.work, p.terms, p.minus, p.nterms, &result);
+		rc = topo__pset_chain(p.work, p.terms, p.minus, p.nterms,
+				      &result);
 	if (rc != 0)
 		goto out;
 
-	count = pset_count(&result);
+	count = topo__pset_count(&result);
 	if (count == 0) {
 		rc = fail(&p, 0, "selects no endpoints");
 		goto out;
@@ -609,7 +612,7 @@ int topo__spec_eval(const topo_machine *m, const char *spec, int32_t **members,
 		rc = TOPO_ENOMEM;
 		goto out;
 	}
-	rc = pset_members(&result, out);
+	rc = topo__pset_members(&result, out);
 	if (rc != 0) {
 		topo__free(out);
 		goto out;
@@ -622,18 +625,18 @@ out:
 			  "out of memory evaluating spec "
 			  "\"%.200s\" over %lld endpoints",
 			  spec, (long long)N);
-	pset_free(&result);
+	topo__pset_free(&result);
 	for (size_t i = 0; i < p.nterms; i++)
-		pset_free(&p.terms[i]);
+		topo__pset_free(&p.terms[i]);
 	topo__free(p.terms);
 	topo__free(p.minus);
-	pset_free(&p.ep);
-	pset_free(&p.task);
-	pset_free(&p.row);
-	pset_free(&p.sel);
-	pset_free(&p.wide);
-	pset_free(&p.tmp);
+	topo__pset_free(&p.ep);
+	topo__pset_free(&p.task);
+	topo__pset_free(&p.row);
+	topo__pset_free(&p.sel);
+	topo__pset_free(&p.wide);
+	topo__pset_free(&p.tmp);
 	topo__free(p.progs);
-	pset_work_free(p.work);
+	topo__pset_work_free(p.work);
 	return rc;
 }

@@ -633,12 +633,11 @@ static void test_broken(void)
 
 	/* The document itself */
 	expect_error(d, "\"collc-routes\"", "\"collc-machine\"", TOPO_EINVAL,
-		     "tiny.json: /format: \"collc-machine\" is not a compile "
-		     "output (expected \"collc-routes\")");
+		     "tiny.json: /format: must be \"collc-routes\" (got "
+		     "\"collc-machine\")");
 	expect_error(d, "\"format\": \"collc-routes\"", "\"format\": 7",
 		     TOPO_EINVAL,
-		     "tiny.json: /format: must be \"collc-routes\" (got an "
-		     "integer)");
+		     "tiny.json: /format: must be \"collc-routes\" (got 7)");
 	expect_error(d, "\"format\"", "\"formats\"", TOPO_EINVAL,
 		     "tiny.json: missing \"format\" (\"collc-routes\")");
 	expect_error(d, "\"version\": 1", "\"version\": 3", TOPO_EINVAL,
@@ -648,7 +647,7 @@ static void test_broken(void)
 		     "tiny.json: /version: version 0 is not supported "
 		     "(supported: 1 to 2)");
 	expect_error(d, "\"version\": 1", "\"version\": \"1\"", TOPO_EINVAL,
-		     "tiny.json: /version: must be an integer (got a string; "
+		     "tiny.json: /version: must be an integer (got \"1\"; "
 		     "supported: 1 to 2)");
 	expect_error(d, d, "[1, 2]", TOPO_EINVAL,
 		     "tiny.json: must be a collc-routes document, a JSON "
@@ -676,7 +675,7 @@ static void test_broken(void)
 		     "tiny.json:48:4: unexpected end of file ('}' expected)");
 	expect_error(d, d, "7", TOPO_EINVAL,
 		     "tiny.json: must be a collc-routes document, a JSON "
-		     "object (got an integer)");
+		     "object (got 7)");
 
 	/* The machine section */
 	expect_error(d, "\"tasks\": 4", "\"tasks\": 5", TOPO_EINVAL,
@@ -687,20 +686,37 @@ static void test_broken(void)
 		     "endpoints_per_task (4 x 1 = 4)");
 	expect_error(d, "\"tasks_per_node\": [2, 2]",
 		     "\"tasks_per_node\": [2, 2, 0]", TOPO_EINVAL,
-		     "tiny.json: /machine/tasks_per_node: must be an array of "
-		     "2 integers >= 1 (one per node) (got 3 entries)");
+		     "tiny.json: /machine/tasks_per_node: has 3 entries, want "
+		     "2 (one per node)");
 	expect_error(d, "\"tasks_per_node\": [2, 2]",
 		     "\"tasks_per_node\": [2, 0]", TOPO_EINVAL,
 		     "tiny.json: /machine/tasks_per_node/1: must be an integer "
 		     ">= 1 (got 0)");
 	expect_error(d, "\"nodes\": 2", "\"nodes\": \"2\"", TOPO_EINVAL,
 		     "tiny.json: /machine/nodes: must be an integer >= 1 (got "
-		     "a string)");
+		     "\"2\")");
 	expect_error(d, "\"name\": \"tiny\",", "", TOPO_EINVAL,
 		     "tiny.json: /machine: missing \"name\" (a string)");
+	/* Every required count and the physical root: missing is said, at
+	 * the object, never read as an absent value. */
+	expect_error(d, "\"nodes\": 2,", "", TOPO_EINVAL,
+		     "tiny.json: /machine: missing \"nodes\" (an integer >= "
+		     "1)");
+	expect_error(d, "\"tasks\": 4,", "", TOPO_EINVAL,
+		     "tiny.json: /machine: missing \"tasks\" (an integer >= "
+		     "1)");
+	expect_error(d, "\"endpoints_per_task\": 1,", "", TOPO_EINVAL,
+		     "tiny.json: /machine: missing \"endpoints_per_task\" (an "
+		     "integer >= 1)");
+	expect_error(d, "\"endpoints\": 4,", "", TOPO_EINVAL,
+		     "tiny.json: /machine: missing \"endpoints\" (an integer "
+		     ">= 1)");
+	expect_error(d, "\"physical_root\": 0,", "", TOPO_EINVAL,
+		     "tiny.json: /machine/network: missing \"physical_root\" "
+		     "(a node id in 0..1)");
 	expect_error(d, "\"type\": \"kary\"", "\"type\": \"ring\"", TOPO_EINVAL,
-		     "tiny.json: /machine/network/type: \"ring\" is not a "
-		     "network type (valid: tree, kary, torus)");
+		     "tiny.json: /machine/network/type: must be \"tree\", "
+		     "\"kary\" or \"torus\" (got \"ring\")");
 	expect_error(d, "\"parent\": [-1, 0]", "\"parent\": [1, 0]",
 		     TOPO_EINVAL,
 		     "tiny.json: /machine/network/parent: no node has parent "
@@ -769,8 +785,8 @@ static void test_broken(void)
 		     "own parent");
 	expect_error(d, "\"parent\": [-1, 0, 0, 2]", "\"parent\": [-1, 0, 0]",
 		     TOPO_EINVAL,
-		     "tiny.json: /groups/0/trees/0/parent: must be an array of "
-		     "4 endpoint ids aligned with members (got 3 entries)");
+		     "tiny.json: /groups/0/trees/0/parent: has 3 entries, "
+		     "want 4 (one per member)");
 	expect_error(d, "\"root\": 0", "\"root\": 1", TOPO_EINVAL,
 		     "tiny.json: /groups/0/trees/0/parent/0: endpoint 0 has "
 		     "parent -1, but the root is endpoint 1");
@@ -801,8 +817,8 @@ static void test_broken(void)
 	expect_error(d, "\"edge\": [\"root\", \"shm\", \"net\", \"shm\"]",
 		     "\"edge\": [\"root\", \"shm\", \"ib\", \"shm\"]",
 		     TOPO_EINVAL,
-		     "tiny.json: /groups/0/trees/0/edge/2: \"ib\" is not an "
-		     "edge label (valid: root, shm, net)");
+		     "tiny.json: /groups/0/trees/0/edge/2: must be \"root\", "
+		     "\"shm\" or \"net\" (got \"ib\")");
 	expect_error(d, "\"depth\": 2", "\"depth\": 3", TOPO_EINVAL,
 		     "tiny.json: /groups/0/trees/0/depth: 3 does not match the "
 		     "tree, whose depth is 2");
@@ -827,7 +843,7 @@ static void test_broken(void)
 	expect_error(
 	    d, "[0, 1, [2]]", "[0, 1, 2]", TOPO_EINVAL,
 	    "tiny.json: /groups/0/trees/0/routes/1/2: must be an array "
-	    "of endpoint ids to forward to (got an integer)");
+	    "of endpoint ids to forward to (got 2)");
 	expect_error(d, "[0, 1, [2]]", "[0, -1, [2]]", TOPO_EINVAL,
 		     "tiny.json: /groups/0/trees/0/routes/1: a second origin "
 		     "row for endpoint 0 (the first is "
@@ -838,7 +854,7 @@ static void test_broken(void)
 		     "/groups/0/trees/0/routes/6)");
 	expect_error(d, "\"routes\": [", "\"routes\": 5, \"x\": [", TOPO_EINVAL,
 		     "tiny.json: /groups/0/trees/0/routes: must be an array of "
-		     "rows [at, from, [to...]] (got an integer)");
+		     "rows [at, from, [to...]] (got 5)");
 	/* Leaving "routes" out is allowed (TOPO_WRITE_NO_ROUTES); null is
 	 * not leaving it out. */
 	expect_error(d, "\"routes\": [", "\"routes\": null, \"x\": [",

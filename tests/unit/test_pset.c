@@ -48,8 +48,8 @@ static const char *tune_text(void)
 static bool same(const char *what, const struct pset *s, const char *want,
 		 int64_t size)
 {
-	const char *bad = pset_invalid(s, size);
-	int64_t n = 0, count = pset_count(s);
+	const char *bad = topo__pset_invalid(s, size);
+	int64_t n = 0, count = topo__pset_count(s);
 	int32_t *members;
 	bool ok = true;
 
@@ -64,7 +64,7 @@ static bool same(const char *what, const struct pset *s, const char *want,
 	if (count != n)
 		return false;
 	members = malloc((size_t)(n + 1) * sizeof(*members));
-	CHECK_INT(pset_members(s, members), 0);
+	CHECK_INT(topo__pset_members(s, members), 0);
 	for (int64_t x = 0, i = 0; x < size && ok; x++)
 		if (want[x])
 			ok = members[i++] == x;
@@ -122,14 +122,14 @@ static void random_set(struct pset_work *w, struct pset *s, int64_t size,
 
 			if (x + len > size)
 				len = size - x;
-			CHECK_INT(pset_push_full(s, x, x + len), 0);
+			CHECK_INT(topo__pset_push_full(s, x, x + len), 0);
 			memset(want + x, 1, (size_t)len);
 			x += len + check_rand_range(0, 4);
 		}
 		return;
 	}
-	CHECK_INT(pset_union_progs(w, v, random_progs(v, 12, size, want), size,
-				   s),
+	CHECK_INT(topo__pset_union_progs(w, v, random_progs(v, 12, size, want),
+					 size, s),
 		  0);
 }
 
@@ -159,14 +159,14 @@ static void test_union_and(struct pset_work *w)
 		random_set(w, &sb, size, b);
 		for (int64_t x = 0; x < size; x++)
 			both[x] = a[x] && b[x];
-		CHECK_INT(pset_and(w, &sa, &sb, &sc), 0);
+		CHECK_INT(topo__pset_and(w, &sa, &sb, &sc), 0);
 		same("and", &sc, both, size);
-		CHECK(pset_is_range(&sa, 0, size) ==
+		CHECK(topo__pset_is_range(&sa, 0, size) ==
 			  (memchr(a, 0, (size_t)size) == NULL),
 		      "is_range disagrees");
-		pset_free(&sa);
-		pset_free(&sb);
-		pset_free(&sc);
+		topo__pset_free(&sa);
+		topo__pset_free(&sb);
+		topo__pset_free(&sc);
 		free(a);
 		free(b);
 		free(both);
@@ -192,11 +192,11 @@ static void test_chain(struct pset_work *w)
 				want[x] = k == 0 || !minus[k];
 			}
 		}
-		CHECK_INT(pset_chain(w, sets, minus, n, &out), 0);
+		CHECK_INT(topo__pset_chain(w, sets, minus, n, &out), 0);
 		same("chain", &out, want, size);
 		for (size_t k = 0; k < n; k++)
-			pset_free(&sets[k]);
-		pset_free(&out);
+			topo__pset_free(&sets[k]);
+		topo__pset_free(&out);
 		free(want);
 		free(one);
 	}
@@ -221,8 +221,8 @@ static void test_expand_widen(struct pset_work *w)
 			random_set(w, &srows, unit, rows);
 		for (int64_t x = 0; x < size; x++)
 			want[x] = in[x / unit] && (!filter || rows[x % unit]);
-		CHECK_INT(pset_expand(w, &sin, unit, filter ? &srows : NULL,
-				      &out),
+		CHECK_INT(topo__pset_expand(w, &sin, unit,
+					    filter ? &srows : NULL, &out),
 			  0);
 		same(filter ? "expand with rows" : "expand", &out, want, size);
 
@@ -234,11 +234,11 @@ static void test_expand_widen(struct pset_work *w)
 		for (int64_t u = 0; u < units; u++)
 			memset(wide + first[u], in[u],
 			       (size_t)(first[u + 1] - first[u]));
-		CHECK_INT(pset_widen(&sin, first, &out), 0);
+		CHECK_INT(topo__pset_widen(&sin, first, &out), 0);
 		same("widen", &out, wide, first[units]);
-		pset_free(&sin);
-		pset_free(&srows);
-		pset_free(&out);
+		topo__pset_free(&sin);
+		topo__pset_free(&srows);
+		topo__pset_free(&out);
 		free(in);
 		free(rows);
 		free(want);
@@ -271,35 +271,35 @@ static void test_enomem(void)
 			int rc;
 
 			topo__alloc_fail_after(k);
-			w = pset_work_new();
+			w = topo__pset_work_new();
 			rc = w != NULL ? 0 : TOPO_ENOMEM;
 			if (rc == 0)
-				rc = pset_union_progs(w, v, 6, 1000, &a);
+				rc = topo__pset_union_progs(w, v, 6, 1000, &a);
 			if (rc == 0)
-				rc = pset_union_progs(w, u, 2, 1000, &b);
+				rc = topo__pset_union_progs(w, u, 2, 1000, &b);
 			if (rc == 0)
-				rc = pset_and(w, &a, &b, &c);
+				rc = topo__pset_and(w, &a, &b, &c);
 			if (rc == 0) {
 				sets[0] = a;
 				sets[1] = b;
-				rc = pset_chain(w, sets, minus, 2, &d);
+				rc = topo__pset_chain(w, sets, minus, 2, &d);
 			}
 			if (rc == 0)
-				rc = pset_union_progs(w, r, 1, 3, &e);
+				rc = topo__pset_union_progs(w, r, 1, 3, &e);
 			if (rc == 0)
-				rc = pset_expand(w, &c, 3, &e, &f);
+				rc = topo__pset_expand(w, &c, 3, &e, &f);
 			topo__alloc_fail_after(-1);
 			CHECK(rc == 0 || rc == TOPO_ENOMEM, "rc %d", rc);
 			if (rc != 0)
 				CHECK(f.n == 0 && f.v == NULL,
 				      "failure %ld left a result", k);
-			pset_free(&a);
-			pset_free(&b);
-			pset_free(&c);
-			pset_free(&d);
-			pset_free(&e);
-			pset_free(&f);
-			pset_work_free(w);
+			topo__pset_free(&a);
+			topo__pset_free(&b);
+			topo__pset_free(&c);
+			topo__pset_free(&d);
+			topo__pset_free(&e);
+			topo__pset_free(&f);
+			topo__pset_work_free(w);
 			if (rc == 0)
 				break;
 		}
@@ -328,27 +328,30 @@ static void test_huge(struct pset_work *w)
 	int32_t first[8];
 
 	topo__pset_tune = tune_default;
-	CHECK_INT(pset_union_progs(w, &even, 1, N, &s2), 0);
-	CHECK_INT(pset_union_progs(w, &three, 1, N, &s3), 0);
+	CHECK_INT(topo__pset_union_progs(w, &even, 1, N, &s2), 0);
+	CHECK_INT(topo__pset_union_progs(w, &three, 1, N, &s3), 0);
 	CHECK_INT(s2.n, 1);
 	/* Multiples of 3 that are odd. */
 	sets[0] = s3;
 	sets[1] = s2;
-	CHECK_INT(pset_chain(w, sets, minus, 2, &out), 0);
+	CHECK_INT(topo__pset_chain(w, sets, minus, 2, &out), 0);
 	CHECK_INT(out.n, 1);
-	CHECK_INT(pset_count(&out), multiples(3, 0, N) - multiples(6, 0, N));
-	CHECK(pset_invalid(&out, N) == NULL, "%s", pset_invalid(&out, N));
+	CHECK_INT(topo__pset_count(&out),
+		  multiples(3, 0, N) - multiples(6, 0, N));
+	CHECK(topo__pset_invalid(&out, N) == NULL, "%s",
+	      topo__pset_invalid(&out, N));
 	/* Two coprime strides of 65,537 and 65,539: an lcm past the cap,
 	 * so one literal stretch, marked member by member. */
-	CHECK_INT(pset_union_progs(w, big, 2, N, &out), 0);
-	CHECK_INT(pset_count(&out),
+	CHECK_INT(topo__pset_union_progs(w, big, 2, N, &out), 0);
+	CHECK_INT(topo__pset_count(&out),
 		  multiples(65537, 0, N) + multiples(65539, 1, N) -
 		      /* x = 0 mod 65537 and 1 mod 65539: x = 65537 * 32769 */
 		      (65537LL * 32769 < N ? 1 : 0));
 	{
-		int32_t *m = malloc((size_t)pset_count(&out) * sizeof(*m));
+		int32_t *m =
+		    malloc((size_t)topo__pset_count(&out) * sizeof(*m));
 
-		CHECK_INT(pset_members(&out, m), 0);
+		CHECK_INT(topo__pset_members(&out, m), 0);
 		CHECK(m[0] == 0 && m[1] == 1 && m[2] == 65537 && m[3] == 65540,
 		      "members %d %d %d %d", m[0], m[1], m[2], m[3]);
 		free(m);
@@ -359,33 +362,33 @@ static void test_huge(struct pset_work *w)
 		struct pset_prog one = {5, 5, N};
 		struct pset s1 = {0};
 
-		CHECK_INT(pset_union_progs(w, &one, 1, N, &s1), 0);
-		CHECK(pset_is_range(&s1, 5, 6) && s1.v[0].pat == NULL,
+		CHECK_INT(topo__pset_union_progs(w, &one, 1, N, &s1), 0);
+		CHECK(topo__pset_is_range(&s1, 5, 6) && s1.v[0].pat == NULL,
 		      "a one-member progression is not the run [5, 6)");
-		pset_free(&s1);
+		topo__pset_free(&s1);
 	}
 	/* The endpoints of a task of 2^31 - 1: every other one. */
 	{
 		struct pset task = {0}, ep = {0};
 
-		CHECK_INT(pset_push_full(&task, 0, 1), 0);
-		CHECK_INT(pset_expand(w, &task, N, &s2, &ep), 0);
+		CHECK_INT(topo__pset_push_full(&task, 0, 1), 0);
+		CHECK_INT(topo__pset_expand(w, &task, N, &s2, &ep), 0);
 		CHECK_INT(ep.n, 1);
-		CHECK_INT(pset_count(&ep), multiples(2, 0, N));
-		pset_free(&task);
-		pset_free(&ep);
+		CHECK_INT(topo__pset_count(&ep), multiples(2, 0, N));
+		topo__pset_free(&task);
+		topo__pset_free(&ep);
 	}
 	/* Uneven units of a set with a huge period. */
 	first[0] = 0;
 	for (int i = 1; i < 8; i++)
 		first[i] = first[i - 1] + i;
-	pset_free(&out);
-	CHECK_INT(pset_union_progs(w, &even, 1, 7, &out), 0);
-	CHECK_INT(pset_widen(&out, first, &s3), 0);
-	CHECK_INT(pset_count(&s3), 1 + 3 + 5 + 7);
-	pset_free(&s2);
-	pset_free(&s3);
-	pset_free(&out);
+	topo__pset_free(&out);
+	CHECK_INT(topo__pset_union_progs(w, &even, 1, 7, &out), 0);
+	CHECK_INT(topo__pset_widen(&out, first, &s3), 0);
+	CHECK_INT(topo__pset_count(&s3), 1 + 3 + 5 + 7);
+	topo__pset_free(&s2);
+	topo__pset_free(&s3);
+	topo__pset_free(&out);
 }
 
 int main(void)
@@ -393,12 +396,12 @@ int main(void)
 	struct pset_work *w;
 
 	check_seed("test_pset", 4242);
-	w = pset_work_new();
+	w = topo__pset_work_new();
 	test_union_and(w);
 	test_chain(w);
 	test_expand_widen(w);
 	test_huge(w);
-	pset_work_free(w);
+	topo__pset_work_free(w);
 	test_enomem();
 	topo__pset_tune = tune_default;
 	return check_done("test_pset");

@@ -129,11 +129,18 @@ static inline int64_t topo__fold_run_lo(const struct topo__fold *f, int32_t nr)
 	return nr < f->rem ? 2 * (int64_t)nr : (int64_t)nr + f->rem;
 }
 
+/* The receipt counters most algorithms keep (coll/slots.c): one per
+ * member, *slot0 + rank, each expecting `expect` deliveries.  0, or the
+ * error of topo__plan_slots. */
+int topo__slots_each(struct topo_plan *p, int32_t expect, int64_t *slot0,
+		     topo_error *err);
+
 /* The planning steps allgather recursive-doubling and reduce-scatter
- * recursive-halving share (coll/fold.c).  Receipt slots: one per member
- * (*slot0 + rank), expecting a message per step, plus the fold's, at the
- * pof2 members that take part, and the one result at each member that
- * sits out.  0, or the error of topo__plan_slots. */
+ * recursive-halving share (coll/fold.c, the counters coll/slots.c).
+ * Receipt slots: one per member (*slot0 + rank), expecting a message per
+ * step, plus the fold's, at the pof2 members that take part, and the one
+ * result at each member that sits out.  0, or the error of
+ * topo__plan_slots. */
 int topo__fold_slots(struct topo_plan *p, const struct topo__fold *f,
 		     int64_t *slot0, topo_error *err);
 

@@ -3,25 +3,12 @@
  * fold to a power of two (coll_pattern.h, struct topo__fold) share:
  * allgather recursive-doubling and reduce-scatter recursive-halving
  * number their members, count their receipts and chain their steps the
- * same way, and differ only in what each step moves.
+ * same way, and differ only in what each step moves (their receipt
+ * counters: coll/slots.c).
  */
 #define TOPO_INTERNAL
 #include "coll_pattern.h"
 #include "exec_internal.h"
-
-int topo__fold_slots(struct topo_plan *p, const struct topo__fold *f,
-		     int64_t *slot0, topo_error *err)
-{
-	int32_t rem = f->rem, K = f->steps;
-	int rc = topo__plan_slots(p, f->n, -1, slot0, err);
-
-	if (rc != 0)
-		return rc;
-	for (int32_t r = 0; p->slot_expect != NULL && r < f->n; r++)
-		p->slot_expect[*slot0 + r] =
-		    r < 2 * rem ? (r % 2 == 0 ? 1 : K + 1) : K;
-	return 0;
-}
 
 int topo__fold_ids_new(struct topo__fold_ids *ids, const struct topo__fold *f,
 		       const char *what, topo_error *err)

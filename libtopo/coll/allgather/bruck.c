@@ -33,6 +33,7 @@
  * Receipt slots: one per member (slot0 + rank), expecting K.
  */
 #define TOPO_INTERNAL
+#include "coll_pattern.h"
 #include "exec_internal.h"
 
 #include <string.h>
@@ -150,12 +151,8 @@ static int setup(struct topo_plan *p, int32_t K, int64_t *slot0,
 				       (int64_t)n * (4 * (int64_t)K + 2), n,
 				       err);
 	if (rc == 0)
-		rc = topo__plan_slots(p, n, -1, slot0, err);
-	if (rc != 0)
-		return rc;
-	for (int32_t r = 0; p->slot_expect != NULL && r < n; r++)
-		p->slot_expect[*slot0 + r] = K;
-	return 0;
+		rc = topo__slots_each(p, K, slot0, err);
+	return rc;
 }
 
 int topo__plan_allgather_bruck(struct topo_plan *p, topo_error *err)

@@ -64,6 +64,7 @@
  * message into its IN at every step); the local copies name none.
  */
 #define TOPO_INTERNAL
+#include "coll_pattern.h"
 #include "exec_internal.h"
 
 #include <string.h>
@@ -349,11 +350,9 @@ int topo__plan_alltoall_bruck(struct topo_plan *p, topo_error *err)
 	if (rc == 0)
 		rc = topo__plan_expect(p, msgs, (int64_t)n * deps_per, n, err);
 	if (rc == 0)
-		rc = topo__plan_slots(p, n, -1, &slot0, err);
+		rc = topo__slots_each(p, K, &slot0, err);
 	if (rc != 0)
 		return rc;
-	for (int32_t r = 0; p->slot_expect != NULL && r < n; r++)
-		p->slot_expect[slot0 + r] = K;
 	number_ids(&x, K, p->nmsg);
 	rc = rotate(p, err);
 	for (int k = 0; rc == 0 && k < K; k++)

@@ -129,6 +129,52 @@ static inline int64_t topo__fold_run_lo(const struct topo__fold *f, int32_t nr)
 	return nr < f->rem ? 2 * (int64_t)nr : (int64_t)nr + f->rem;
 }
 
+/* The receipt counters most algorithms keep (coll/slots.c): one per
+ * member, *slot0 + rank, each expecting `expect` deliveries.  0, or the
+ * error of topo__plan_slots. */
+int topo__slots_each(struct topo_plan *p, int32_t expect, int64_t *slot0,
+		     topo_error *err);
+
+/* The planning steps allgather recursive-doubling and reduce-scatter
+ * recursive-halving share (coll/fold.c, the counters coll/slots.c).
+ * Receipt slots: one per member (*slot0 + rank), expecting a message per
+ * step, plus the fold's, at the pof2 members that take part, and the one
+ * result at each member that sits out.  0, or the error of
+ * topo__plan_slots. */
+int topo__fold_slots(struct topo_plan *p, const struct topo__fold *f,
+		     int64_t *slot0, topo_error *err);
+
+/* Message ids by new rank: own[nr] the local step that readied nr's
+ * data, fold[nr] the fold into it (nr < rem), prev[nr] and cur[nr] nr's
+ * messages of the step before and of this one. */
+struct topo__fold_ids {
+	int64_t *own, *fold, *prev, *cur;
+};
+
+/* Allocates ids for f; what names the algorithm ("allgather
+ * recursive-doubling") for the refusal.  0 or TOPO_ENOMEM (nothing left
+ * allocated). */
+int topo__fold_ids_new(struct topo__fold_ids *ids, const struct topo__fold *f,
+		       const char *what, topo_error *err);
+void topo__fold_ids_free(struct topo__fold_ids *ids);
+
+/* The dependencies of new rank v's message id of step k: at step 0 its
+ * own step and the fold into it; after, its message of the step before
+ * (which waited for everything before it) and the message into it then,
+ * from its partner of that step, pw.  0, or the error of topo__plan_dep. */
+int topo__fold_step_deps(struct topo_plan *p, const struct topo__fold *f,
+			 const struct topo__fold_ids *ids, int32_t k,
+			 int32_t v, int32_t pw, int64_t id, topo_error *err);
+
+/* Step done: this step's messages become the step before's. */
+static inline void topo__fold_ids_next(struct topo__fold_ids *ids)
+{
+	int64_t *t = ids->prev;
+
+	ids->prev = ids->cur;
+	ids->cur = t;
+}
+
 /* alltoall pairwise's n rounds (coll/alltoall/pairwise.c): round s, every
  * member r sends its block to (r + s) mod n (r XOR s when chained and n is
  * a power of two), round 0 the local copies; ROUNDS_CHAINED: each member's

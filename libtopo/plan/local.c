@@ -100,150 +100,200 @@ static int chain_cmp(const void *a, const void *b)
 	return (u->src > v->src) - (u->src < v->src);
 }
 
+/* A reduction's part at member r: its parent, its children (ch, nc), the
+ * REDUCEs into it and its own up, by sender (ups, nup), the chain of its
+ * combines of a segment (chain), the logical root L, and segments of seg
+ * bytes of B. */
+struct red {
+	struct part *x;
+	bool all, chains;
+	int32_t par, nc, L;
+	int32_t *ch;
+	struct up *ups, *chain;
+	int64_t nup, B, seg;
+};
+
+/* The buffers: every member's SEND; RECV at the logical root (every
+ * member for allreduce); WORK at a member with children, but the tree
+ * root when it is the logical root.  The others' sizes are the largest
+ * (bounds); this member's its own. */
+static int red_buffers(struct red *y)
+{
+	struct part *x = y->x;
+	struct topo_plan *p = x->p;
+	int32_t r = x->r, R = x->R;
+	int rc;
+
+	rc = topo__plan_bufsize_all(p, TOPO__SEND, y->B, x->err);
+	if (rc == 0)
+		rc = topo__plan_bufsize_all(p, TOPO__RECV, y->B, x->err);
+	if (rc == 0)
+		rc = topo__plan_bufsize_all(p, TOPO__WORK, y->B, x->err);
+	if (rc == 0 && !y->all && r != y->L)
+		rc = topo__plan_bufsize(p, TOPO__RECV, r, 0, x->err);
+	if (rc == 0 && (y->nc == 0 || (r == R && (y->all || y->L == R))))
+		rc = topo__plan_bufsize(p, TOPO__WORK, r, 0, x->err);
+	return rc;
+}
+
+/* allreduce: the root's result is final (join), then down the tree: r's
+ * copy from its parent, then r's to its children. */
+static int red_down(struct red *y, int64_t off, int64_t len, int64_t init)
+{
+	struct part *x = y->x;
+	struct topo_plan *p = x->p;
+	int32_t r = x->r, R = x->R;
+	int64_t join = -1;
+	int rc;
+
+	if (r == R) {
+		rc = msg(x, R, R, TOPO__COPY, TOPO__RECV, TOPO__RECV, off, 0,
+			 &join);
+		if (rc == 0)
+			rc = topo__plan_dep(p, init, join, x->err);
+		for (int64_t i = 0; rc == 0 && i < y->nup; i++)
+			rc = topo__plan_dep(p, y->ups[i].id, join, x->err);
+	} else {
+		rc = msg(x, y->par, r, TOPO__COPY, TOPO__RECV, TOPO__RECV, off,
+			 len, &join);
+	}
+	for (int32_t i = 0; rc == 0 && i < y->nc; i++) {
+		int64_t d;
+
+		rc = msg(x, r, y->ch[i], TOPO__COPY, TOPO__RECV, TOPO__RECV,
+			 off, len, &d);
+		if (rc == 0)
+			rc = topo__plan_dep(p, join, d, x->err);
+	}
+	return rc;
+}
+
+/* The chain of r's combines of a segment: by their senders' heights
+ * (plan/order.c), in the floating types. */
+static void red_chain(struct red *y, int64_t nchain)
+{
+	struct part *x = y->x;
+
+	if (!y->chains || nchain <= 1)
+		return;
+	qsort(y->chain, (size_t)nchain, sizeof(*y->chain), chain_cmp);
+	for (int64_t i = 0; i + 1 < nchain; i++) {
+		x->link[x->nlink][0] = y->chain[i].id;
+		x->link[x->nlink++][1] = y->chain[i + 1].id;
+	}
+}
+
+/* Segment k: r's accumulator, every REDUCE touching r, the forward to a
+ * logical root other than the tree's, and for allreduce the way down. */
+static int red_segment(struct red *y, int64_t k)
+{
+	struct part *x = y->x;
+	struct topo_plan *p = x->p;
+	int32_t r = x->r, R = x->R, L = y->L, par = y->par;
+	int64_t off = k * y->seg,
+		len = y->B - off < y->seg ? y->B - off : y->seg;
+	int64_t init = -1, self_up = -1, fwd = -1, nchain = 0;
+	int acc = r == R && L == R ? TOPO__RECV : TOPO__WORK;
+	int rc = 0;
+
+	/* init: the accumulator starts as r's own contribution */
+	if (y->nc > 0 || r == R)
+		rc = msg(x, r, r, TOPO__COPY, TOPO__SEND, acc, off, len, &init);
+	/* every REDUCE touching r, in the order of their senders */
+	for (int64_t i = 0; rc == 0 && i < y->nup; i++) {
+		int32_t v = y->ups[i].src;
+
+		if (v == r) {
+			int32_t pacc =
+			    par == R && L == R ? TOPO__RECV : TOPO__WORK;
+
+			rc = msg(x, r, par, TOPO__REDUCE,
+				 y->nc > 0 ? TOPO__WORK : TOPO__SEND, pacc, off,
+				 len, &self_up);
+		} else {
+			bool has = topo__tview_children(x->tv, v, NULL) > 0;
+
+			rc = msg(x, v, r, TOPO__REDUCE,
+				 has ? TOPO__WORK : TOPO__SEND, acc, off, len,
+				 &y->ups[i].id);
+			if (rc == 0)
+				y->chain[nchain++] = y->ups[i];
+		}
+	}
+	/* r waits for its children before it sends up; each child's REDUCE
+	 * waits for r's copy */
+	for (int64_t i = 0; rc == 0 && i < y->nup; i++) {
+		if (y->ups[i].src == r)
+			continue;
+		rc = topo__plan_dep(p, init, y->ups[i].id, x->err);
+		if (rc == 0 && self_up >= 0)
+			rc = topo__plan_dep(p, y->ups[i].id, self_up, x->err);
+	}
+	/* reduce: a logical root other than the tree's gets the result */
+	if (rc == 0 && !y->all && L != R && (r == R || r == L)) {
+		rc = msg(x, R, L, TOPO__COPY, TOPO__WORK, TOPO__RECV, off, len,
+			 &fwd);
+		if (rc == 0 && r == R)
+			rc = topo__plan_dep(p, init, fwd, x->err);
+		for (int64_t i = 0; rc == 0 && r == R && i < y->nup; i++)
+			rc = topo__plan_dep(p, y->ups[i].id, fwd, x->err);
+	}
+	if (rc == 0)
+		red_chain(y, nchain);
+	if (!y->all || p->n == 1 || rc != 0)
+		return rc;
+	return red_down(y, off, len, init);
+}
+
 static int plan_tree_reduction(struct part *x, bool all)
 {
 	struct topo_plan *p = x->p;
 	const struct topo__tview *tv = x->tv;
-	int32_t r = x->r, R = x->R, L = all ? R : x->L, par, nc = 0;
-	int32_t *ch = NULL;
-	struct up *ups = NULL, *chain = NULL;
-	int64_t B = (int64_t)p->params.bytes, seg, nseg, nup = 0;
-	bool chains = topo__plan_orders(p);
+	struct red y = {.x = x, .all = all};
+	int64_t nseg;
 	int rc;
 
-	rc = topo__plan_segment(
-	    p, B, TOPO__AUTO_SEGMENT_MIN,
-	    topo__auto_segment_for(p->params.op, p->n, p->params.bytes,
-				   p->one_node),
-	    &seg, &nseg, x->err);
+	y.L = all ? x->R : x->L;
+	y.B = (int64_t)p->params.bytes;
+	y.chains = topo__plan_orders(p);
+	rc = topo__plan_segment(p, y.B, TOPO__AUTO_SEGMENT_MIN,
+				topo__auto_segment_for(p->params.op, p->n,
+						       p->params.bytes,
+						       p->one_node),
+				&y.seg, &nseg, x->err);
 	if (rc != 0)
 		return rc;
-	par = topo__tview_parent(tv, r);
-	rc = children(x, r, &ch, &nc);
+	y.par = topo__tview_parent(tv, x->r);
+	rc = children(x, x->r, &y.ch, &y.nc);
 	if (rc != 0)
 		goto done;
-	/* The buffers: every member's SEND; RECV at the logical root (every
-	 * member for allreduce); WORK at a member with children, but the
-	 * tree root when it is the logical root.  The others' sizes are the
-	 * largest (bounds); this member's its own. */
-	rc = topo__plan_bufsize_all(p, TOPO__SEND, B, x->err);
-	if (rc == 0)
-		rc = topo__plan_bufsize_all(p, TOPO__RECV, B, x->err);
-	if (rc == 0)
-		rc = topo__plan_bufsize_all(p, TOPO__WORK, B, x->err);
-	if (rc == 0 && !all && r != L)
-		rc = topo__plan_bufsize(p, TOPO__RECV, r, 0, x->err);
-	if (rc == 0 && (nc == 0 || (r == R && (all || L == R))))
-		rc = topo__plan_bufsize(p, TOPO__WORK, r, 0, x->err);
-	ups = topo__mallocarray((size_t)nc + 2, sizeof(*ups));
-	chain = topo__mallocarray((size_t)nc + 2, sizeof(*chain));
-	x->linkcap = chains ? nseg * (int64_t)nc : 0;
+	rc = red_buffers(&y);
+	y.ups = topo__mallocarray((size_t)y.nc + 2, sizeof(*y.ups));
+	y.chain = topo__mallocarray((size_t)y.nc + 2, sizeof(*y.chain));
+	x->linkcap = y.chains ? nseg * (int64_t)y.nc : 0;
 	x->link = topo__mallocarray((size_t)x->linkcap + 1, sizeof(*x->link));
-	if (rc == 0 && (ups == NULL || chain == NULL || x->link == NULL))
+	if (rc == 0 && (y.ups == NULL || y.chain == NULL || x->link == NULL))
 		rc = nomem(x);
 	/* The senders into r, their heights (for the chain) and whether
 	 * each accumulates (has children) */
-	for (int32_t i = 0; rc == 0 && i < nc; i++) {
-		ups[nup].src = ch[i];
-		ups[nup].key = topo__tview_height(tv, ch[i], x->scratch);
-		nup++;
+	for (int32_t i = 0; rc == 0 && i < y.nc; i++) {
+		y.ups[y.nup].src = y.ch[i];
+		y.ups[y.nup].key = topo__tview_height(tv, y.ch[i], x->scratch);
+		y.nup++;
 	}
-	if (rc == 0 && par >= 0) {
-		ups[nup].src = r;
-		ups[nup].key = -1;
-		nup++;
+	if (rc == 0 && y.par >= 0) {
+		y.ups[y.nup].src = x->r;
+		y.ups[y.nup].key = -1;
+		y.nup++;
 	}
 	if (rc == 0)
-		qsort(ups, (size_t)nup, sizeof(*ups), up_cmp);
-	for (int64_t k = 0; rc == 0 && k < nseg; k++) {
-		int64_t off = k * seg, len = B - off < seg ? B - off : seg;
-		int64_t init = -1, self_up = -1, fwd = -1, join = -1;
-		int acc = r == R && L == R ? TOPO__RECV : TOPO__WORK;
-		int64_t nchain = 0;
-
-		/* init: the accumulator starts as r's own contribution */
-		if (nc > 0 || r == R)
-			rc = msg(x, r, r, TOPO__COPY, TOPO__SEND, acc, off, len,
-				 &init);
-		/* every REDUCE touching r, in the order of their senders */
-		for (int64_t i = 0; rc == 0 && i < nup; i++) {
-			int32_t v = ups[i].src;
-
-			if (v == r) {
-				int32_t pacc = par == R && L == R ? TOPO__RECV
-								  : TOPO__WORK;
-
-				rc = msg(x, r, par, TOPO__REDUCE,
-					 nc > 0 ? TOPO__WORK : TOPO__SEND,
-					 pacc, off, len, &self_up);
-			} else {
-				bool has = topo__tview_children(tv, v, NULL) > 0;
-
-				rc = msg(x, v, r, TOPO__REDUCE,
-					 has ? TOPO__WORK : TOPO__SEND, acc,
-					 off, len, &ups[i].id);
-				if (rc == 0)
-					chain[nchain++] = ups[i];
-			}
-		}
-		/* r waits for its children before it sends up; each child's
-		 * REDUCE waits for r's copy */
-		for (int64_t i = 0; rc == 0 && i < nup; i++) {
-			if (ups[i].src == r)
-				continue;
-			rc = topo__plan_dep(p, init, ups[i].id, x->err);
-			if (rc == 0 && self_up >= 0)
-				rc = topo__plan_dep(p, ups[i].id, self_up,
-						    x->err);
-		}
-		/* reduce: a logical root other than the tree's gets the
-		 * result */
-		if (rc == 0 && !all && L != R && (r == R || r == L)) {
-			rc = msg(x, R, L, TOPO__COPY, TOPO__WORK, TOPO__RECV,
-				 off, len, &fwd);
-			if (rc == 0 && r == R)
-				rc = topo__plan_dep(p, init, fwd, x->err);
-			for (int64_t i = 0; rc == 0 && r == R && i < nup; i++)
-				rc = topo__plan_dep(p, ups[i].id, fwd, x->err);
-		}
-		/* the chain of r's combines: by their senders' heights
-		 * (plan/order.c), in the floating types */
-		if (rc == 0 && chains && nchain > 1) {
-			qsort(chain, (size_t)nchain, sizeof(*chain), chain_cmp);
-			for (int64_t i = 0; i + 1 < nchain; i++) {
-				x->link[x->nlink][0] = chain[i].id;
-				x->link[x->nlink++][1] = chain[i + 1].id;
-			}
-		}
-		if (!all || p->n == 1 || rc != 0)
-			continue;
-		/* allreduce: the root's result is final (join), then down
-		 * the tree: r's copy from its parent, then r's to its
-		 * children */
-		if (r == R) {
-			rc = msg(x, R, R, TOPO__COPY, TOPO__RECV, TOPO__RECV,
-				 off, 0, &join);
-			if (rc == 0)
-				rc = topo__plan_dep(p, init, join, x->err);
-			for (int64_t i = 0; rc == 0 && i < nup; i++)
-				rc = topo__plan_dep(p, ups[i].id, join, x->err);
-		} else {
-			rc = msg(x, par, r, TOPO__COPY, TOPO__RECV, TOPO__RECV,
-				 off, len, &join);
-		}
-		for (int32_t i = 0; rc == 0 && i < nc; i++) {
-			int64_t d;
-
-			rc = msg(x, r, ch[i], TOPO__COPY, TOPO__RECV,
-				 TOPO__RECV, off, len, &d);
-			if (rc == 0)
-				rc = topo__plan_dep(p, join, d, x->err);
-		}
-	}
+		qsort(y.ups, (size_t)y.nup, sizeof(*y.ups), up_cmp);
+	for (int64_t k = 0; rc == 0 && k < nseg; k++)
+		rc = red_segment(&y, k);
 done:
-	topo__free(ch);
-	topo__free(ups);
-	topo__free(chain);
+	topo__free(y.ch);
+	topo__free(y.ups);
+	topo__free(y.chain);
 	return rc;
 }
 

@@ -1146,26 +1146,103 @@ static int simulate_dissem(struct sim *s, topo_error *err)
 	return rc;
 }
 
-/*
- * The event loop.  A dissemination (s->dissem: every member receives at
- * most one message, and a member that receives does nothing before: all
- * its operations depend on that receive, as in a broadcast or a scatter
- * down a tree) has no member where two things compete but its own ready
- * operations, which it orders alone: each member's events can then run to
- * the end at once, the arrivals it makes waiting on a stack for their own
- * members' turns.  The queue then holds one member's events at a time,
- * and the result is the same as in time order (the operations' order at a
- * member is decided among its own events, numbered in the same order).
- */
-static int simulate(struct sim *s, topo_error *err)
+/* A send leaves its member: the CPU's overhead, the port's gap, and its
+ * arrival after the latency. */
+static int on_send(struct sim *s, struct event *e, int64_t m, int32_t a,
+		   int64_t len)
+{
+	const struct topo_loggp *c;
+	double lat;
+	bool go, was_root;
+	int rc;
+
+	rc = gate(s, W_SEND, a, e, &go, &was_root);
+	if (rc != 0 || !go)
+		return rc;
+	c = edge(s, m, &lat);
+	sent(s, c, len);
+	note(s, m, 0, e->t);
+	s->mem[a].cpu = e->t + c->o;
+	s->mem[a].sport = e->t + c->g + per_byte(len, c->G);
+	s->mem[a].hcpu = s->mem[a].hsport = ID(m, OP_SEND);
+	rc = push(s, e->t + c->o + lat, ID(m, EV_ARRIVE));
+	if (rc == 0 && was_root)
+		rc = reschedule(s, W_SEND, a);
+	if (rc == 0 && (s->flags[m] & F_SENDDEP))
+		rc = complete(s, m, OP_SEND, a, s->mem[a].cpu);
+	return rc;
+}
+
+/* An arrival at member b: processed when b's CPU and port are free; the
+ * receive completes once it is posted too. */
+static int on_arrive(struct sim *s, struct event *e, int64_t m, int32_t b,
+		     int64_t len)
+{
+	const struct topo_loggp *c;
+	bool go, was_root;
+	int rc;
+
+	rc = gate(s, W_ARR, b, e, &go, &was_root);
+	if (rc != 0 || !go)
+		return rc;
+	if (!(s->flags[m] & F_WAITED))
+		set_why(s, m, 1, WHY_ARRIVE, ID(m, OP_SEND));
+	c = edge_class(s, m);
+	note(s, m, 1, e->t);
+	s->mem[b].cpu = e->t + c->o + per_byte(len, c->G);
+	s->mem[b].rport = e->t + c->g + per_byte(len, c->G);
+	s->mem[b].hcpu = s->mem[b].hrport = ID(m, OP_ARR);
+	s->flags[m] |= F_ARRIVED;
+	if (was_root)
+		rc = reschedule(s, W_ARR, b);
+	if (rc == 0 && (s->flags[m] & F_POSTED))
+		rc = recv_done(s, m, b, s->mem[b].cpu);
+	return rc;
+}
+
+/* A member's own step (a copy or a reduction) on its CPU. */
+static int on_calc(struct sim *s, struct event *e, int64_t m, int32_t b)
+{
+	bool go, was_root;
+	int rc;
+
+	rc = gate(s, W_CALC, b, e, &go, &was_root);
+	if (rc != 0 || !go)
+		return rc;
+	note(s, m, wslot_of(s, W_CALC, m), e->t);
+	s->mem[b].cpu = e->t + calc_time(s, m);
+	s->mem[b].hcpu = ID(m, OP_CALC);
+	if (was_root)
+		rc = reschedule(s, W_CALC, b);
+	if (rc == 0)
+		rc = complete(s, m, OP_CALC, b, s->mem[b].cpu);
+	return rc;
+}
+
+/* The next event: the heap's earliest, else the ring's first; false when
+ * both are empty. */
+static bool next_event(struct sim *s, struct event *e)
+{
+	if (s->heap.n > 0) {
+		*e = heap_pop(&s->heap);
+		return true;
+	}
+	if (s->rlen > 0) {
+		*e = s->ring[s->rhead];
+		s->rhead = (s->rhead + 1) & (s->rcap - 1);
+		s->rlen--;
+		return true;
+	}
+	return false;
+}
+
+/* The event loop in time order (see simulate). */
+static int simulate_events(struct sim *s, topo_error *err)
 {
 	const struct topo_plan *p = s->p;
+	struct event e;
 	int rc = 0;
 
-	if (s->dissem) {
-		rc = simulate_dissem(s, err);
-		goto out;
-	}
 	/* The operations free at the start: every member's sends, then its
 	 * computations (receives free at the start are posted at once: no
 	 * arrival can come before them). */
@@ -1179,98 +1256,59 @@ static int simulate(struct sim *s, topo_error *err)
 			    (s->wrecv == NULL || s->wrecv[m] == 0))
 				s->flags[m] |= F_POSTED;
 		}
-	for (;;) {
-		struct event e;
-		int64_t m;
-		int32_t a, b;
-		int64_t len;
-		bool go, was_root;
+	while (rc == 0 && next_event(s, &e)) {
+		int64_t m = ID_MSG(e.id);
 
-		if (rc != 0)
-			break;
-		if (s->heap.n > 0)
-			e = heap_pop(&s->heap);
-		else if (s->rlen > 0) {
-			e = s->ring[s->rhead];
-			s->rhead = (s->rhead + 1) & (s->rcap - 1);
-			s->rlen--;
-		}
-		else
-			break;
-		m = ID_MSG(e.id);
-		a = topo__msg_src(p, m);
-		b = topo__msg_dst(p, m);
-		len = topo__msg_len(p, m);
 		if ((++s->events & 65535) == 0) {
 			rc = tick(s, err);
 			if (rc != 0)
 				break;
 		}
 		switch (ID_TYPE(e.id)) {
-		case EV_SEND: {
-			const struct topo_loggp *c;
-			double lat;
-
-			rc = gate(s, W_SEND, a, &e, &go, &was_root);
-			if (rc != 0 || !go)
-				break;
-			c = edge(s, m, &lat);
-			sent(s, c, len);
-			note(s, m, 0, e.t);
-			s->mem[a].cpu = e.t + c->o;
-			s->mem[a].sport = e.t + c->g + per_byte(len, c->G);
-			s->mem[a].hcpu = s->mem[a].hsport = ID(m, OP_SEND);
-			rc = push(s, e.t + c->o + lat, ID(m, EV_ARRIVE));
-			if (rc == 0 && was_root)
-				rc = reschedule(s, W_SEND, a);
-			if (rc == 0 && (s->flags[m] & F_SENDDEP))
-				rc = complete(s, m, OP_SEND, a, s->mem[a].cpu);
+		case EV_SEND:
+			rc = on_send(s, &e, m, topo__msg_src(p, m),
+				     topo__msg_len(p, m));
 			break;
-		}
-		case EV_ARRIVE: {
-			const struct topo_loggp *c;
-
-			rc = gate(s, W_ARR, b, &e, &go, &was_root);
-			if (rc != 0 || !go)
-				break;
-			if (!(s->flags[m] & F_WAITED))
-				set_why(s, m, 1, WHY_ARRIVE, ID(m, OP_SEND));
-			c = edge_class(s, m);
-			note(s, m, 1, e.t);
-			s->mem[b].cpu = e.t + c->o + per_byte(len, c->G);
-			s->mem[b].rport = e.t + c->g + per_byte(len, c->G);
-			s->mem[b].hcpu = s->mem[b].hrport = ID(m, OP_ARR);
-			s->flags[m] |= F_ARRIVED;
-			if (was_root)
-				rc = reschedule(s, W_ARR, b);
-			if (rc == 0 && (s->flags[m] & F_POSTED))
-				rc = recv_done(s, m, b, s->mem[b].cpu);
+		case EV_ARRIVE:
+			rc = on_arrive(s, &e, m, topo__msg_dst(p, m),
+				       topo__msg_len(p, m));
 			break;
-		}
 		case EV_POST:
 			/* Posted after the arrival: the posting completes
 			 * the receive, now. */
 			s->flags[m] |= F_POSTED;
 			if (s->flags[m] & F_ARRIVED) {
 				s->flags[m] |= F_LATEPOST;
-				rc = recv_done(s, m, b, e.t);
+				rc = recv_done(s, m, topo__msg_dst(p, m), e.t);
 			}
 			break;
 		case EV_CALC:
-			rc = gate(s, W_CALC, b, &e, &go, &was_root);
-			if (rc != 0 || !go)
-				break;
-			note(s, m, wslot_of(s, W_CALC, m), e.t);
-			s->mem[b].cpu = e.t + calc_time(s, m);
-			s->mem[b].hcpu = ID(m, OP_CALC);
-			if (was_root)
-				rc = reschedule(s, W_CALC, b);
-			if (rc == 0)
-				rc = complete(s, m, OP_CALC, b, s->mem[b].cpu);
+			rc = on_calc(s, &e, m, topo__msg_dst(p, m));
 			break;
 		}
 	}
-out:
+	return rc;
+}
+
+/*
+ * The event loop.  A dissemination (s->dissem: every member receives at
+ * most one message, and a member that receives does nothing before: all
+ * its operations depend on that receive, as in a broadcast or a scatter
+ * down a tree) has no member where two things compete but its own ready
+ * operations, which it orders alone: each member's events can then run to
+ * the end at once, the arrivals it makes waiting on a stack for their own
+ * members' turns.  The queue then holds one member's events at a time,
+ * and the result is the same as in time order (the operations' order at a
+ * member is decided among its own events, numbered in the same order).
+ */
+static int simulate(struct sim *s, topo_error *err)
+{
+	int rc = 0;
+
+	if (s->dissem)
+		rc = simulate_dissem(s, err);
+	else
+		rc = simulate_events(s, err);
 	if (rc == TOPO_ENOMEM)
 		return topo__err(err, rc, NULL, NULL,
 				 "out of memory predicting a plan of %lld "

@@ -251,12 +251,102 @@ static bool row_is_rule(const topo_tree *t, const struct topo__routes_in *in,
 				  (size_t)n * sizeof(int32_t)) == 0;
 }
 
+/* A complete table's missing rows: every rule row that no input row
+ * gives, appended to pend (*np entries).  Rows grouped by member
+ * (counting sort), then each member's origins stamped.  0 or
+ * TOPO_ENOMEM. */
+static int missing_rule_rows(const topo_tree *t,
+			     const struct topo__routes_in *in,
+			     struct pending *pend, int64_t *np)
+{
+	int32_t *stamp, *row_off, *by_at;
+	int rc = TOPO_ENOMEM;
+
+	stamp = topo__mallocarray((size_t)t->n + 1, sizeof(int32_t));
+	row_off = topo__calloc((size_t)t->n + 1, sizeof(int32_t));
+	by_at = topo__mallocarray((size_t)in->rows + 1, sizeof(int32_t));
+	if (stamp == NULL || row_off == NULL || by_at == NULL)
+		goto done;
+	for (int32_t i = 0; i < in->rows; i++)
+		row_off[in->at[i] + 1]++;
+	for (int32_t r = 0; r < t->n; r++)
+		row_off[r + 1] += row_off[r];
+	for (int32_t i = 0; i < in->rows; i++)
+		by_at[row_off[in->at[i]]++] = i;
+	for (int32_t r = t->n; r > 0; r--)
+		row_off[r] = row_off[r - 1];
+	row_off[0] = 0;
+	for (int32_t r = 0; r <= t->n; r++)
+		stamp[r] = -1;
+	for (int32_t r = 0; r < t->n; r++) {
+		int32_t rule = topo__routes_rule_rows(t, r);
+
+		for (int32_t s = row_off[r]; s < row_off[r + 1]; s++)
+			stamp[in->from[by_at[s]] + 1] = r;
+		for (int32_t j = 0; j < rule; j++) {
+			int32_t o = topo__routes_rule_origin(t, r, j);
+
+			if (stamp[o + 1] != r)
+				pend[(*np)++] = (struct pending){r, o, -1};
+		}
+	}
+	rc = 0;
+done:
+	topo__free(stamp);
+	topo__free(row_off);
+	topo__free(by_at);
+	return rc;
+}
+
+/* The exceptions pend[0 .. np - 1], sorted, as a new struct
+ * topo__routes_x (*out): by member, each with its origin and, for an
+ * input row, its destinations (total in all).  0 or TOPO_ENOMEM. */
+static int keep_exceptions(const topo_tree *t, const struct topo__routes_in *in,
+			   const struct pending *pend, int64_t np,
+			   int64_t total, struct topo__routes_x **out)
+{
+	struct topo__routes_x *x = topo__calloc(1, sizeof(*x));
+
+	*out = NULL;
+	if (x == NULL)
+		return TOPO_ENOMEM;
+	x->off = topo__calloc((size_t)t->n + 1, sizeof(int32_t));
+	x->from = topo__mallocarray((size_t)np, sizeof(int32_t));
+	x->missing = topo__malloc((size_t)np);
+	x->to_off = topo__mallocarray((size_t)np + 1, sizeof(int64_t));
+	x->to = topo__mallocarray((size_t)total + 1, sizeof(int32_t));
+	if (x->off == NULL || x->from == NULL || x->missing == NULL ||
+	    x->to_off == NULL || x->to == NULL) {
+		topo__routes_x_free(x);
+		return TOPO_ENOMEM;
+	}
+	x->count = (int32_t)np;
+	x->to_off[0] = 0;
+	for (int64_t k = 0; k < np; k++) {
+		int32_t row = pend[k].row;
+		int64_t len = 0;
+
+		x->off[pend[k].at + 1]++;
+		x->from[k] = pend[k].from;
+		x->missing[k] = row < 0;
+		if (row >= 0) {
+			len = in->to_off[row + 1] - in->to_off[row];
+			memcpy(x->to + x->to_off[k], in->to + in->to_off[row],
+			       (size_t)len * sizeof(int32_t));
+		}
+		x->to_off[k + 1] = x->to_off[k] + len;
+	}
+	for (int32_t r = 0; r < t->n; r++)
+		x->off[r + 1] += x->off[r];
+	*out = x;
+	return 0;
+}
+
 int topo__routes_x_build(topo_tree *t, const struct topo__routes_in *in)
 {
 	struct topo__routes_x *x = NULL;
 	struct pending *pend = NULL;
-	int32_t *scratch = NULL, *stamp = NULL, *row_off = NULL,
-		*by_at = NULL, maxdeg = 0;
+	int32_t *scratch = NULL, maxdeg = 0;
 	int64_t np = 0, cap, total = 0;
 	int rc = TOPO_ENOMEM;
 
@@ -277,43 +367,9 @@ int topo__routes_x_build(topo_tree *t, const struct topo__routes_in *in)
 	for (int32_t i = 0; i < in->nmissing; i++)
 		pend[np++] =
 		    (struct pending){in->missing_at[i], in->missing_from[i], -1};
-	if (in->complete) {
-		/* Every rule row that no input row gives is missing.  Rows
-		 * grouped by member (counting sort), then each member's
-		 * origins stamped. */
-		stamp = topo__mallocarray((size_t)t->n + 1, sizeof(int32_t));
-		row_off = topo__calloc((size_t)t->n + 1, sizeof(int32_t));
-		by_at = topo__mallocarray((size_t)in->rows + 1,
-					  sizeof(int32_t));
-		if (stamp == NULL || row_off == NULL || by_at == NULL)
-			goto done;
-		for (int32_t i = 0; i < in->rows; i++)
-			row_off[in->at[i] + 1]++;
-		for (int32_t r = 0; r < t->n; r++)
-			row_off[r + 1] += row_off[r];
-		for (int32_t i = 0; i < in->rows; i++)
-			by_at[row_off[in->at[i]]++] = i;
-		for (int32_t r = t->n; r > 0; r--)
-			row_off[r] = row_off[r - 1];
-		row_off[0] = 0;
-		for (int32_t r = 0; r <= t->n; r++)
-			stamp[r] = -1;
-		for (int32_t r = 0; r < t->n; r++) {
-			int32_t rule = topo__routes_rule_rows(t, r);
-
-			for (int32_t s = row_off[r]; s < row_off[r + 1]; s++)
-				stamp[in->from[by_at[s]] + 1] = r;
-			for (int32_t j = 0; j < rule; j++) {
-				int32_t o = topo__routes_rule_origin(t, r, j);
-
-				if (stamp[o + 1] != r)
-					pend[np++] = (struct pending){r, o, -1};
-			}
-		}
-	}
-	rc = 0;
-	if (np == 0)
-		goto done; /* the rule's table: nothing to keep */
+	rc = in->complete ? missing_rule_rows(t, in, pend, &np) : 0;
+	if (rc != 0 || np == 0)
+		goto done; /* np == 0: the rule's table, nothing to keep */
 	if (np > INT32_MAX) {
 		rc = TOPO_ELIMIT;
 		goto done;
@@ -323,46 +379,13 @@ int topo__routes_x_build(topo_tree *t, const struct topo__routes_in *in)
 		if (pend[k].row >= 0)
 			total += in->to_off[pend[k].row + 1] -
 				 in->to_off[pend[k].row];
-	rc = TOPO_ENOMEM;
-	x = topo__calloc(1, sizeof(*x));
-	if (x == NULL)
-		goto done;
-	x->off = topo__calloc((size_t)t->n + 1, sizeof(int32_t));
-	x->from = topo__mallocarray((size_t)np, sizeof(int32_t));
-	x->missing = topo__malloc((size_t)np);
-	x->to_off = topo__mallocarray((size_t)np + 1, sizeof(int64_t));
-	x->to = topo__mallocarray((size_t)total + 1, sizeof(int32_t));
-	if (x->off == NULL || x->from == NULL || x->missing == NULL ||
-	    x->to_off == NULL || x->to == NULL)
-		goto done;
-	x->count = (int32_t)np;
-	x->to_off[0] = 0;
-	for (int64_t k = 0; k < np; k++) {
-		int32_t row = pend[k].row;
-		int64_t len = 0;
-
-		x->off[pend[k].at + 1]++;
-		x->from[k] = pend[k].from;
-		x->missing[k] = row < 0;
-		if (row >= 0) {
-			len = in->to_off[row + 1] - in->to_off[row];
-			memcpy(x->to + x->to_off[k], in->to + in->to_off[row],
-			       (size_t)len * sizeof(int32_t));
-		}
-		x->to_off[k + 1] = x->to_off[k] + len;
+	rc = keep_exceptions(t, in, pend, np, total, &x);
+	if (rc == 0) {
+		topo__routes_x_free(t->routes_x);
+		t->routes_x = x;
 	}
-	for (int32_t r = 0; r < t->n; r++)
-		x->off[r + 1] += x->off[r];
-	topo__routes_x_free(t->routes_x);
-	t->routes_x = x;
-	x = NULL;
-	rc = 0;
 done:
-	topo__routes_x_free(x);
 	topo__free(pend);
 	topo__free(scratch);
-	topo__free(stamp);
-	topo__free(row_off);
-	topo__free(by_at);
 	return rc;
 }

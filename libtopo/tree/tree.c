@@ -129,12 +129,89 @@ void topo_tree_free(topo_tree *t)
  * or -1 when there is no root at all.  A caller wanting the reason in words
  * runs topo__network_check on its own copy first.
  */
+/* Children in CSR form, and the root.  Counting into child_off[p + 1],
+ * then using child_off[p] as p's write cursor and shifting back, needs no
+ * second array; visiting ranks in order keeps each list ascending. */
+static void tree_children(topo_tree *t)
+{
+	const int32_t *parent = t->parent;
+	int32_t n = t->n;
+
+	for (int32_t r = 0; r < n; r++) {
+		if (parent[r] < 0)
+			t->root = r;
+		else
+			t->child_off[parent[r] + 1]++;
+	}
+	for (int32_t r = 0; r < n; r++)
+		t->child_off[r + 1] += t->child_off[r];
+	for (int32_t r = 0; r < n; r++)
+		if (parent[r] >= 0)
+			t->child[t->child_off[parent[r]]++] = r;
+	for (int32_t r = n; r > 0; r--)
+		t->child_off[r] = t->child_off[r - 1];
+	t->child_off[0] = 0;
+}
+
+/* Edge labels: shm when both ends share a node.  Endpoints are tasks
+ * when each task has one (the usual case), which spares two divisions
+ * per member. */
+static void tree_edges(topo_tree *t)
+{
+	const topo_machine *m = t->g->m;
+	const int32_t *mem = t->g->members, *parent = t->parent;
+
+	for (int32_t r = 0; r < t->n; r++) {
+		if (parent[r] < 0) {
+			t->edge[r] = TOPO_EDGE_ROOT;
+		} else if (m->eps_per_task == 1
+			       ? m->task_node[mem[r]] ==
+				     m->task_node[mem[parent[r]]]
+			       : member_node(m, mem[r]) ==
+				     member_node(m, mem[parent[r]])) {
+			t->edge[r] = TOPO_EDGE_SHM;
+			t->shm++;
+		} else {
+			t->edge[r] = TOPO_EDGE_NET;
+			t->net++;
+		}
+	}
+}
+
+/* Depth: breadth-first from the root, one level at a time, in queue (n
+ * entries). */
+static int32_t tree_depth(const topo_tree *t, int32_t *queue)
+{
+	int32_t head = 0, tail = 0, level_end, depth = -1;
+
+	queue[tail++] = t->root;
+	while (head < tail) {
+		level_end = tail;
+		depth++;
+		for (; head < level_end; head++) {
+			int32_t v = queue[head];
+
+			/* The members a few places on lie anywhere: their
+			 * entries first, then their lists of children. */
+			if (head + TREE_AHEAD < tail)
+				__builtin_prefetch(
+				    &t->child_off[queue[head + TREE_AHEAD]]);
+			if (head + TREE_AHEAD / 2 < tail)
+				__builtin_prefetch(
+				    &t->child[t->child_off
+						  [queue[head + TREE_AHEAD / 2]]]);
+			for (int32_t i = t->child_off[v];
+			     i < t->child_off[v + 1]; i++)
+				queue[tail++] = t->child[i];
+		}
+	}
+	return depth;
+}
+
 int topo__tree_from_parent(topo_tree **out, const topo_group *g,
 			   const char *name, int32_t *parent, int32_t *bad)
 {
-	const topo_machine *m = g->m;
-	const int32_t *mem = g->members;
-	int32_t n = g->size, *queue = NULL, head, tail, level_end, depth;
+	int32_t n = g->size, *queue = NULL;
 	const char *why;
 	topo_tree *t;
 	struct topo__populate populate = {0};
@@ -172,69 +249,9 @@ int topo__tree_from_parent(topo_tree **out, const topo_group *g,
 		goto fail;
 	topo__populate_wait(&populate);
 
-	/* Children in CSR form.  Counting into child_off[p + 1], then using
-	 * child_off[p] as p's write cursor and shifting back, needs no
-	 * second array; visiting ranks in order keeps each list ascending. */
-	for (int32_t r = 0; r < n; r++) {
-		if (parent[r] < 0)
-			t->root = r;
-		else
-			t->child_off[parent[r] + 1]++;
-	}
-	for (int32_t r = 0; r < n; r++)
-		t->child_off[r + 1] += t->child_off[r];
-	for (int32_t r = 0; r < n; r++)
-		if (parent[r] >= 0)
-			t->child[t->child_off[parent[r]]++] = r;
-	for (int32_t r = n; r > 0; r--)
-		t->child_off[r] = t->child_off[r - 1];
-	t->child_off[0] = 0;
-
-	/* Edge labels: shm when both ends share a node.  Endpoints are
-	 * tasks when each task has one (the usual case), which spares two
-	 * divisions per member. */
-	for (int32_t r = 0; r < n; r++) {
-		if (parent[r] < 0) {
-			t->edge[r] = TOPO_EDGE_ROOT;
-		} else if (m->eps_per_task == 1
-			       ? m->task_node[mem[r]] ==
-				     m->task_node[mem[parent[r]]]
-			       : member_node(m, mem[r]) ==
-				     member_node(m, mem[parent[r]])) {
-			t->edge[r] = TOPO_EDGE_SHM;
-			t->shm++;
-		} else {
-			t->edge[r] = TOPO_EDGE_NET;
-			t->net++;
-		}
-	}
-
-	/* Depth: breadth-first from the root, one level at a time. */
-	head = 0;
-	tail = 0;
-	depth = -1;
-	queue[tail++] = t->root;
-	while (head < tail) {
-		level_end = tail;
-		depth++;
-		for (; head < level_end; head++) {
-			int32_t v = queue[head];
-
-			/* The members a few places on lie anywhere: their
-			 * entries first, then their lists of children. */
-			if (head + TREE_AHEAD < tail)
-				__builtin_prefetch(
-				    &t->child_off[queue[head + TREE_AHEAD]]);
-			if (head + TREE_AHEAD / 2 < tail)
-				__builtin_prefetch(
-				    &t->child[t->child_off
-						  [queue[head + TREE_AHEAD / 2]]]);
-			for (int32_t i = t->child_off[v];
-			     i < t->child_off[v + 1]; i++)
-				queue[tail++] = t->child[i];
-		}
-	}
-	t->depth = depth;
+	tree_children(t);
+	tree_edges(t);
+	t->depth = tree_depth(t, queue);
 	topo__free(queue);
 	*out = t;
 	return 0;

@@ -33,20 +33,108 @@
  * Receipt slots: one per member (slot0 + rank), expecting K.
  */
 #define TOPO_INTERNAL
+#include "coll_pattern.h"
 #include "exec_internal.h"
 
 #include <string.h>
 
-int topo__plan_allgather_bruck(struct topo_plan *p, topo_error *err)
+/* Message ids by member: own[r] its own block's copy into WORK,
+ * prev[r] and cur[r] its sends of the step before and of this one, and
+ * in[k * n + r] the message it received at step k. */
+struct ids {
+	int64_t *own, *prev, *cur, *in;
+};
+
+/* Step k: member r sends its first c_k WORK blocks (step 0: its SEND) to
+ * member (r - 2^k) mod n, at 2^k blocks into that one's WORK. */
+static int step(struct topo_plan *p, int64_t slot0, struct ids *x, int32_t k,
+		topo_error *err)
 {
-	int32_t n = p->n, K = 0;
-	int64_t B = (int64_t)p->params.bytes, slot0 = -1;
-	int64_t *own = NULL, *prev = NULL, *cur = NULL, *in = NULL;
+	int32_t n = p->n, d = (int32_t)1 << k, c = d < n - d ? d : n - d;
+	int64_t B = (int64_t)p->params.bytes;
 	struct topo__msg m;
 	int rc = 0;
 
-	while (K < 31 && ((int64_t)1 << K) < n)
-		K++;
+	memset(&m, 0, sizeof(m));
+	m.kind = TOPO__COPY;
+	m.sbuf = k == 0 ? TOPO__SEND : TOPO__WORK;
+	m.dbuf = TOPO__WORK;
+	m.doff = (int64_t)d * B;
+	m.len = (int64_t)c * B;
+	for (int32_t r = 0; rc == 0 && r < n; r++) {
+		int32_t to = r - d < 0 ? r - d + n : r - d;
+
+		m.src = r;
+		m.dst = to;
+		m.slot = slot0 + to;
+		rc = topo__plan_msg(p, &m, &x->cur[r], err);
+		x->in[(size_t)k * (size_t)n + (size_t)to] = x->cur[r];
+		if (rc == 0 && k == 1)
+			rc = topo__plan_dep(p, x->own[r], x->cur[r], err);
+		if (rc == 0 && k > 1)
+			rc = topo__plan_dep(p, x->prev[r], x->cur[r], err);
+		/* what r received at step k - 1, from r + d / 2 */
+		if (rc == 0 && k > 0)
+			rc =
+			    topo__plan_dep(p, x->prev[((int64_t)r + d / 2) % n],
+					   x->cur[r], err);
+	}
+	{
+		int64_t *t = x->prev;
+
+		x->prev = x->cur;
+		x->cur = t;
+	}
+	return rc;
+}
+
+/* The rotation into rank order: WORK [0, (n - r)B) to RECV at r * B and
+ * (but at rank 0) WORK [(n - r)B, nB) to RECV at 0, after the own copy
+ * and everything received. */
+static int rotate(struct topo_plan *p, int32_t K, const struct ids *x,
+		  topo_error *err)
+{
+	int32_t n = p->n;
+	int64_t B = (int64_t)p->params.bytes;
+	struct topo__msg m;
+	int rc = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = TOPO__COPY;
+	m.sbuf = TOPO__WORK;
+	m.dbuf = TOPO__RECV;
+	m.slot = -1;
+	for (int32_t r = 0; rc == 0 && r < n; r++) {
+		for (int part = 0; rc == 0 && part < 2; part++) {
+			int64_t id;
+
+			if (part == 1 && r == 0)
+				break;
+			m.src = m.dst = r;
+			m.soff = part == 0 ? 0 : (int64_t)(n - r) * B;
+			m.doff = part == 0 ? (int64_t)r * B : 0;
+			m.len =
+			    part == 0 ? (int64_t)(n - r) * B : (int64_t)r * B;
+			rc = topo__plan_msg(p, &m, &id, err);
+			if (rc == 0)
+				rc = topo__plan_dep(p, x->own[r], id, err);
+			for (int32_t k = 0; rc == 0 && k < K; k++)
+				rc = topo__plan_dep(
+				    p, x->in[(size_t)k * (size_t)n + (size_t)r],
+				    id, err);
+		}
+	}
+	return rc;
+}
+
+/* Buffers, the expected size and the receipt slots (K each). */
+static int setup(struct topo_plan *p, int32_t K, int64_t *slot0,
+		 topo_error *err)
+{
+	int32_t n = p->n;
+	int64_t B = (int64_t)p->params.bytes;
+	int rc = 0;
+
 	for (int32_t r = 0; rc == 0 && r < n; r++) {
 		rc = topo__plan_bufsize(p, TOPO__SEND, r, B, err);
 		if (rc == 0)
@@ -63,27 +151,37 @@ int topo__plan_allgather_bruck(struct topo_plan *p, topo_error *err)
 				       (int64_t)n * (4 * (int64_t)K + 2), n,
 				       err);
 	if (rc == 0)
-		rc = topo__plan_slots(p, n, -1, &slot0, err);
+		rc = topo__slots_each(p, K, slot0, err);
+	return rc;
+}
+
+int topo__plan_allgather_bruck(struct topo_plan *p, topo_error *err)
+{
+	int32_t n = p->n, K = 0;
+	int64_t B = (int64_t)p->params.bytes, slot0 = -1;
+	struct ids x = {NULL, NULL, NULL, NULL};
+	struct topo__msg m;
+	int rc;
+
+	while (K < 31 && ((int64_t)1 << K) < n)
+		K++;
+	rc = setup(p, K, &slot0, err);
 	if (rc != 0)
 		return rc;
-	for (int32_t r = 0; p->slot_expect != NULL && r < n; r++)
-		p->slot_expect[slot0 + r] = K;
-
 	memset(&m, 0, sizeof(m));
 	m.kind = TOPO__COPY;
 	m.slot = -1;
+	m.sbuf = TOPO__SEND;
+	m.len = B;
 	if (n == 1) {
-		m.sbuf = TOPO__SEND;
 		m.dbuf = TOPO__RECV;
-		m.len = B;
 		return topo__plan_msg(p, &m, NULL, err);
 	}
-	own = topo__mallocarray((size_t)n, sizeof(int64_t));
-	prev = topo__mallocarray((size_t)n, sizeof(int64_t));
-	cur = topo__mallocarray((size_t)n, sizeof(int64_t));
-	/* in[k * n + r]: the message member r received at step k */
-	in = topo__mallocarray((size_t)n * (size_t)K, sizeof(int64_t));
-	if (own == NULL || prev == NULL || cur == NULL || in == NULL) {
+	x.own = topo__mallocarray((size_t)n, sizeof(int64_t));
+	x.prev = topo__mallocarray((size_t)n, sizeof(int64_t));
+	x.cur = topo__mallocarray((size_t)n, sizeof(int64_t));
+	x.in = topo__mallocarray((size_t)n * (size_t)K, sizeof(int64_t));
+	if (x.own == NULL || x.prev == NULL || x.cur == NULL || x.in == NULL) {
 		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
 			       "out of memory planning allgather bruck over "
 			       "%d members",
@@ -91,75 +189,19 @@ int topo__plan_allgather_bruck(struct topo_plan *p, topo_error *err)
 		goto done;
 	}
 	/* Each member's own block first in its WORK. */
+	m.dbuf = TOPO__WORK;
 	for (int32_t r = 0; rc == 0 && r < n; r++) {
 		m.src = m.dst = r;
-		m.sbuf = TOPO__SEND;
-		m.dbuf = TOPO__WORK;
-		m.soff = m.doff = 0;
-		m.len = B;
-		rc = topo__plan_msg(p, &m, &own[r], err);
+		rc = topo__plan_msg(p, &m, &x.own[r], err);
 	}
-	for (int32_t k = 0; rc == 0 && k < K; k++) {
-		int32_t d = (int32_t)1 << k, c = d < n - d ? d : n - d;
-
-		for (int32_t r = 0; rc == 0 && r < n; r++) {
-			int32_t to = r - d < 0 ? r - d + n : r - d;
-
-			m.src = r;
-			m.dst = to;
-			m.sbuf = k == 0 ? TOPO__SEND : TOPO__WORK;
-			m.dbuf = TOPO__WORK;
-			m.soff = 0;
-			m.doff = (int64_t)d * B;
-			m.len = (int64_t)c * B;
-			m.slot = slot0 + to;
-			rc = topo__plan_msg(p, &m, &cur[r], err);
-			in[(size_t)k * (size_t)n + (size_t)to] = cur[r];
-			if (rc == 0 && k == 1)
-				rc = topo__plan_dep(p, own[r], cur[r], err);
-			if (rc == 0 && k > 1)
-				rc = topo__plan_dep(p, prev[r], cur[r], err);
-			/* what r received at step k - 1, from r + d / 2 */
-			if (rc == 0 && k > 0)
-				rc = topo__plan_dep(
-				    p, prev[((int64_t)r + d / 2) % n], cur[r],
-				    err);
-		}
-		{
-			int64_t *t = prev;
-
-			prev = cur;
-			cur = t;
-		}
-	}
-	/* The rotation into rank order. */
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		for (int part = 0; rc == 0 && part < 2; part++) {
-			int64_t id;
-
-			if (part == 1 && r == 0)
-				break;
-			m.src = m.dst = r;
-			m.sbuf = TOPO__WORK;
-			m.dbuf = TOPO__RECV;
-			m.soff = part == 0 ? 0 : (int64_t)(n - r) * B;
-			m.doff = part == 0 ? (int64_t)r * B : 0;
-			m.len =
-			    part == 0 ? (int64_t)(n - r) * B : (int64_t)r * B;
-			m.slot = -1;
-			rc = topo__plan_msg(p, &m, &id, err);
-			if (rc == 0)
-				rc = topo__plan_dep(p, own[r], id, err);
-			for (int32_t k = 0; rc == 0 && k < K; k++)
-				rc = topo__plan_dep(
-				    p, in[(size_t)k * (size_t)n + (size_t)r],
-				    id, err);
-		}
-	}
+	for (int32_t k = 0; rc == 0 && k < K; k++)
+		rc = step(p, slot0, &x, k, err);
+	if (rc == 0)
+		rc = rotate(p, K, &x, err);
 done:
-	topo__free(own);
-	topo__free(prev);
-	topo__free(cur);
-	topo__free(in);
+	topo__free(x.own);
+	topo__free(x.prev);
+	topo__free(x.cur);
+	topo__free(x.in);
 	return rc;
 }

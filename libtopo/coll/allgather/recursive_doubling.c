@@ -45,20 +45,107 @@
 
 #include <string.h>
 
+/* The first 2 rem ranks fold, even into odd; then the own block of
+ * every member that takes part. */
+static int fold_and_own(struct topo_plan *p, const struct topo__fold *f,
+			int64_t B, int64_t slot0, struct topo__fold_ids *ids,
+			topo_error *err)
+{
+	struct topo__msg m;
+	int rc = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = TOPO__COPY;
+	m.sbuf = TOPO__SEND;
+	m.dbuf = TOPO__RECV;
+	m.len = B;
+	for (int32_t v = 0; rc == 0 && v < f->rem; v++) {
+		m.src = 2 * v;
+		m.dst = 2 * v + 1;
+		m.doff = (int64_t)m.src * B;
+		m.slot = slot0 + m.dst;
+		rc = topo__plan_msg(p, &m, &ids->fold[v], err);
+	}
+	for (int32_t v = 0; rc == 0 && v < f->pof2; v++) {
+		m.src = m.dst = topo__fold_old(f, v);
+		m.doff = (int64_t)m.src * B;
+		m.slot = -1;
+		rc = topo__plan_msg(p, &m, &ids->own[v], err);
+	}
+	return rc;
+}
+
+/* Step k: v sends the run of its aligned group of 2^k new ranks to
+ * v ^ 2^k, into the same offsets of RECV. */
+static int step(struct topo_plan *p, const struct topo__fold *f, int64_t B,
+		int64_t slot0, struct topo__fold_ids *ids, int32_t k,
+		topo_error *err)
+{
+	int32_t mask = (int32_t)1 << k;
+	struct topo__msg m;
+	int rc = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = TOPO__COPY;
+	m.sbuf = m.dbuf = TOPO__RECV;
+	for (int32_t v = 0; rc == 0 && v < f->pof2; v++) {
+		int32_t w = v ^ mask, a = v & ~(mask - 1);
+		int64_t lo = topo__fold_run_lo(f, a),
+			hi = topo__fold_run_lo(f, a + mask);
+
+		m.src = topo__fold_old(f, v);
+		m.dst = topo__fold_old(f, w);
+		m.soff = m.doff = lo * B;
+		m.len = (hi - lo) * B;
+		m.slot = slot0 + m.dst;
+		rc = topo__plan_msg(p, &m, &ids->cur[v], err);
+		if (rc == 0)
+			rc = topo__fold_step_deps(
+			    p, f, ids, k, v, v ^ (mask >> 1), ids->cur[v], err);
+	}
+	topo__fold_ids_next(ids);
+	return rc;
+}
+
+/* The members that sat out get everything (K >= 1 here: rem > 0 means
+ * n >= 3). */
+static int give_back(struct topo_plan *p, const struct topo__fold *f, int64_t B,
+		     int64_t slot0, const struct topo__fold_ids *ids,
+		     topo_error *err)
+{
+	struct topo__msg m;
+	int rc = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = TOPO__COPY;
+	m.sbuf = m.dbuf = TOPO__RECV;
+	m.len = (int64_t)f->n * B;
+	for (int32_t v = 0; rc == 0 && v < f->rem; v++) {
+		int64_t id;
+
+		m.src = 2 * v + 1;
+		m.dst = 2 * v;
+		m.slot = slot0 + m.dst;
+		rc = topo__plan_msg(p, &m, &id, err);
+		if (rc == 0)
+			rc = topo__plan_dep(p, ids->prev[v], id, err);
+		if (rc == 0)
+			rc = topo__plan_dep(p, ids->prev[v ^ (f->pof2 >> 1)],
+					    id, err);
+	}
+	return rc;
+}
+
 int topo__plan_allgather_recursive_doubling(struct topo_plan *p,
 					    topo_error *err)
 {
 	struct topo__fold f;
-	int32_t n = p->n, P, K, rem;
+	struct topo__fold_ids ids;
+	int32_t n = p->n;
 	int64_t B = (int64_t)p->params.bytes, slot0 = -1;
-	int64_t *own = NULL, *fold = NULL, *prev = NULL, *cur = NULL;
-	struct topo__msg m;
 	int rc = 0;
 
 	topo__fold_init(&f, n);
-	P = f.pof2;
-	K = f.steps;
-	rem = f.rem;
 	for (int32_t r = 0; rc == 0 && r < n; r++) {
 		rc = topo__plan_bufsize(p, TOPO__SEND, r, B, err);
 		if (rc == 0)
@@ -66,106 +153,21 @@ int topo__plan_allgather_recursive_doubling(struct topo_plan *p,
 						(int64_t)n * B, err);
 	}
 	if (rc == 0)
-		rc = topo__plan_expect(p, (int64_t)n + (int64_t)P * K,
-				       2 * (int64_t)P * (K + 1) + 2 * rem, n,
-				       err);
+		rc = topo__plan_expect(
+		    p, (int64_t)n + (int64_t)f.pof2 * f.steps,
+		    2 * (int64_t)f.pof2 * (f.steps + 1) + 2 * f.rem, n, err);
 	if (rc == 0)
-		rc = topo__plan_slots(p, n, -1, &slot0, err);
+		rc = topo__fold_slots(p, &f, &slot0, err);
+	if (rc == 0)
+		rc = topo__fold_ids_new(&ids, &f,
+					"allgather recursive-doubling", err);
 	if (rc != 0)
 		return rc;
-	for (int32_t r = 0; p->slot_expect != NULL && r < n; r++)
-		p->slot_expect[slot0 + r] =
-		    r < 2 * rem ? (r % 2 == 0 ? 1 : K + 1) : K;
-	own = topo__mallocarray((size_t)P, sizeof(int64_t));
-	fold = topo__mallocarray((size_t)rem + 1, sizeof(int64_t));
-	prev = topo__mallocarray((size_t)P, sizeof(int64_t));
-	cur = topo__mallocarray((size_t)P, sizeof(int64_t));
-	if (own == NULL || fold == NULL || prev == NULL || cur == NULL) {
-		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-			       "out of memory planning allgather "
-			       "recursive-doubling over %d members",
-			       (int)n);
-		goto done;
-	}
-
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	/* The first 2 rem ranks fold: even into odd. */
-	for (int32_t v = 0; rc == 0 && v < rem; v++) {
-		m.src = 2 * v;
-		m.dst = 2 * v + 1;
-		m.sbuf = TOPO__SEND;
-		m.dbuf = TOPO__RECV;
-		m.soff = 0;
-		m.doff = (int64_t)m.src * B;
-		m.len = B;
-		m.slot = slot0 + m.dst;
-		rc = topo__plan_msg(p, &m, &fold[v], err);
-	}
-	/* The own block of every member that takes part. */
-	for (int32_t v = 0; rc == 0 && v < P; v++) {
-		m.src = m.dst = topo__fold_old(&f, v);
-		m.sbuf = TOPO__SEND;
-		m.dbuf = TOPO__RECV;
-		m.soff = 0;
-		m.doff = (int64_t)m.src * B;
-		m.len = B;
-		m.slot = -1;
-		rc = topo__plan_msg(p, &m, &own[v], err);
-	}
-	for (int32_t k = 0; rc == 0 && k < K; k++) {
-		int32_t mask = (int32_t)1 << k;
-
-		for (int32_t v = 0; rc == 0 && v < P; v++) {
-			int32_t w = v ^ mask, a = v & ~(mask - 1);
-			int64_t lo = topo__fold_run_lo(&f, a),
-				hi = topo__fold_run_lo(&f, a + mask);
-
-			m.src = topo__fold_old(&f, v);
-			m.dst = topo__fold_old(&f, w);
-			m.sbuf = m.dbuf = TOPO__RECV;
-			m.soff = m.doff = lo * B;
-			m.len = (hi - lo) * B;
-			m.slot = slot0 + m.dst;
-			rc = topo__plan_msg(p, &m, &cur[v], err);
-			if (rc == 0 && k == 0)
-				rc = topo__plan_dep(p, own[v], cur[v], err);
-			if (rc == 0 && k == 0 && v < rem)
-				rc = topo__plan_dep(p, fold[v], cur[v], err);
-			if (rc == 0 && k > 0)
-				rc = topo__plan_dep(p, prev[v], cur[v], err);
-			if (rc == 0 && k > 0)
-				rc = topo__plan_dep(p, prev[v ^ (mask >> 1)],
-						    cur[v], err);
-		}
-		{
-			int64_t *t = prev;
-
-			prev = cur;
-			cur = t;
-		}
-	}
-	/* The members that sat out get everything (K >= 1 here: rem > 0
-	 * means n >= 3). */
-	for (int32_t v = 0; rc == 0 && v < rem; v++) {
-		int64_t id;
-
-		m.src = 2 * v + 1;
-		m.dst = 2 * v;
-		m.sbuf = m.dbuf = TOPO__RECV;
-		m.soff = m.doff = 0;
-		m.len = (int64_t)n * B;
-		m.slot = slot0 + m.dst;
-		rc = topo__plan_msg(p, &m, &id, err);
-		if (rc == 0)
-			rc = topo__plan_dep(p, prev[v], id, err);
-		if (rc == 0)
-			rc = topo__plan_dep(p, prev[v ^ (P >> 1)], id, err);
-	}
-done:
-	topo__free(own);
-	topo__free(fold);
-	topo__free(prev);
-	topo__free(cur);
+	rc = fold_and_own(p, &f, B, slot0, &ids, err);
+	for (int32_t k = 0; rc == 0 && k < f.steps; k++)
+		rc = step(p, &f, B, slot0, &ids, k, err);
+	if (rc == 0)
+		rc = give_back(p, &f, B, slot0, &ids, err);
+	topo__fold_ids_free(&ids);
 	return rc;
 }

@@ -23,6 +23,7 @@
  * Receipt slots: one per member (slot0 + rank), expecting n - 1.
  */
 #define TOPO_INTERNAL
+#include "coll_pattern.h"
 #include "exec_internal.h"
 
 #include <string.h>
@@ -47,11 +48,9 @@ int topo__plan_allgather_ring(struct topo_plan *p, topo_error *err)
 		    topo__plan_expect(p, (int64_t)n * n,
 				      (int64_t)n * (n > 1 ? n - 2 : 0), n, err);
 	if (rc == 0)
-		rc = topo__plan_slots(p, n, -1, &slot0, err);
+		rc = topo__slots_each(p, n - 1, &slot0, err);
 	if (rc != 0)
 		return rc;
-	for (int32_t r = 0; p->slot_expect != NULL && r < n; r++)
-		p->slot_expect[slot0 + r] = n - 1;
 	prev = topo__mallocarray((size_t)n, sizeof(int64_t));
 	cur = topo__mallocarray((size_t)n, sizeof(int64_t));
 	if (prev == NULL || cur == NULL) {

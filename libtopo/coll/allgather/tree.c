@@ -42,39 +42,25 @@
 
 #include <string.h>
 
-int topo__plan_allgather_tree(struct topo_plan *p, topo_error *err)
+/* Buffers, the expected size, and the gather's (g0) and broadcast's
+ * (b0) receipt slots. */
+static int setup(struct topo_plan *p, const struct topo__layout *l, int64_t *g0,
+		 int64_t *b0, topo_error *err)
 {
 	int32_t n = p->n, root = p->t->root;
-	struct topo__layout lay;
-	int32_t *coff, *ch, *order, *pre, *size;
-	int64_t *up = NULL, *arr = NULL, B = (int64_t)p->params.bytes;
-	int64_t g0 = -1, b0 = -1, done_id = -1;
-	struct topo__msg m;
-	int packs, rc = TOPO_ENOMEM;
-
-	if (topo__layout_new(&lay, p->t, n, root) != 0)
-		goto nomem;
-	coff = lay.coff;
-	ch = lay.ch;
-	order = lay.order;
-	pre = lay.pre;
-	size = lay.size;
-	packs = lay.packs;
-	up = topo__mallocarray((size_t)n, sizeof(int64_t));
-	arr = topo__mallocarray((size_t)n, sizeof(int64_t));
-	if (up == NULL || arr == NULL)
-		goto nomem;
+	int64_t B = (int64_t)p->params.bytes;
+	int rc;
 
 	rc = topo__plan_bufsize(p, TOPO__WORK, root,
-				packs ? (int64_t)(n - 1) * B : 0, err);
+				l->packs ? (int64_t)(n - 1) * B : 0, err);
 	for (int32_t v = 0; rc == 0 && v < n; v++) {
 		rc = topo__plan_bufsize(p, TOPO__SEND, v, B, err);
 		if (rc == 0)
 			rc = topo__plan_bufsize(p, TOPO__RECV, v,
 						(int64_t)n * B, err);
-		if (rc == 0 && v != root && size[v] > 1)
+		if (rc == 0 && v != root && l->size[v] > 1)
 			rc = topo__plan_bufsize(p, TOPO__WORK, v,
-						(int64_t)size[v] * B, err);
+						(int64_t)l->size[v] * B, err);
 	}
 	/* Gather: a copy and a message per member, an unpacking per run at
 	 * most; broadcast: a message per member.  Dependencies: one per
@@ -84,40 +70,47 @@ int topo__plan_allgather_tree(struct topo_plan *p, topo_error *err)
 		rc = topo__plan_expect(p, 4 * (int64_t)n, 5 * (int64_t)n,
 				       2 * (int64_t)n, err);
 	if (rc == 0)
-		rc = topo__plan_slots(p, n, -1, &g0, err);
+		rc = topo__plan_slots(p, n, -1, g0, err);
 	if (rc == 0)
-		rc = topo__plan_slots(p, n, -1, &b0, err);
+		rc = topo__plan_slots(p, n, -1, b0, err);
 	for (int32_t v = 0; rc == 0 && p->slot_expect != NULL && v < n; v++) {
-		p->slot_expect[g0 + v] = coff[v + 1] - coff[v];
-		p->slot_expect[b0 + v] = v == root ? 0 : 1;
+		p->slot_expect[*g0 + v] = l->coff[v + 1] - l->coff[v];
+		p->slot_expect[*b0 + v] = v == root ? 0 : 1;
 	}
+	return rc;
+}
+
+/* The join at the root: the unpacking of every child's subtree that is not
+ * one run (up[c] then names its last unpacking: the unpackings of one
+ * subtree wait for each other, cheap and local), then the root's own block
+ * last, *done, which waits for every block so that the broadcast need wait
+ * for it alone. */
+static int join(struct topo_plan *p, const struct topo__layout *l, int64_t *up,
+		int64_t *arr, int64_t *done, topo_error *err)
+{
+	int32_t root = p->t->root;
+	int64_t B = (int64_t)p->params.bytes;
+	struct topo__msg m;
+	int rc = 0;
 
 	memset(&m, 0, sizeof(m));
 	m.kind = TOPO__COPY;
-	/* Gather (coll/gather/tree.c's). */
-	if (rc == 0)
-		rc = topo__gather_up(p, &lay, root, B, g0, up, err);
+	m.src = m.dst = root;
+	m.sbuf = TOPO__WORK;
+	m.dbuf = TOPO__RECV;
+	m.slot = -1;
+	for (int32_t k = l->coff[root]; rc == 0 && k < l->coff[root + 1]; k++) {
+		int32_t c = l->ch[k], lo = l->pre[c],
+			hi = l->pre[c] + l->size[c];
 
-	/* The root's own block last: it waits for every block, so the
-	 * broadcast need wait for it alone.  The unpacking first. */
-	for (int32_t k = coff[root]; rc == 0 && k < coff[root + 1]; k++) {
-		int32_t c = ch[k], lo = pre[c], hi = pre[c] + size[c];
-
-		if (topo__pattern_runs(order, lo, hi) == 1)
+		if (topo__pattern_runs(l->order, lo, hi) == 1)
 			continue;
-		m.src = m.dst = root;
-		m.sbuf = TOPO__WORK;
-		m.dbuf = TOPO__RECV;
-		m.slot = -1;
 		for (int32_t j = lo; rc == 0 && j < hi;) {
-			int32_t e = topo__pattern_run_end(order, j, hi);
+			int32_t e = topo__pattern_run_end(l->order, j, hi);
 
 			m.soff = (int64_t)(j - 1) * B;
-			m.doff = (int64_t)order[j] * B;
+			m.doff = (int64_t)l->order[j] * B;
 			m.len = (int64_t)(e - j) * B;
-			/* up[c] now names the last unpacking of c's
-			 * subtree, for the join below: the unpackings of
-			 * one subtree wait for each other (cheap, local). */
 			rc = topo__plan_msg(p, &m, &arr[c], err);
 			if (rc == 0)
 				rc = topo__plan_dep(p, up[c], arr[c], err);
@@ -126,28 +119,36 @@ int topo__plan_allgather_tree(struct topo_plan *p, topo_error *err)
 			j = e;
 		}
 	}
-	m.src = m.dst = root;
 	m.sbuf = TOPO__SEND;
-	m.dbuf = TOPO__RECV;
 	m.soff = 0;
 	m.doff = (int64_t)root * B;
 	m.len = B;
-	m.slot = -1;
 	if (rc == 0)
-		rc = topo__plan_msg(p, &m, &done_id, err);
-	for (int32_t k = coff[root]; rc == 0 && k < coff[root + 1]; k++)
-		rc = topo__plan_dep(p, up[ch[k]], done_id, err);
+		rc = topo__plan_msg(p, &m, done, err);
+	for (int32_t k = l->coff[root]; rc == 0 && k < l->coff[root + 1]; k++)
+		rc = topo__plan_dep(p, up[l->ch[k]], *done, err);
+	return rc;
+}
 
-	/* Broadcast, in preorder: a member's arrival exists before its
-	 * forwards. */
+/* The broadcast of the root's RECV, in preorder: a member's arrival
+ * (arr[v]) exists before its forwards. */
+static int bcast_down(struct topo_plan *p, const struct topo__layout *l,
+		      int64_t b0, int64_t done, int64_t *arr, topo_error *err)
+{
+	int32_t n = p->n, root = p->t->root;
+	struct topo__msg m;
+	int rc = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = TOPO__COPY;
 	m.sbuf = m.dbuf = TOPO__RECV;
-	m.soff = m.doff = 0;
-	m.len = (int64_t)n * B;
+	m.len = (int64_t)n * (int64_t)p->params.bytes;
 	for (int32_t i = 0; rc == 0 && i < n; i++) {
-		int32_t v = order[i];
+		int32_t v = l->order[i];
 
-		for (int32_t k = coff[v]; rc == 0 && k < coff[v + 1]; k++) {
-			int32_t c = ch[k];
+		for (int32_t k = l->coff[v]; rc == 0 && k < l->coff[v + 1];
+		     k++) {
+			int32_t c = l->ch[k];
 
 			m.src = v;
 			m.dst = c;
@@ -155,10 +156,34 @@ int topo__plan_allgather_tree(struct topo_plan *p, topo_error *err)
 			rc = topo__plan_msg(p, &m, &arr[c], err);
 			if (rc == 0)
 				rc = topo__plan_dep(
-				    p, v == root ? done_id : arr[v], arr[c],
-				    err);
+				    p, v == root ? done : arr[v], arr[c], err);
 		}
 	}
+	return rc;
+}
+
+int topo__plan_allgather_tree(struct topo_plan *p, topo_error *err)
+{
+	int32_t n = p->n, root = p->t->root;
+	struct topo__layout lay;
+	int64_t *up = NULL, *arr = NULL, B = (int64_t)p->params.bytes;
+	int64_t g0 = -1, b0 = -1, done_id = -1;
+	int rc = TOPO_ENOMEM;
+
+	if (topo__layout_new(&lay, p->t, n, root) != 0)
+		goto nomem;
+	up = topo__mallocarray((size_t)n, sizeof(int64_t));
+	arr = topo__mallocarray((size_t)n, sizeof(int64_t));
+	if (up == NULL || arr == NULL)
+		goto nomem;
+	rc = setup(p, &lay, &g0, &b0, err);
+	/* Gather (coll/gather/tree.c's). */
+	if (rc == 0)
+		rc = topo__gather_up(p, &lay, root, B, g0, up, err);
+	if (rc == 0)
+		rc = join(p, &lay, up, arr, &done_id, err);
+	if (rc == 0)
+		rc = bcast_down(p, &lay, b0, done_id, arr, err);
 	goto done;
 nomem:
 	rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,

@@ -53,18 +53,123 @@
 
 #include <string.h>
 
-int topo__plan_allreduce_rabenseifner(struct topo_plan *p, topo_error *err)
-{
-	int32_t n = p->n;
-	int64_t B = (int64_t)p->params.bytes, ts = (int64_t)p->type_size;
-	int64_t E = 0, slot0 = -1, msgs, deps;
-	int64_t *cur = NULL, *ids = NULL, *lo = NULL;
+/* What the two phases share: the fold, the blocks (E elements of ts
+ * bytes cut into pof2), and per member the last write into its RECV
+ * (cur), per new rank its message of the step (ids, -1 when its half is
+ * empty) and the first block of the range it holds (lo). */
+struct halves {
+	struct topo_plan *p;
 	struct topo__fold f;
+	int64_t E, ts, slot0;
+	int64_t *cur, *ids, *lo;
+};
+
+/* After the messages of the step of mask: each member's last write is
+ * its partner's message into it, and the higher of each pair moves its
+ * range by dlo (up a half while halving, down one while doubling). */
+static void keep_half(struct halves *x, int32_t mask, int64_t dlo)
+{
+	for (int32_t nr = 0; nr < x->f.pof2; nr++) {
+		if (x->ids[nr ^ mask] >= 0)
+			x->cur[topo__fold_old(&x->f, nr)] = x->ids[nr ^ mask];
+		if (nr & mask)
+			x->lo[nr] += dlo;
+	}
+}
+
+/* Blocks [first, first + half) from a to b (new ranks nr and nr ^ mask),
+ * after the last writes into both; from SEND (no wait on a's own copy)
+ * when send.  No message when the blocks are empty. */
+static int halves_msg(struct halves *x, struct topo__msg *m, int32_t nr,
+		      int32_t mask, int64_t first, int64_t half, bool send,
+		      topo_error *err)
+{
+	int32_t a = topo__fold_old(&x->f, nr),
+		b = topo__fold_old(&x->f, nr ^ mask);
+	int rc;
+
+	x->ids[nr] = -1;
+	m->soff = m->doff = topo__block_off(x->E, x->f.pof2, first, x->ts);
+	m->len =
+	    topo__block_off(x->E, x->f.pof2, first + half, x->ts) - m->soff;
+	if (m->len == 0)
+		return 0;
+	m->src = a;
+	m->dst = b;
+	m->sbuf = send ? TOPO__SEND : TOPO__RECV;
+	rc = topo__allreduce_msg(x->p, m, x->slot0, &x->ids[nr], err);
+	if (rc == 0 && !send)
+		rc = topo__plan_dep(x->p, x->cur[a], x->ids[nr], err);
+	if (rc == 0)
+		rc = topo__plan_dep(x->p, x->cur[b], x->ids[nr], err);
+	return rc;
+}
+
+/* The reduce-scatter, steps k = 0 .. L - 1: each REDUCEs the half of its
+ * range its partner keeps into the partner's RECV. */
+static int halving(struct halves *x, topo_error *err)
+{
 	struct topo__msg m;
 	int rc = 0;
 
-	E = B / ts;
-	topo__fold_init(&f, n);
+	memset(&m, 0, sizeof(m));
+	m.kind = TOPO__REDUCE;
+	m.dbuf = TOPO__RECV;
+	for (int32_t nr = 0; nr < x->f.pof2; nr++)
+		x->lo[nr] = 0;
+	for (int32_t k = 0; rc == 0 && k < x->f.steps; k++) {
+		int32_t mask = (int32_t)1 << k;
+		int64_t half = (int64_t)x->f.pof2 >> (k + 1);
+
+		for (int32_t nr = 0; rc == 0 && nr < x->f.pof2; nr++) {
+			/* The partner's half: the upper one when nr is
+			 * the lower of the two. */
+			int64_t first = x->lo[nr] + ((nr & mask) ? 0 : half);
+			bool send =
+			    k == 0 && topo__fold_old(&x->f, nr) >= 2 * x->f.rem;
+
+			rc =
+			    halves_msg(x, &m, nr, mask, first, half, send, err);
+		}
+		keep_half(x, mask, half);
+	}
+	return rc;
+}
+
+/* The allgather, steps k = L - 1 .. 0: nr holds [lo, lo + half),
+ * complete, and COPYs it to the partner, into the half the partner sent
+ * away at step k. */
+static int doubling(struct halves *x, topo_error *err)
+{
+	struct topo__msg m;
+	int rc = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = TOPO__COPY;
+	m.dbuf = TOPO__RECV;
+	for (int32_t k = x->f.steps - 1; rc == 0 && k >= 0; k--) {
+		int32_t mask = (int32_t)1 << k;
+		int64_t half = (int64_t)x->f.pof2 >> (k + 1);
+
+		for (int32_t nr = 0; rc == 0 && nr < x->f.pof2; nr++)
+			rc = halves_msg(x, &m, nr, mask, x->lo[nr], half, false,
+					err);
+		keep_half(x, mask, -half);
+	}
+	return rc;
+}
+
+int topo__plan_allreduce_rabenseifner(struct topo_plan *p, topo_error *err)
+{
+	struct halves x = {.p = p, .slot0 = -1};
+	int32_t n = p->n;
+	int64_t B = (int64_t)p->params.bytes, msgs, deps;
+	struct topo__fold *f = &x.f;
+	int rc = 0;
+
+	x.ts = (int64_t)p->type_size;
+	x.E = B / x.ts;
+	topo__fold_init(f, n);
 	for (int32_t r = 0; rc == 0 && r < n; r++) {
 		rc = topo__plan_bufsize(p, TOPO__SEND, r, B, err);
 		if (rc == 0)
@@ -72,107 +177,36 @@ int topo__plan_allreduce_rabenseifner(struct topo_plan *p, topo_error *err)
 	}
 	/* Copies, the fold's 2 rem, 2 per new rank and step; a dependency
 	 * per fold message, 2 per step's message. */
-	msgs = (int64_t)n + 2 * (int64_t)f.rem + 2 * (int64_t)f.pof2 * f.steps;
-	deps = 2 * (int64_t)f.rem + 4 * (int64_t)f.pof2 * f.steps;
+	msgs =
+	    (int64_t)n + 2 * (int64_t)f->rem + 2 * (int64_t)f->pof2 * f->steps;
+	deps = 2 * (int64_t)f->rem + 4 * (int64_t)f->pof2 * f->steps;
 	if (rc == 0)
 		rc = topo__plan_expect(p, msgs, deps, n, err);
 	if (rc != 0)
 		return rc;
-	cur = topo__mallocarray((size_t)n, sizeof(int64_t));
-	ids = topo__mallocarray((size_t)f.pof2, sizeof(int64_t));
-	lo = topo__mallocarray((size_t)f.pof2, sizeof(int64_t));
-	if (cur == NULL || ids == NULL || lo == NULL) {
+	x.cur = topo__mallocarray((size_t)n, sizeof(int64_t));
+	x.ids = topo__mallocarray((size_t)f->pof2, sizeof(int64_t));
+	x.lo = topo__mallocarray((size_t)f->pof2, sizeof(int64_t));
+	if (x.cur == NULL || x.ids == NULL || x.lo == NULL) {
 		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
 			       "out of memory planning allreduce rabenseifner "
 			       "over %d members",
 			       (int)n);
 		goto done;
 	}
-	rc = topo__plan_slots(p, n, -1, &slot0, err);
+	rc = topo__plan_slots(p, n, -1, &x.slot0, err);
 	/* cur[r]: the last write into r's RECV, after all the others. */
 	if (rc == 0)
-		rc = topo__fold_pre(p, &f, B, slot0, cur, err);
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__REDUCE;
-	m.dbuf = TOPO__RECV;
-	/* lo[nr]: the first block of the range nr holds (of size half * 2
-	 * before step k). */
-	for (int32_t nr = 0; nr < f.pof2; nr++)
-		lo[nr] = 0;
-	for (int32_t k = 0; rc == 0 && k < f.steps; k++) {
-		int32_t mask = (int32_t)1 << k;
-		int64_t half = (int64_t)f.pof2 >> (k + 1);
-
-		for (int32_t nr = 0; rc == 0 && nr < f.pof2; nr++) {
-			int32_t a = topo__fold_old(&f, nr),
-				b = topo__fold_old(&f, nr ^ mask);
-			/* The partner's half: the upper one when nr is
-			 * the lower of the two. */
-			int64_t first = lo[nr] + ((nr & mask) ? 0 : half);
-			bool send = k == 0 && a >= 2 * f.rem;
-
-			ids[nr] = -1;
-			m.soff = m.doff = topo__block_off(E, f.pof2, first, ts);
-			m.len = topo__block_off(E, f.pof2, first + half, ts) -
-				m.soff;
-			if (m.len == 0)
-				continue;
-			m.src = a;
-			m.dst = b;
-			m.sbuf = send ? TOPO__SEND : TOPO__RECV;
-			rc = topo__allreduce_msg(p, &m, slot0, &ids[nr], err);
-			if (rc == 0 && !send)
-				rc = topo__plan_dep(p, cur[a], ids[nr], err);
-			if (rc == 0)
-				rc = topo__plan_dep(p, cur[b], ids[nr], err);
-		}
-		/* Each keeps its half. */
-		for (int32_t nr = 0; nr < f.pof2; nr++) {
-			if (ids[nr ^ mask] >= 0)
-				cur[topo__fold_old(&f, nr)] = ids[nr ^ mask];
-			if (nr & mask)
-				lo[nr] += half;
-		}
-	}
-	m.kind = TOPO__COPY;
-	m.sbuf = TOPO__RECV;
-	for (int32_t k = f.steps - 1; rc == 0 && k >= 0; k--) {
-		int32_t mask = (int32_t)1 << k;
-		int64_t half = (int64_t)f.pof2 >> (k + 1);
-
-		/* nr holds [lo, lo + half), complete: it goes to the
-		 * partner, into the half the partner sent away at step k. */
-		for (int32_t nr = 0; rc == 0 && nr < f.pof2; nr++) {
-			int32_t a = topo__fold_old(&f, nr),
-				b = topo__fold_old(&f, nr ^ mask);
-
-			ids[nr] = -1;
-			m.soff = m.doff =
-			    topo__block_off(E, f.pof2, lo[nr], ts);
-			m.len = topo__block_off(E, f.pof2, lo[nr] + half, ts) -
-				m.soff;
-			if (m.len == 0)
-				continue;
-			m.src = a;
-			m.dst = b;
-			rc = topo__allreduce_msg(p, &m, slot0, &ids[nr], err);
-			if (rc == 0)
-				rc = topo__plan_dep(p, cur[a], ids[nr], err);
-			if (rc == 0)
-				rc = topo__plan_dep(p, cur[b], ids[nr], err);
-		}
-		for (int32_t nr = 0; nr < f.pof2; nr++) {
-			if (ids[nr ^ mask] >= 0)
-				cur[topo__fold_old(&f, nr)] = ids[nr ^ mask];
-			if (nr & mask)
-				lo[nr] -= half;
-		}
-	}
+		rc = topo__fold_pre(p, f, B, x.slot0, x.cur, err);
 	if (rc == 0)
-		rc = topo__fold_post(p, &f, B, slot0, cur, err);
+		rc = halving(&x, err);
+	if (rc == 0)
+		rc = doubling(&x, err);
+	if (rc == 0)
+		rc = topo__fold_post(p, f, B, x.slot0, x.cur, err);
 done:
-	topo__free(cur);
-	topo__free(ids);
-	topo__free(lo);
+	topo__free(x.cur);
+	topo__free(x.ids);
+	topo__free(x.lo);
 	return rc;
 }

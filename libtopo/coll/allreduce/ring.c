@@ -49,6 +49,61 @@
  * hint at the algorithms whose message count is not quadratic. */
 #define RING_MAX_MESSAGES ((int64_t)1 << 30)
 
+/* One phase of n - 1 steps around the ring, r sending to r + 1: the
+ * reduce-scatter (gather false), block (r - s) mod n REDUCEd, or the
+ * allgather (gather true), block (r + 1 - s) mod n copied.  prev[r]:
+ * member r's message of the step before (-1: none, or an empty block),
+ * on entry the phase before's last. */
+static int ring_phase(struct topo_plan *p, const int64_t *copy, int64_t *prev,
+		      int64_t *cur, int64_t slot0, bool gather, topo_error *err)
+{
+	int32_t n = p->n;
+	int64_t ts = (int64_t)p->type_size, E = (int64_t)p->params.bytes / ts;
+	struct topo__msg m;
+	int rc = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = gather ? TOPO__COPY : TOPO__REDUCE;
+	m.dbuf = TOPO__RECV;
+	for (int32_t s = 0; rc == 0 && s < n - 1; s++) {
+		m.sbuf = !gather && s == 0 ? TOPO__SEND : TOPO__RECV;
+		for (int32_t r = 0; rc == 0 && r < n; r++) {
+			int64_t b = ((int64_t)r + gather - s + n) % n;
+			int32_t to = r + 1 < n ? r + 1 : 0;
+			int32_t from = r > 0 ? r - 1 : n - 1;
+
+			cur[r] = -1;
+			m.len = topo__block_len(E, n, b, ts);
+			if (m.len == 0)
+				continue;
+			m.src = r;
+			m.dst = to;
+			m.soff = m.doff = topo__block_off(E, n, b, ts);
+			rc = topo__allreduce_msg(p, &m, slot0, &cur[r], err);
+			if (gather) {
+				/* Step 0: r's block, reduced by r - 1's last
+				 * REDUCE, over r + 1's own copy, which
+				 * nothing else wrote. */
+				if (rc == 0)
+					rc = topo__allreduce_dep(p, prev[from],
+								 cur[r], err);
+				if (rc == 0 && s == 0)
+					rc = topo__plan_dep(p, copy[to], cur[r],
+							    err);
+				continue;
+			}
+			if (rc == 0)
+				rc = topo__plan_dep(p, copy[to], cur[r], err);
+			/* r - 1 reduced this block into r the step before. */
+			if (rc == 0 && s > 0)
+				rc = topo__allreduce_dep(p, prev[from], cur[r],
+							 err);
+		}
+		memcpy(prev, cur, (size_t)n * sizeof(int64_t));
+	}
+	return rc;
+}
+
 int topo__plan_allreduce_ring(struct topo_plan *p, topo_error *err)
 {
 	int32_t n = p->n;
@@ -98,64 +153,12 @@ int topo__plan_allreduce_ring(struct topo_plan *p, topo_error *err)
 		m.src = m.dst = r;
 		rc = topo__allreduce_msg(p, &m, slot0, &copy[r], err);
 	}
-	/* prev[r]: member r's message of the step before (-1: none, or an
-	 * empty block). */
 	for (int32_t r = 0; r < n; r++)
 		prev[r] = -1;
-	/* Reduce-scatter: r sends block (r - s) mod n to r + 1. */
-	m.kind = TOPO__REDUCE;
-	m.dbuf = TOPO__RECV;
-	for (int32_t s = 0; rc == 0 && s < n - 1; s++) {
-		m.sbuf = s == 0 ? TOPO__SEND : TOPO__RECV;
-		for (int32_t r = 0; rc == 0 && r < n; r++) {
-			int64_t b = ((int64_t)r - s + n) % n;
-			int32_t to = r + 1 < n ? r + 1 : 0;
-			int32_t from = r > 0 ? r - 1 : n - 1;
-
-			cur[r] = -1;
-			m.len = topo__block_len(E, n, b, ts);
-			if (m.len == 0)
-				continue;
-			m.src = r;
-			m.dst = to;
-			m.soff = m.doff = topo__block_off(E, n, b, ts);
-			rc = topo__allreduce_msg(p, &m, slot0, &cur[r], err);
-			if (rc == 0)
-				rc = topo__plan_dep(p, copy[to], cur[r], err);
-			/* r - 1 reduced this block into r the step before. */
-			if (rc == 0 && s > 0)
-				rc = topo__allreduce_dep(p, prev[from], cur[r],
-							 err);
-		}
-		memcpy(prev, cur, (size_t)n * sizeof(int64_t));
-	}
-	/* Allgather: r sends block (r + 1 - s) mod n to r + 1. */
-	m.kind = TOPO__COPY;
-	m.sbuf = m.dbuf = TOPO__RECV;
-	for (int32_t s = 0; rc == 0 && s < n - 1; s++) {
-		for (int32_t r = 0; rc == 0 && r < n; r++) {
-			int64_t b = ((int64_t)r + 1 - s + n) % n;
-			int32_t to = r + 1 < n ? r + 1 : 0;
-			int32_t from = r > 0 ? r - 1 : n - 1;
-
-			cur[r] = -1;
-			m.len = topo__block_len(E, n, b, ts);
-			if (m.len == 0)
-				continue;
-			m.src = r;
-			m.dst = to;
-			m.soff = m.doff = topo__block_off(E, n, b, ts);
-			rc = topo__allreduce_msg(p, &m, slot0, &cur[r], err);
-			/* Step 0: r's block, reduced by r - 1's last REDUCE,
-			 * over r + 1's own copy, which nothing else wrote. */
-			if (rc == 0)
-				rc = topo__allreduce_dep(p, prev[from], cur[r],
-							 err);
-			if (rc == 0 && s == 0)
-				rc = topo__plan_dep(p, copy[to], cur[r], err);
-		}
-		memcpy(prev, cur, (size_t)n * sizeof(int64_t));
-	}
+	if (rc == 0)
+		rc = ring_phase(p, copy, prev, cur, slot0, false, err);
+	if (rc == 0)
+		rc = ring_phase(p, copy, prev, cur, slot0, true, err);
 done:
 	topo__free(copy);
 	topo__free(prev);

@@ -64,6 +64,7 @@
  * message into its IN at every step); the local copies name none.
  */
 #define TOPO_INTERNAL
+#include "coll_pattern.h"
 #include "exec_internal.h"
 
 #include <string.h>
@@ -183,41 +184,142 @@ static int emit_step(struct topo_plan *p, const struct ids *x, int k,
 	return rc;
 }
 
-int topo__plan_alltoall_bruck(struct topo_plan *p, topo_error *err)
+/* The pattern's arithmetic for n members and K steps: cnt[k] the blocks
+ * a member sends at step k, x->runs[k] the runs it packs, *maxcnt the
+ * largest cnt[k]; returns the dependencies of one member's messages. */
+static int64_t count_steps(int32_t n, int K, struct ids *x, int64_t *cnt,
+			   int64_t *maxcnt)
 {
-	int32_t n = p->n;
-	int K = 0;
-	int64_t B = (int64_t)p->params.bytes, slot0 = -1, maxcnt = 0;
-	int64_t cnt[32], msgs, deps_per = 0, work_blocks, next;
-	struct ids x;
-	struct topo__msg m;
-	int rc = 0;
+	int64_t deps_per = 0;
 
-	memset(&x, 0, sizeof(x));
-	x.n = n;
-	while (K < 31 && ((int64_t)1 << K) < n)
-		K++;
+	*maxcnt = 0;
 	for (int k = 0; k < K; k++) {
 		int64_t h = (int64_t)1 << k, rem = n % (2 * h);
 
 		cnt[k] = (n / (2 * h)) * h + (rem > h ? rem - h : 0);
-		x.runs[k] = (n - h + 2 * h - 1) / (2 * h);
-		if (cnt[k] > maxcnt)
-			maxcnt = cnt[k];
+		x->runs[k] = (n - h + 2 * h - 1) / (2 * h);
+		if (cnt[k] > *maxcnt)
+			*maxcnt = cnt[k];
 		/* Dependencies of member r's step k: each pack waits for
 		 * its rotation piece, the unpacks below it and the last
 		 * send; the send for its packs and the receiver's last
 		 * unpacks; each unpack for a send and a pack. */
-		for (int64_t q = 0; q < x.runs[k]; q++) {
+		for (int64_t q = 0; q < x->runs[k]; q++) {
 			int64_t b = 2 * h * q + h, len = n - b < h ? n - b : h;
 
 			deps_per += 1 + (k > 0);
 			for (int j = 0; j < k && ((int64_t)1 << j) < len; j++)
 				deps_per++;
 		}
-		deps_per += 3 * x.runs[k] + (k > 0 ? x.runs[k - 1] : 0);
+		deps_per += 3 * x->runs[k] + (k > 0 ? x->runs[k - 1] : 0);
 	}
-	deps_per += n - 1; /* the inverse rotation */
+	return deps_per + n - 1; /* the inverse rotation */
+}
+
+/* The ids every phase will have, from the plan's next id on. */
+static void number_ids(struct ids *x, int K, int64_t first)
+{
+	int32_t n = x->n;
+	int64_t next;
+
+	x->self = first;
+	x->rot_a = x->self + n;
+	x->rot_b = x->rot_a + (n - 1);
+	next = x->rot_b + (n - 1);
+	for (int k = 0; k < K; k++) {
+		x->pack[k] = next;
+		x->send[k] = x->pack[k] + (int64_t)n * x->runs[k];
+		x->unpack[k] = x->send[k] + n;
+		next = x->unpack[k] + (int64_t)n * x->runs[k];
+	}
+	x->fin = next;
+}
+
+/* The own block, SEND -> RECV, then the rotation: positions 1 .. n - r - 1
+ * are SEND blocks r + 1 .. n - 1 (piece A), positions n - r .. n - 1
+ * blocks 0 .. r - 1 (B). */
+static int rotate(struct topo_plan *p, topo_error *err)
+{
+	int32_t n = p->n;
+	int64_t B = (int64_t)p->params.bytes;
+	struct topo__msg m;
+	int rc = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = TOPO__COPY;
+	m.slot = -1;
+	m.sbuf = TOPO__SEND;
+	m.dbuf = TOPO__RECV;
+	m.len = B;
+	for (int32_t r = 0; rc == 0 && r < n; r++) {
+		m.src = m.dst = r;
+		m.soff = m.doff = (int64_t)r * B;
+		rc = topo__plan_msg(p, &m, NULL, err);
+	}
+	m.dbuf = TOPO__WORK;
+	for (int32_t r = 0; rc == 0 && r < n - 1; r++) {
+		m.src = m.dst = r;
+		m.soff = ((int64_t)r + 1) * B;
+		m.doff = 0;
+		m.len = ((int64_t)n - r - 1) * B;
+		rc = topo__plan_msg(p, &m, NULL, err);
+	}
+	for (int32_t r = 1; rc == 0 && r < n; r++) {
+		m.src = m.dst = r;
+		m.soff = 0;
+		m.doff = ((int64_t)n - r - 1) * B;
+		m.len = (int64_t)r * B;
+		rc = topo__plan_msg(p, &m, NULL, err);
+	}
+	return rc;
+}
+
+/* The inverse rotation: position i to RECV block r - i, after the unpack
+ * at the step of i's highest bit. */
+static int unrotate(struct topo_plan *p, const struct ids *x, topo_error *err)
+{
+	int32_t n = p->n;
+	int64_t B = (int64_t)p->params.bytes;
+	struct topo__msg m;
+	int rc = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = TOPO__COPY;
+	m.slot = -1;
+	m.sbuf = TOPO__WORK;
+	m.dbuf = TOPO__RECV;
+	m.len = B;
+	for (int32_t r = 0; rc == 0 && r < n; r++)
+		for (int64_t i = 1; rc == 0 && i < n; i++) {
+			int j = high_bit(i);
+			int64_t id;
+
+			m.src = m.dst = r;
+			m.soff = (i - 1) * B;
+			m.doff = ((r - i + n) % n) * B;
+			rc = topo__plan_msg(p, &m, &id, err);
+			if (rc == 0)
+				rc = topo__plan_dep(
+				    p, unpack_id(x, j, r, i >> (j + 1)), id,
+				    err);
+		}
+	return rc;
+}
+
+int topo__plan_alltoall_bruck(struct topo_plan *p, topo_error *err)
+{
+	int32_t n = p->n;
+	int K = 0;
+	int64_t B = (int64_t)p->params.bytes, slot0 = -1, maxcnt;
+	int64_t cnt[32], msgs, deps_per, work_blocks;
+	struct ids x;
+	int rc = 0;
+
+	memset(&x, 0, sizeof(x));
+	x.n = n;
+	while (K < 31 && ((int64_t)1 << K) < n)
+		K++;
+	deps_per = count_steps(n, K, &x, cnt, &maxcnt);
 	/* Per member: the own block, the packs and unpacks (n - 1 each),
 	 * K sends and n - 1 inverse rotation copies; the rotation pieces. */
 	msgs =
@@ -248,74 +350,15 @@ int topo__plan_alltoall_bruck(struct topo_plan *p, topo_error *err)
 	if (rc == 0)
 		rc = topo__plan_expect(p, msgs, (int64_t)n * deps_per, n, err);
 	if (rc == 0)
-		rc = topo__plan_slots(p, n, -1, &slot0, err);
+		rc = topo__slots_each(p, K, &slot0, err);
 	if (rc != 0)
 		return rc;
-	for (int32_t r = 0; p->slot_expect != NULL && r < n; r++)
-		p->slot_expect[slot0 + r] = K;
-
-	/* The ids every phase will have. */
-	x.self = p->nmsg;
-	x.rot_a = x.self + n;
-	x.rot_b = x.rot_a + (n - 1);
-	next = x.rot_b + (n - 1);
-	for (int k = 0; k < K; k++) {
-		x.pack[k] = next;
-		x.send[k] = x.pack[k] + (int64_t)n * x.runs[k];
-		x.unpack[k] = x.send[k] + n;
-		next = x.unpack[k] + (int64_t)n * x.runs[k];
-	}
-	x.fin = next;
-
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.slot = -1;
-	/* The own block. */
-	m.sbuf = TOPO__SEND;
-	m.dbuf = TOPO__RECV;
-	m.len = B;
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		m.src = m.dst = r;
-		m.soff = m.doff = (int64_t)r * B;
-		rc = topo__plan_msg(p, &m, NULL, err);
-	}
-	/* The rotation: positions 1 .. n - r - 1 are SEND blocks r + 1 ..
-	 * n - 1 (piece A), positions n - r .. n - 1 blocks 0 .. r - 1 (B). */
-	m.dbuf = TOPO__WORK;
-	for (int32_t r = 0; rc == 0 && r < n - 1; r++) {
-		m.src = m.dst = r;
-		m.soff = ((int64_t)r + 1) * B;
-		m.doff = 0;
-		m.len = ((int64_t)n - r - 1) * B;
-		rc = topo__plan_msg(p, &m, NULL, err);
-	}
-	for (int32_t r = 1; rc == 0 && r < n; r++) {
-		m.src = m.dst = r;
-		m.soff = 0;
-		m.doff = ((int64_t)n - r - 1) * B;
-		m.len = (int64_t)r * B;
-		rc = topo__plan_msg(p, &m, NULL, err);
-	}
+	number_ids(&x, K, p->nmsg);
+	rc = rotate(p, err);
 	for (int k = 0; rc == 0 && k < K; k++)
 		rc = emit_step(p, &x, k, cnt[k], ((int64_t)n - 1 + maxcnt) * B,
 			       slot0, err);
-	/* The inverse rotation: position i to RECV block r - i. */
-	m.sbuf = TOPO__WORK;
-	m.dbuf = TOPO__RECV;
-	m.len = B;
-	for (int32_t r = 0; rc == 0 && r < n; r++)
-		for (int64_t i = 1; rc == 0 && i < n; i++) {
-			int j = high_bit(i);
-			int64_t id;
-
-			m.src = m.dst = r;
-			m.soff = (i - 1) * B;
-			m.doff = ((r - i + n) % n) * B;
-			rc = topo__plan_msg(p, &m, &id, err);
-			if (rc == 0)
-				rc = topo__plan_dep(
-				    p, unpack_id(&x, j, r, i >> (j + 1)), id,
-				    err);
-		}
+	if (rc == 0)
+		rc = unrotate(p, &x, err);
 	return rc;
 }

@@ -78,11 +78,10 @@ int topo__alltoall_rounds(struct topo_plan *p, const char *name, int flags,
 	if (rc == 0)
 		rc = topo__plan_expect(p, msgs, chained ? msgs - n : 0, n, err);
 	if (rc == 0)
-		rc = topo__plan_slots(p, n, -1, &slot0, err);
+		rc = topo__slots_each(p, (int32_t)((n - 1) * pieces), &slot0,
+				      err);
 	if (rc != 0)
 		return rc;
-	for (int32_t r = 0; p->slot_expect != NULL && r < n; r++)
-		p->slot_expect[slot0 + r] = (int32_t)((n - 1) * pieces);
 
 	memset(&m, 0, sizeof(m));
 	m.kind = TOPO__COPY;

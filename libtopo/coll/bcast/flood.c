@@ -456,6 +456,74 @@ static int emit_segment(struct topo_plan *p, const struct flood *f,
 	return rc;
 }
 
+/* The flood's arrays: first and scratch, has_dup, and room for the
+ * n - 1 messages a table that follows the rule sends, their pages faulted
+ * in on the other CPU while the flood starts (see alloc.c).  0 or
+ * TOPO_ENOMEM. */
+static int flood_alloc(struct flood *f, int32_t maxdeg, uint8_t **has_dup)
+{
+	f->first = topo__mallocarray((size_t)f->n, sizeof(int32_t));
+	f->scratch = topo__mallocarray((size_t)maxdeg, sizeof(int32_t));
+	*has_dup = topo__malloc((size_t)f->n);
+	if (f->first == NULL || f->scratch == NULL || *has_dup == NULL)
+		return TOPO_ENOMEM;
+	f->cap = f->n > 1024 ? f->n : 1024;
+	if (f->cap > FLOOD_MAX_MESSAGES)
+		f->cap = FLOOD_MAX_MESSAGES;
+	f->src = topo__mallocarray((size_t)f->cap, sizeof(int32_t));
+	f->dst = topo__mallocarray((size_t)f->cap, sizeof(int32_t));
+	f->wait = topo__mallocarray((size_t)f->cap, sizeof(int32_t));
+	if (f->src == NULL || f->dst == NULL || f->wait == NULL)
+		return TOPO_ENOMEM;
+	topo__populate_add(&f->populate, f->src,
+			   (size_t)f->cap * sizeof(int32_t));
+	topo__populate_add(&f->populate, f->dst,
+			   (size_t)f->cap * sizeof(int32_t));
+	topo__populate_add(&f->populate, f->wait,
+			   (size_t)f->cap * sizeof(int32_t));
+	topo__populate_start(&f->populate);
+	return 0;
+}
+
+/* The plan of the flood found: the buffers (the root's input, everyone's
+ * result, a WORK where duplicates arrive), then nseg segments of seg
+ * bytes, each its own receipt counters. */
+static int flood_emit(struct topo_plan *p, const struct flood *f,
+		      const flood_dep *dd, int64_t nd, const uint8_t *has_dup,
+		      int64_t seg, int64_t nseg, topo_error *err)
+{
+	int64_t bytes = (int64_t)p->params.bytes;
+	int rc;
+
+	rc = topo__plan_bufsize(p, TOPO__SEND, p->root, bytes, err);
+	if (rc == 0)
+		rc = topo__plan_bufsize_all(p, TOPO__RECV, bytes, err);
+	for (int32_t v = 0; rc == 0 && v < p->n; v++)
+		if (has_dup[v])
+			rc = topo__plan_bufsize(p, TOPO__WORK, v, bytes, err);
+	/* Per segment: the root's copy and the flood's messages, each
+	 * waiting for at most its arrival, the duplicates' order, and a
+	 * counter per member. */
+	if (rc == 0)
+		rc = topo__plan_expect(p, nseg * (f->cnt + 1),
+				       nseg * (f->cnt + nd),
+				       nseg * (int64_t)p->n, err);
+	for (int64_t k = 0; rc == 0 && k < nseg; k++) {
+		int64_t slot0 = -1, off = k * seg;
+
+		/* emit_segment names slots slot0 + member. */
+		rc = topo__plan_slots(p, p->n, -1, &slot0, err);
+		for (int32_t v = 0;
+		     rc == 0 && p->slot_expect != NULL && v < p->n; v++)
+			p->slot_expect[slot0 + v] = v == p->root ? 0 : 1;
+		if (rc == 0)
+			rc = emit_segment(p, f, dd, nd, off,
+					  bytes - off < seg ? bytes - off : seg,
+					  slot0, err);
+	}
+	return rc;
+}
+
 int topo__plan_bcast_flood(struct topo_plan *p, topo_error *err)
 {
 	const topo_tree *t = p->t;
@@ -482,30 +550,9 @@ int topo__plan_bcast_flood(struct topo_plan *p, topo_error *err)
 		if (d > maxdeg)
 			maxdeg = d;
 	}
-	f.first = topo__mallocarray((size_t)p->n, sizeof(int32_t));
-	f.scratch = topo__mallocarray((size_t)maxdeg, sizeof(int32_t));
-	has_dup = topo__malloc((size_t)p->n);
-	if (f.first == NULL || f.scratch == NULL || has_dup == NULL) {
-		rc = TOPO_ENOMEM;
+	rc = flood_alloc(&f, maxdeg, &has_dup);
+	if (rc != 0)
 		goto fail;
-	}
-	/* A table that follows the rule sends n - 1 messages: room for
-	 * them now, their pages faulted in on the other CPU while the flood
-	 * starts (see alloc.c). */
-	f.cap = p->n > 1024 ? p->n : 1024;
-	if (f.cap > FLOOD_MAX_MESSAGES)
-		f.cap = FLOOD_MAX_MESSAGES;
-	f.src = topo__mallocarray((size_t)f.cap, sizeof(int32_t));
-	f.dst = topo__mallocarray((size_t)f.cap, sizeof(int32_t));
-	f.wait = topo__mallocarray((size_t)f.cap, sizeof(int32_t));
-	if (f.src == NULL || f.dst == NULL || f.wait == NULL) {
-		rc = TOPO_ENOMEM;
-		goto fail;
-	}
-	topo__populate_add(&f.populate, f.src, (size_t)f.cap * sizeof(int32_t));
-	topo__populate_add(&f.populate, f.dst, (size_t)f.cap * sizeof(int32_t));
-	topo__populate_add(&f.populate, f.wait, (size_t)f.cap * sizeof(int32_t));
-	topo__populate_start(&f.populate);
 	rc = simulate(&f, t, p->root);
 	if (rc == 0)
 		rc = order_forwards(&f, maxdeg);
@@ -526,36 +573,9 @@ int topo__plan_bcast_flood(struct topo_plan *p, topo_error *err)
 		goto fail;
 	rc = topo__plan_segments_fit(p, nseg, (int64_t)seg, (int64_t)f.cnt + 1,
 				     0, FLOOD_MAX_MESSAGES, err);
-	if (rc != 0)
-		goto done;
-
-	/* Buffers: the root's input, everyone's result. */
-	rc = topo__plan_bufsize(p, TOPO__SEND, p->root, bytes, err);
 	if (rc == 0)
-		rc = topo__plan_bufsize_all(p, TOPO__RECV, bytes, err);
-	for (int32_t v = 0; rc == 0 && v < p->n; v++)
-		if (has_dup[v])
-			rc = topo__plan_bufsize(p, TOPO__WORK, v, bytes, err);
-	/* Per segment: the root's copy and the flood's messages, each
-	 * waiting for at most its arrival, the duplicates' order, and a
-	 * counter per member. */
-	if (rc == 0)
-		rc = topo__plan_expect(p, nseg * (f.cnt + 1), nseg * (f.cnt + nd),
-				       nseg * (int64_t)p->n, err);
-	for (int64_t k = 0; rc == 0 && k < nseg; k++) {
-		int64_t slot0 = -1, off = k * (int64_t)seg;
-
-		/* emit_segment names slots slot0 + member. */
-		rc = topo__plan_slots(p, p->n, -1, &slot0, err);
-		for (int32_t v = 0; rc == 0 && p->slot_expect != NULL && v < p->n; v++)
-			p->slot_expect[slot0 + v] = v == p->root ? 0 : 1;
-		if (rc == 0)
-			rc = emit_segment(p, &f, dd, nd, off,
-					  bytes - off < (int64_t)seg
-					      ? bytes - off
-					      : (int64_t)seg,
-					  slot0, err);
-	}
+		rc = flood_emit(p, &f, dd, nd, has_dup, (int64_t)seg, nseg,
+				err);
 	goto done;
 fail:
 	rc = topo__err(err, rc, NULL, NULL,

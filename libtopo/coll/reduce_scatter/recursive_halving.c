@@ -49,143 +49,151 @@
 
 #include <string.h>
 
+/* Partial reductions start as the member's own vector (V bytes); then
+ * the first 2 rem ranks fold, even into odd. */
+static int init_and_fold(struct topo_plan *p, const struct topo__fold *f,
+			 int64_t V, int64_t slot0, struct topo__fold_ids *ids,
+			 topo_error *err)
+{
+	struct topo__msg m;
+	int rc = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = TOPO__COPY;
+	m.slot = -1;
+	m.sbuf = TOPO__SEND;
+	m.dbuf = TOPO__WORK;
+	m.len = V;
+	for (int32_t v = 0; rc == 0 && v < f->pof2; v++) {
+		m.src = m.dst = topo__fold_old(f, v);
+		rc = topo__plan_msg(p, &m, &ids->own[v], err);
+	}
+	m.kind = TOPO__REDUCE;
+	for (int32_t v = 0; rc == 0 && v < f->rem; v++) {
+		m.src = 2 * v;
+		m.dst = 2 * v + 1;
+		m.slot = slot0 + m.dst;
+		rc = topo__plan_msg(p, &m, &ids->fold[v], err);
+		if (rc == 0)
+			rc = topo__plan_dep(p, ids->own[v], ids->fold[v], err);
+	}
+	return rc;
+}
+
+/* Step k: v gives away the half its partner w = v ^ mask keeps (mask =
+ * P / 2^(k + 1)), REDUCEd from its WORK into w's, once w's WORK holds
+ * w's vector. */
+static int step(struct topo_plan *p, const struct topo__fold *f, int64_t B,
+		int64_t slot0, struct topo__fold_ids *ids, int32_t k,
+		topo_error *err)
+{
+	int32_t mask = f->pof2 >> (k + 1);
+	struct topo__msg m;
+	int rc = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = TOPO__REDUCE;
+	m.sbuf = m.dbuf = TOPO__WORK;
+	for (int32_t v = 0; rc == 0 && v < f->pof2; v++) {
+		int32_t w = v ^ mask, a = w & ~(mask - 1);
+		int64_t lo = topo__fold_run_lo(f, a),
+			hi = topo__fold_run_lo(f, a + mask);
+
+		m.src = topo__fold_old(f, v);
+		m.dst = topo__fold_old(f, w);
+		m.soff = m.doff = lo * B;
+		m.len = (hi - lo) * B;
+		m.slot = slot0 + m.dst;
+		rc = topo__plan_msg(p, &m, &ids->cur[v], err);
+		if (rc == 0)
+			rc = topo__plan_dep(p, ids->own[w], ids->cur[v], err);
+		if (rc == 0)
+			rc = topo__fold_step_deps(
+			    p, f, ids, k, v, v ^ (mask << 1), ids->cur[v], err);
+	}
+	topo__fold_ids_next(ids);
+	return rc;
+}
+
+/* Each member's block into its RECV; the odd ranks of the fold also send
+ * their partner's. */
+static int blocks_out(struct topo_plan *p, const struct topo__fold *f,
+		      int64_t B, int64_t slot0,
+		      const struct topo__fold_ids *ids, topo_error *err)
+{
+	struct topo__msg m;
+	int rc = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = TOPO__COPY;
+	m.sbuf = TOPO__WORK;
+	m.dbuf = TOPO__RECV;
+	m.len = B;
+	for (int32_t v = 0; rc == 0 && v < f->pof2; v++) {
+		for (int part = 0; rc == 0 && part < 1 + (v < f->rem); part++) {
+			int64_t id;
+
+			m.src = topo__fold_old(f, v);
+			m.dst = part == 0 ? m.src : m.src - 1;
+			m.soff = (int64_t)m.dst * B;
+			m.slot = part == 0 ? -1 : slot0 + m.dst;
+			rc = topo__plan_msg(p, &m, &id, err);
+			if (rc == 0)
+				rc = topo__plan_dep(p, ids->prev[v], id, err);
+			if (rc == 0)
+				rc = topo__plan_dep(p, ids->prev[v ^ 1], id,
+						    err);
+		}
+	}
+	return rc;
+}
+
 int topo__plan_reduce_scatter_recursive_halving(struct topo_plan *p,
 						topo_error *err)
 {
 	struct topo__fold f;
-	int32_t n = p->n, P, K, rem;
+	struct topo__fold_ids ids;
+	int32_t n = p->n;
 	int64_t B = (int64_t)p->params.bytes, V = (int64_t)n * B, slot0 = -1;
-	int64_t *init = NULL, *fold = NULL, *prev = NULL, *cur = NULL;
-	struct topo__msg m;
 	int rc = 0;
 
 	topo__fold_init(&f, n);
-	P = f.pof2;
-	K = f.steps;
-	rem = f.rem;
 	for (int32_t r = 0; rc == 0 && r < n; r++) {
 		rc = topo__plan_bufsize(p, TOPO__SEND, r, V, err);
 		if (rc == 0)
 			rc = topo__plan_bufsize(p, TOPO__RECV, r, B, err);
-		if (rc == 0 && n > 1 && !(r < 2 * rem && r % 2 == 0))
+		if (rc == 0 && n > 1 && topo__fold_new(&f, r) >= 0)
 			rc = topo__plan_bufsize(p, TOPO__WORK, r, V, err);
 	}
 	if (rc == 0)
 		rc = topo__plan_expect(
-		    p, 2 * (int64_t)n + (int64_t)P * K + rem,
-		    3 * (int64_t)P * K + rem + 2 * (int64_t)n, n, err);
+		    p, 2 * (int64_t)n + (int64_t)f.pof2 * f.steps + f.rem,
+		    3 * (int64_t)f.pof2 * f.steps + f.rem + 2 * (int64_t)n, n,
+		    err);
 	if (rc == 0)
-		rc = topo__plan_slots(p, n, -1, &slot0, err);
+		rc = topo__fold_slots(p, &f, &slot0, err);
 	if (rc != 0)
 		return rc;
-	for (int32_t r = 0; p->slot_expect != NULL && r < n; r++)
-		p->slot_expect[slot0 + r] =
-		    r < 2 * rem ? (r % 2 == 0 ? 1 : K + 1) : K;
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.slot = -1;
 	if (n == 1) {
+		struct topo__msg m;
+
+		memset(&m, 0, sizeof(m));
+		m.kind = TOPO__COPY;
+		m.slot = -1;
 		m.sbuf = TOPO__SEND;
 		m.dbuf = TOPO__RECV;
 		m.len = B;
 		return topo__plan_msg(p, &m, NULL, err);
 	}
-	init = topo__mallocarray((size_t)P, sizeof(int64_t));
-	fold = topo__mallocarray((size_t)rem + 1, sizeof(int64_t));
-	prev = topo__mallocarray((size_t)P, sizeof(int64_t));
-	cur = topo__mallocarray((size_t)P, sizeof(int64_t));
-	if (init == NULL || fold == NULL || prev == NULL || cur == NULL) {
-		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-			       "out of memory planning reduce-scatter "
-			       "recursive-halving over %d members",
-			       (int)n);
-		goto done;
-	}
-
-	/* Partial reductions start as the member's own vector. */
-	for (int32_t v = 0; rc == 0 && v < P; v++) {
-		m.src = m.dst = topo__fold_old(&f, v);
-		m.sbuf = TOPO__SEND;
-		m.dbuf = TOPO__WORK;
-		m.soff = m.doff = 0;
-		m.len = V;
-		rc = topo__plan_msg(p, &m, &init[v], err);
-	}
-	/* The first 2 rem ranks fold: even into odd. */
-	m.kind = TOPO__REDUCE;
-	for (int32_t v = 0; rc == 0 && v < rem; v++) {
-		m.src = 2 * v;
-		m.dst = 2 * v + 1;
-		m.sbuf = TOPO__SEND;
-		m.dbuf = TOPO__WORK;
-		m.soff = m.doff = 0;
-		m.len = V;
-		m.slot = slot0 + m.dst;
-		rc = topo__plan_msg(p, &m, &fold[v], err);
-		if (rc == 0)
-			rc = topo__plan_dep(p, init[v], fold[v], err);
-	}
-	for (int32_t k = 0; rc == 0 && k < K; k++) {
-		int32_t mask = P >> (k + 1);
-
-		for (int32_t v = 0; rc == 0 && v < P; v++) {
-			int32_t w = v ^ mask, a = w & ~(mask - 1);
-			int64_t lo = topo__fold_run_lo(&f, a),
-				hi = topo__fold_run_lo(&f, a + mask);
-
-			/* v gives away the half its partner keeps. */
-			m.src = topo__fold_old(&f, v);
-			m.dst = topo__fold_old(&f, w);
-			m.sbuf = m.dbuf = TOPO__WORK;
-			m.soff = m.doff = lo * B;
-			m.len = (hi - lo) * B;
-			m.slot = slot0 + m.dst;
-			rc = topo__plan_msg(p, &m, &cur[v], err);
-			if (rc == 0)
-				rc = topo__plan_dep(p, init[w], cur[v], err);
-			if (rc == 0 && k == 0)
-				rc = topo__plan_dep(p, init[v], cur[v], err);
-			if (rc == 0 && k == 0 && v < rem)
-				rc = topo__plan_dep(p, fold[v], cur[v], err);
-			if (rc == 0 && k > 0)
-				rc = topo__plan_dep(p, prev[v], cur[v], err);
-			if (rc == 0 && k > 0)
-				rc = topo__plan_dep(p, prev[v ^ (mask << 1)],
-						    cur[v], err);
-		}
-		{
-			int64_t *t = prev;
-
-			prev = cur;
-			cur = t;
-		}
-	}
-	/* Each member's block into its RECV; the odd ranks of the fold also
-	 * send their partner's. */
-	m.kind = TOPO__COPY;
-	for (int32_t v = 0; rc == 0 && v < P; v++) {
-		for (int part = 0; rc == 0 && part < 1 + (v < rem); part++) {
-			int64_t id;
-
-			m.src = topo__fold_old(&f, v);
-			m.dst = part == 0 ? m.src : m.src - 1;
-			m.sbuf = TOPO__WORK;
-			m.dbuf = TOPO__RECV;
-			m.soff = (int64_t)m.dst * B;
-			m.doff = 0;
-			m.len = B;
-			m.slot = part == 0 ? -1 : slot0 + m.dst;
-			rc = topo__plan_msg(p, &m, &id, err);
-			if (rc == 0)
-				rc = topo__plan_dep(p, prev[v], id, err);
-			if (rc == 0)
-				rc = topo__plan_dep(p, prev[v ^ 1], id, err);
-		}
-	}
-done:
-	topo__free(init);
-	topo__free(fold);
-	topo__free(prev);
-	topo__free(cur);
+	rc = topo__fold_ids_new(&ids, &f, "reduce-scatter recursive-halving",
+				err);
+	if (rc != 0)
+		return rc;
+	rc = init_and_fold(p, &f, V, slot0, &ids, err);
+	for (int32_t k = 0; rc == 0 && k < f.steps; k++)
+		rc = step(p, &f, B, slot0, &ids, k, err);
+	if (rc == 0)
+		rc = blocks_out(p, &f, B, slot0, &ids, err);
+	topo__fold_ids_free(&ids);
 	return rc;
 }

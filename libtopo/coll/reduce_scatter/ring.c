@@ -35,16 +35,104 @@
  * Receipt slots: one per member (slot0 + rank), expecting n - 1.
  */
 #define TOPO_INTERNAL
+#include "coll_pattern.h"
 #include "exec_internal.h"
 
 #include <string.h>
+
+/* The accumulators: member q's own block into its RECV (initr[q]) and,
+ * for n > 2, blocks q + 1 .. q + n - 2 into its WORK in one or two
+ * copies, [q + 1, min(n, q + n - 1)) (initw[2 q]) then [0, q - 1) when
+ * it wraps (initw[2 q + 1]); -1 for a copy not made. */
+static int accumulators(struct topo_plan *p, int64_t *initr, int64_t *initw,
+			topo_error *err)
+{
+	int32_t n = p->n;
+	int64_t B = (int64_t)p->params.bytes;
+	struct topo__msg m;
+	int rc = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = TOPO__COPY;
+	m.slot = -1;
+	m.sbuf = TOPO__SEND;
+	for (int32_t q = 0; rc == 0 && q < n; q++) {
+		m.src = m.dst = q;
+		m.dbuf = TOPO__RECV;
+		m.soff = (int64_t)q * B;
+		m.doff = 0;
+		m.len = B;
+		rc = topo__plan_msg(p, &m, &initr[q], err);
+		initw[2 * q] = initw[2 * q + 1] = -1;
+		if (n <= 2)
+			continue;
+		m.dbuf = TOPO__WORK;
+		if (rc == 0 && q + 1 < n) {
+			m.soff = m.doff = (int64_t)(q + 1) * B;
+			m.len =
+			    (int64_t)(n - q - 1 < n - 2 ? n - q - 1 : n - 2) *
+			    B;
+			rc = topo__plan_msg(p, &m, &initw[2 * q], err);
+		}
+		if (rc == 0 && q >= 2) {
+			m.soff = m.doff = 0;
+			m.len = (int64_t)(q - 1) * B;
+			rc = topo__plan_msg(p, &m, &initw[2 * q + 1], err);
+		}
+	}
+	return rc;
+}
+
+/* Step s: member r REDUCEs block (r - s - 1) mod n into r + 1's
+ * accumulator of it, after that accumulator's copy and r - 1's REDUCE of
+ * the step before (prev), which completed r's partial. */
+static int step(struct topo_plan *p, int32_t s, int64_t slot0,
+		const int64_t *initr, const int64_t *initw, const int64_t *prev,
+		int64_t *cur, topo_error *err)
+{
+	int32_t n = p->n;
+	int64_t B = (int64_t)p->params.bytes;
+	struct topo__msg m;
+	int rc = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = TOPO__REDUCE;
+	m.len = B;
+	m.sbuf = s == 0 ? TOPO__SEND : TOPO__WORK;
+	for (int32_t r = 0; rc == 0 && r < n; r++) {
+		int32_t b =
+		    (int32_t)(((int64_t)r - s - 1 + 2 * (int64_t)n) % n);
+		int32_t d = r == n - 1 ? 0 : r + 1;
+		int32_t left = r == 0 ? n - 1 : r - 1;
+		int64_t init;
+
+		m.src = r;
+		m.dst = d;
+		m.soff = (int64_t)b * B;
+		if (b == d) {
+			m.dbuf = TOPO__RECV;
+			m.doff = 0;
+			init = initr[d];
+		} else {
+			m.dbuf = TOPO__WORK;
+			m.doff = (int64_t)b * B;
+			init = b > d ? initw[2 * d] : initw[2 * d + 1];
+		}
+		m.slot = slot0 + d;
+		rc = topo__plan_msg(p, &m, &cur[r], err);
+		if (rc == 0)
+			rc = topo__plan_dep(p, init, cur[r], err);
+		if (rc == 0 && s > 0)
+			rc = topo__plan_dep(p, prev[left], cur[r], err);
+	}
+	return rc;
+}
 
 int topo__plan_reduce_scatter_ring(struct topo_plan *p, topo_error *err)
 {
 	int32_t n = p->n;
 	int64_t B = (int64_t)p->params.bytes, slot0 = -1;
 	int64_t *initr = NULL, *initw = NULL, *prev = NULL, *cur = NULL;
-	struct topo__msg m;
 	int rc = 0;
 
 	for (int32_t r = 0; rc == 0 && r < n; r++) {
@@ -61,13 +149,10 @@ int topo__plan_reduce_scatter_ring(struct topo_plan *p, topo_error *err)
 		rc = topo__plan_expect(p, (int64_t)n * (n + 2),
 				       2 * (int64_t)n * n, n, err);
 	if (rc == 0)
-		rc = topo__plan_slots(p, n, -1, &slot0, err);
+		rc = topo__slots_each(p, n - 1, &slot0, err);
 	if (rc != 0)
 		return rc;
-	for (int32_t r = 0; p->slot_expect != NULL && r < n; r++)
-		p->slot_expect[slot0 + r] = n - 1;
 	initr = topo__mallocarray((size_t)n, sizeof(int64_t));
-	/* initw[2 q], initw[2 q + 1]: the two copies into q's WORK */
 	initw = topo__mallocarray(2 * (size_t)n, sizeof(int64_t));
 	prev = topo__mallocarray((size_t)n, sizeof(int64_t));
 	cur = topo__mallocarray((size_t)n, sizeof(int64_t));
@@ -78,76 +163,13 @@ int topo__plan_reduce_scatter_ring(struct topo_plan *p, topo_error *err)
 			       (int)n);
 		goto done;
 	}
-
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.slot = -1;
-	for (int32_t q = 0; rc == 0 && q < n; q++) {
-		/* The own block's accumulator. */
-		m.src = m.dst = q;
-		m.sbuf = TOPO__SEND;
-		m.dbuf = TOPO__RECV;
-		m.soff = (int64_t)q * B;
-		m.doff = 0;
-		m.len = B;
-		rc = topo__plan_msg(p, &m, &initr[q], err);
-		initw[2 * q] = initw[2 * q + 1] = -1;
-		if (n <= 2)
-			continue;
-		/* Blocks q + 1 .. q + n - 2: [q + 1, min(n, q + n - 1)),
-		 * then [0, q - 1) when it wraps. */
-		m.sbuf = TOPO__SEND;
-		m.dbuf = TOPO__WORK;
-		if (rc == 0 && q + 1 < n) {
-			m.soff = m.doff = (int64_t)(q + 1) * B;
-			m.len =
-			    (int64_t)(n - q - 1 < n - 2 ? n - q - 1 : n - 2) *
-			    B;
-			rc = topo__plan_msg(p, &m, &initw[2 * q], err);
-		}
-		if (rc == 0 && q >= 2) {
-			m.soff = m.doff = 0;
-			m.len = (int64_t)(q - 1) * B;
-			rc = topo__plan_msg(p, &m, &initw[2 * q + 1], err);
-		}
-	}
-	m.kind = TOPO__REDUCE;
-	m.len = B;
+	rc = accumulators(p, initr, initw, err);
 	for (int32_t s = 0; rc == 0 && s < n - 1; s++) {
-		for (int32_t r = 0; rc == 0 && r < n; r++) {
-			int32_t b =
-			    (int32_t)(((int64_t)r - s - 1 + 2 * (int64_t)n) %
-				      n);
-			int32_t d = r == n - 1 ? 0 : r + 1;
-			int32_t left = r == 0 ? n - 1 : r - 1;
-			int64_t init;
+		int64_t *t = prev;
 
-			m.src = r;
-			m.dst = d;
-			m.sbuf = s == 0 ? TOPO__SEND : TOPO__WORK;
-			m.soff = (int64_t)b * B;
-			if (b == d) {
-				m.dbuf = TOPO__RECV;
-				m.doff = 0;
-				init = initr[d];
-			} else {
-				m.dbuf = TOPO__WORK;
-				m.doff = (int64_t)b * B;
-				init = b > d ? initw[2 * d] : initw[2 * d + 1];
-			}
-			m.slot = slot0 + d;
-			rc = topo__plan_msg(p, &m, &cur[r], err);
-			if (rc == 0)
-				rc = topo__plan_dep(p, init, cur[r], err);
-			if (rc == 0 && s > 0)
-				rc = topo__plan_dep(p, prev[left], cur[r], err);
-		}
-		{
-			int64_t *t = prev;
-
-			prev = cur;
-			cur = t;
-		}
+		rc = step(p, s, slot0, initr, initw, prev, cur, err);
+		prev = cur;
+		cur = t;
 	}
 done:
 	topo__free(initr);

@@ -235,11 +235,88 @@ static int plan_down(struct orc *o, int32_t s, int32_t a, topo_error *err)
 	return rc;
 }
 
+/* The working arrays (each member's ids, the breadth-first order, the
+ * window's areas): 0 or TOPO_ENOMEM; or_free frees what was made. */
+static int or_alloc(struct orc *o, topo_error *err)
+{
+	size_t nk = (size_t)o->n * (size_t)o->K;
+
+	o->init = topo__mallocarray((size_t)o->n, sizeof(int64_t));
+	o->up = topo__mallocarray((size_t)o->n, sizeof(int64_t));
+	o->dn = topo__mallocarray((size_t)o->n, sizeof(int64_t));
+	o->bfs = topo__mallocarray((size_t)o->n, sizeof(int32_t));
+	o->tfirst = topo__mallocarray(nk, sizeof(int64_t));
+	o->textra = topo__mallocarray(nk, sizeof(int64_t));
+	o->tcnt = topo__calloc(nk, sizeof(int32_t));
+	if (o->init == NULL || o->up == NULL || o->dn == NULL ||
+	    o->bfs == NULL || o->tfirst == NULL || o->textra == NULL ||
+	    o->tcnt == NULL)
+		return topo__err(err, TOPO_ENOMEM, NULL, NULL,
+				 "out of memory planning scatter or-combine "
+				 "over %d members",
+				 (int)o->n);
+	for (size_t i = 0; i < nk; i++)
+		o->textra[i] = -1;
+	return 0;
+}
+
+static void or_free(struct orc *o)
+{
+	topo__free(o->init);
+	topo__free(o->up);
+	topo__free(o->dn);
+	topo__free(o->bfs);
+	topo__free(o->tfirst);
+	topo__free(o->textra);
+	topo__free(o->tcnt);
+}
+
+/* Buffers (the root's n blocks, everyone's zeros, result, areas), the
+ * expected size (total messages; per slot at most two dependencies per
+ * member and its pipelining waits) and two counters per member, up0 +
+ * rank and dn0 + rank. */
+static int or_setup(struct orc *o, int64_t total, topo_error *err)
+{
+	struct topo_plan *p = o->p;
+	int64_t s0;
+	int rc = 0;
+
+	for (int32_t v = 0; rc == 0 && v < o->n; v++) {
+		rc = topo__plan_bufsize(p, TOPO__SEND, v,
+					v == o->L ? (int64_t)o->n * o->B : o->B,
+					err);
+		if (rc == 0)
+			rc = topo__plan_bufsize(p, TOPO__RECV, v, o->B, err);
+		if (rc == 0 && o->n > 1)
+			rc = topo__plan_bufsize(p, TOPO__WORK, v,
+						(int64_t)o->K * o->B, err);
+	}
+	if (rc == 0)
+		rc = topo__plan_expect(p, total, 3 * total, 2 * (int64_t)o->n,
+				       err);
+	for (int pass = 0; pass < 2; pass++)
+		for (int32_t v = 0; rc == 0 && v < o->n; v++) {
+			int64_t want = pass == 0
+					   ? (int64_t)o->n * nchild(o->t, v)
+					   : (v == o->R ? 0 : o->n);
+
+			rc = topo__plan_slot(p, v, (int32_t)want, &s0, err);
+			if (rc == 0 && v == 0)
+				*(pass == 0 ? &o->up0 : &o->dn0) = s0;
+			else if (rc == 0 &&
+				 s0 != (pass == 0 ? o->up0 : o->dn0) + v)
+				rc = topo__err(err, TOPO_EINVAL, NULL, NULL,
+					       "internal error: receipt slots "
+					       "are not numbered in order");
+		}
+	return rc;
+}
+
 int topo__plan_scatter_or(struct topo_plan *p, topo_error *err)
 {
 	const topo_tree *t = p->t;
 	struct orc o;
-	int64_t internal = 0, total, s0;
+	int64_t internal = 0, total;
 	int rc = 0;
 
 	memset(&o, 0, sizeof(o));
@@ -272,57 +349,11 @@ int topo__plan_scatter_or(struct topo_plan *p, topo_error *err)
 				 "scatter: %d blocks of %zu bytes do not fit "
 				 "in a 64-bit size",
 				 (int)o.n, p->params.bytes);
-
-	o.init = topo__mallocarray((size_t)o.n, sizeof(int64_t));
-	o.up = topo__mallocarray((size_t)o.n, sizeof(int64_t));
-	o.dn = topo__mallocarray((size_t)o.n, sizeof(int64_t));
-	o.bfs = topo__mallocarray((size_t)o.n, sizeof(int32_t));
-	o.tfirst =
-	    topo__mallocarray((size_t)o.n * (size_t)o.K, sizeof(int64_t));
-	o.textra =
-	    topo__mallocarray((size_t)o.n * (size_t)o.K, sizeof(int64_t));
-	o.tcnt = topo__calloc((size_t)o.n * (size_t)o.K, sizeof(int32_t));
-	if (o.init == NULL || o.up == NULL || o.dn == NULL || o.bfs == NULL ||
-	    o.tfirst == NULL || o.textra == NULL || o.tcnt == NULL) {
-		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-			       "out of memory planning scatter or-combine "
-			       "over %d members",
-			       (int)o.n);
-		goto done;
+	rc = or_alloc(&o, err);
+	if (rc == 0) {
+		topo__pattern_bfs(o.n, o.R, t->child_off, t->child, o.bfs);
+		rc = or_setup(&o, total, err);
 	}
-	for (size_t i = 0; i < (size_t)o.n * (size_t)o.K; i++)
-		o.textra[i] = -1;
-	topo__pattern_bfs(o.n, o.R, t->child_off, t->child, o.bfs);
-
-	/* Buffers: the root's n blocks, everyone's zeros, result, areas. */
-	for (int32_t v = 0; rc == 0 && v < o.n; v++) {
-		rc = topo__plan_bufsize(
-		    p, TOPO__SEND, v, v == o.L ? (int64_t)o.n * o.B : o.B, err);
-		if (rc == 0)
-			rc = topo__plan_bufsize(p, TOPO__RECV, v, o.B, err);
-		if (rc == 0 && o.n > 1)
-			rc = topo__plan_bufsize(p, TOPO__WORK, v,
-						(int64_t)o.K * o.B, err);
-	}
-	/* total messages (above); per slot at most two dependencies per
-	 * member and its pipelining waits; two counters per member. */
-	if (rc == 0)
-		rc = topo__plan_expect(p, total, 3 * total, 2 * (int64_t)o.n,
-				       err);
-	for (int pass = 0; pass < 2; pass++)
-		for (int32_t v = 0; rc == 0 && v < o.n; v++) {
-			int64_t want = pass == 0 ? (int64_t)o.n * nchild(t, v)
-						 : (v == o.R ? 0 : o.n);
-
-			rc = topo__plan_slot(p, v, (int32_t)want, &s0, err);
-			if (rc == 0 && v == 0)
-				*(pass == 0 ? &o.up0 : &o.dn0) = s0;
-			else if (rc == 0 &&
-				 s0 != (pass == 0 ? o.up0 : o.dn0) + v)
-				rc = topo__err(err, TOPO_EINVAL, NULL, NULL,
-					       "internal error: receipt slots "
-					       "are not numbered in order");
-		}
 	if (rc == 0 && o.n == 1) {
 		/* One member: its slot is its own block. */
 		struct topo__msg m;
@@ -342,12 +373,6 @@ int topo__plan_scatter_or(struct topo_plan *p, topo_error *err)
 			rc = plan_down(&o, s, s % o.K, err);
 	}
 done:
-	topo__free(o.init);
-	topo__free(o.up);
-	topo__free(o.dn);
-	topo__free(o.bfs);
-	topo__free(o.tfirst);
-	topo__free(o.textra);
-	topo__free(o.tcnt);
+	or_free(&o);
 	return rc;
 }

@@ -1,0 +1,54 @@
+/*
+ * coll/fold.c - the planning steps that the recursive algorithms over the
+ * fold to a power of two (coll_pattern.h, struct topo__fold) share:
+ * allgather recursive-doubling and reduce-scatter recursive-halving
+ * number their members, count their receipts and chain their steps the
+ * same way, and differ only in what each step moves (their receipt
+ * counters: coll/slots.c).
+ */
+#define TOPO_INTERNAL
+#include "coll_pattern.h"
+#include "exec_internal.h"
+
+int topo__fold_ids_new(struct topo__fold_ids *ids, const struct topo__fold *f,
+		       const char *what, topo_error *err)
+{
+	ids->own = topo__mallocarray((size_t)f->pof2, sizeof(int64_t));
+	ids->fold = topo__mallocarray((size_t)f->rem + 1, sizeof(int64_t));
+	ids->prev = topo__mallocarray((size_t)f->pof2, sizeof(int64_t));
+	ids->cur = topo__mallocarray((size_t)f->pof2, sizeof(int64_t));
+	if (ids->own != NULL && ids->fold != NULL && ids->prev != NULL &&
+	    ids->cur != NULL)
+		return 0;
+	topo__fold_ids_free(ids);
+	return topo__err(err, TOPO_ENOMEM, NULL, NULL,
+			 "out of memory planning %s over %d members", what,
+			 (int)f->n);
+}
+
+void topo__fold_ids_free(struct topo__fold_ids *ids)
+{
+	topo__free(ids->own);
+	topo__free(ids->fold);
+	topo__free(ids->prev);
+	topo__free(ids->cur);
+	ids->own = ids->fold = ids->prev = ids->cur = NULL;
+}
+
+int topo__fold_step_deps(struct topo_plan *p, const struct topo__fold *f,
+			 const struct topo__fold_ids *ids, int32_t k, int32_t v,
+			 int32_t pw, int64_t id, topo_error *err)
+{
+	int rc;
+
+	if (k == 0) {
+		rc = topo__plan_dep(p, ids->own[v], id, err);
+		if (rc == 0 && v < f->rem)
+			rc = topo__plan_dep(p, ids->fold[v], id, err);
+		return rc;
+	}
+	rc = topo__plan_dep(p, ids->prev[v], id, err);
+	if (rc == 0)
+		rc = topo__plan_dep(p, ids->prev[pw], id, err);
+	return rc;
+}

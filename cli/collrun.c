@@ -26,6 +26,7 @@
 
 #include <jansson.h>
 
+#include "algorithms.h"
 #include "topo.h"
 #include "util.h"
 
@@ -73,7 +74,8 @@ static const char usage_text[] =
     "               [--emit-goal FILE] [--emit-smpi DIR] "
     "[--max-size SIZE] [--json]\n"
     "               ROUTES.json|MACHINE.json\n"
-    "       collrun OP --help | collrun --help | --version\n";
+    "       collrun OP --help | collrun --help | --version\n"
+    "       collrun --list-algorithms [--json]\n";
 
 static const char help_text[] =
     "\n"
@@ -155,6 +157,8 @@ static const char help_text[] =
     "  --max-size SIZE   refuse an --emit-* output larger than SIZE (K, M, "
     "G, T\n"
     "                    suffixes; default 1G; none: no limit)\n"
+    "  --list-algorithms list every operation's algorithms and default "
+    "tree\n"
     "  -h, --help        show this help (after OP: that operation's)\n"
     "  -V, --version     show the version\n"
     "\n"
@@ -187,6 +191,7 @@ enum {
 	OPT_EMIT_GOAL,
 	OPT_EMIT_SMPI,
 	OPT_MAX_SIZE,
+	OPT_LIST_ALGORITHMS,
 };
 
 /* The default --max-size of the --emit-* outputs: collc compile's, 1 GiB,
@@ -315,6 +320,7 @@ static const struct option long_opts[] = {
     {"emit-goal", required_argument, NULL, OPT_EMIT_GOAL},
     {"emit-smpi", required_argument, NULL, OPT_EMIT_SMPI},
     {"max-size", required_argument, NULL, OPT_MAX_SIZE},
+    {"list-algorithms", no_argument, NULL, OPT_LIST_ALGORITHMS},
     {NULL, 0, NULL, 0},
 };
 
@@ -338,6 +344,8 @@ struct args {
 	int have_max_size;
 	/* replay-only options given (refused with --predict) */
 	const char *run_option;
+	int list_algorithms; /* --list-algorithms */
+	int others; /* options given besides --json and --list-algorithms */
 };
 
 /* A size that fits a size_t (cli_parse_size).  Returns 0, -1 when s is
@@ -397,7 +405,11 @@ static int parse(struct args *a, int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hVg:t:", long_opts, NULL)) !=
 	       -1) {
+		a->others += c != OPT_JSON && c != OPT_LIST_ALGORITHMS;
 		switch (c) {
+		case OPT_LIST_ALGORITHMS:
+			a->list_algorithms = 1;
+			break;
 		case 'h':
 			help = 1; /* after the loop: which operation's? */
 			break;
@@ -596,6 +608,14 @@ static int parse(struct args *a, int argc, char **argv)
 			printf("%s%s", usage_text, help_text);
 		}
 		return EXIT_OK;
+	}
+	if (a->list_algorithms) {
+		if (npos > 0 || a->others > 0)
+			return cli_usage_error(usage_text,
+					       "--list-algorithms takes no "
+					       "operation, file or option but "
+					       "--json");
+		return cli_list_algorithms(a->json);
 	}
 	if (a->predict && a->run_option != NULL)
 		return cli_usage_error(usage_text, "%s applies to a replay; "

@@ -104,46 +104,29 @@ static const char help[] =
     "or failed),\n"
     "2 usage or input error\n";
 
-/* The operations and their algorithms, the default first, as collrun(1)
- * lists them (the library does not export its list). */
-#define OP_NAMES                                                               \
-	"bcast, scatter, gather, reduce, allreduce, allgather, "               \
-	"reduce-scatter, alltoall, barrier"
-#define MAX_ALGOS 5
-static const struct {
-	enum topo_op op;
-	const char *algos[MAX_ALGOS];
-	size_t nalgos;
-	/* bit k: algorithm k does not use the tree (predicted once, its
-	 * tree shown as "any") */
-	unsigned tree_free;
-	/* in the default --op list */
-	int by_default;
-} ops_table[] = {
-    {TOPO_OP_BCAST, {"flood"}, 1, 0, 1},
-    {TOPO_OP_SCATTER, {"tree", "or-combine", "direct"}, 3, 0x4, 1},
-    {TOPO_OP_GATHER, {"chunked", "tree"}, 2, 0, 1},
-    {TOPO_OP_REDUCE, {"hierarchical", "tree", "direct"}, 3, 0x4, 1},
-    {TOPO_OP_ALLREDUCE,
-     {"tree", "hierarchical", "ring", "recursive-doubling", "rabenseifner"},
-     5,
-     0x1c,
-     1},
-    {TOPO_OP_ALLGATHER,
-     {"ring", "tree", "recursive-doubling", "bruck", "direct"},
-     5,
-     0x1d,
-     1},
-    {TOPO_OP_REDUCE_SCATTER,
-     {"ring", "tree", "recursive-halving", "direct"},
-     4,
-     0xd,
-     1},
-    {TOPO_OP_ALLTOALL, {"pairwise", "bruck", "direct"}, 3, 0x7, 1},
-    /* no data: its time is the same at every size (asked for only) */
-    {TOPO_OP_BARRIER, {"dissemination", "tree"}, 2, 0x1, 0},
-};
-#define NOPS (sizeof(ops_table) / sizeof(ops_table[0]))
+/* The operations, in topo.h's order: an index into the table is the
+ * operation.  Their algorithms are the library's (topo_algorithm_*). */
+#define NOPS ((size_t)TOPO_OP_COUNT)
+
+/* Barrier moves no data: its time is the same at every size, so it is
+ * predicted when asked for only. */
+static int op_by_default(size_t k)
+{
+	return k != TOPO_OP_BARRIER;
+}
+
+/* "bcast, scatter, ..., barrier", for the messages. */
+static const char *op_names(void)
+{
+	static char buf[160];
+	size_t len = 0;
+
+	for (size_t k = 0; k < NOPS && len < sizeof(buf); k++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
+					k > 0 ? ", " : "",
+					topo_op_name((enum topo_op)k));
+	return buf;
+}
 
 /* The trees for a machine description: the shapes collc knows, with the
  * two k-ary trees that bracket the usual fanouts. */
@@ -204,7 +187,7 @@ struct args {
 	size_t nshapes;
 	char *tbuf[MAX_TREES];
 	size_t ntbuf;
-	size_t ops[NOPS]; /* indices into ops_table, in the order given */
+	size_t ops[NOPS]; /* the operations, in the order given */
 	size_t nops;
 	uint64_t sizes[MAX_SIZES]; /* ascending */
 	size_t nsizes;
@@ -291,7 +274,7 @@ static int add_ops(struct args *a, const char *list)
 			return cli_usage_error(usage,
 					       "--op: an empty operation in "
 					       "\"%s\" (valid: %s)",
-					       list, OP_NAMES);
+					       list, op_names());
 		snprintf(name, sizeof(name), "%.*s",
 			 (int)(len < sizeof(name) ? len : sizeof(name) - 1),
 			 tok);
@@ -299,21 +282,16 @@ static int add_ops(struct args *a, const char *list)
 		if (len >= sizeof(name) ||
 		    topo_op_parse(&op, name, &err) != 0) {
 			cli_msg("--op: unknown operation \"%.*s\" (valid: %s)",
-				(int)(len > 40 ? 40 : len), tok, OP_NAMES);
+				(int)(len > 40 ? 40 : len), tok, op_names());
 			return EXIT_USAGE;
 		}
-		for (size_t k = 0; k < NOPS; k++) {
-			if (ops_table[k].op != op)
-				continue;
-			for (size_t i = 0; i < a->nops; i++)
-				if (a->ops[i] == k) {
-					cli_msg("--op: operation \"%s\" is "
-						"named twice",
-						name);
-					return EXIT_USAGE;
-				}
-			a->ops[a->nops++] = k;
-		}
+		for (size_t i = 0; i < a->nops; i++)
+			if (a->ops[i] == (size_t)op) {
+				cli_msg("--op: operation \"%s\" is named twice",
+					name);
+				return EXIT_USAGE;
+			}
+		a->ops[a->nops++] = (size_t)op;
 		if (end == NULL)
 			return -1;
 	}
@@ -529,7 +507,7 @@ static int parse(struct args *a, int argc, char **argv)
 		a->group = "world";
 	if (a->nops == 0)
 		for (size_t k = 0; k < NOPS; k++)
-			if (ops_table[k].by_default)
+			if (op_by_default(k))
 				a->ops[a->nops++] = k;
 	if (a->nsizes == 0) {
 		a->nsizes = sizeof(default_sizes) / sizeof(default_sizes[0]);
@@ -690,10 +668,11 @@ static int load_input(struct input *in, const struct args *a)
 
 /* A column of an operation's table: a tree and an algorithm. */
 struct col {
-	size_t op;   /* index into ops_table */
+	size_t op;   /* the operation */
 	size_t tree; /* index into input.trees (the first: any) */
 	int tree_free; /* the algorithm does not use the tree */
 	const char *algo;
+	int is_default; /* the operation's default algorithm */
 	int any; /* some size was predicted */
 	int told; /* the text table told why it never was */
 };
@@ -735,7 +714,7 @@ static enum topo_type op_type(const struct args *a, size_t k)
 
 	if (a->have_type)
 		return a->type;
-	topo_plan_params_init(&d, sizeof(d), ops_table[k].op);
+	topo_plan_params_init(&d, sizeof(d), (enum topo_op)k);
 	return d.type;
 }
 
@@ -753,9 +732,9 @@ static int run_job(struct pool *P, size_t j, topo_error *err)
 	int rc;
 
 	topo_error_clear(err);
-	topo_plan_params_init(&pp, sizeof(pp), ops_table[c->op].op);
+	topo_plan_params_init(&pp, sizeof(pp), (enum topo_op)c->op);
 	pp.algorithm = c->algo;
-	pp.bytes = ops_table[c->op].op == TOPO_OP_BARRIER
+	pp.bytes = (enum topo_op)c->op == TOPO_OP_BARRIER
 		       ? 0
 		       : (size_t)a->sizes[j % a->nsizes];
 	pp.type = op_type(a, c->op);
@@ -924,7 +903,7 @@ static int run_all(struct pool *P)
 			 a->sizes[P->fatal_job % a->nsizes]);
 		/* Which prediction ran out, then the library's words. */
 		fprintf(stderr, "%s: %s over ", cli_prog,
-			topo_op_name(ops_table[c->op].op));
+			topo_op_name((enum topo_op)c->op));
 		cli_put_clean(stderr, col_tree(P, c));
 		fprintf(stderr, " with %s at %s bytes: ", c->algo, size);
 		cli_put_clean(stderr, P->fatal_err.text[0] != '\0'
@@ -1025,7 +1004,7 @@ static int32_t member_nodes(const topo_group *g)
 static int reduce_type(const struct args *a)
 {
 	for (size_t i = 0; i < a->nops; i++)
-		if (topo_op_reduces(ops_table[a->ops[i]].op))
+		if (topo_op_reduces((enum topo_op)a->ops[i]))
 			return (int)op_type(a, a->ops[i]);
 	return -1;
 }
@@ -1113,10 +1092,10 @@ static void write_table(FILE *f, const struct pool *P, size_t k)
 	FILE *l;
 
 	op_cols(P, k, &first, &end);
-	if (ops_table[k].op == TOPO_OP_BARRIER) /* no data, no type */
+	if ((enum topo_op)k == TOPO_OP_BARRIER) /* no data, no type */
 		fprintf(f, "\nbarrier (no data: the same at every size)\n");
 	else
-		fprintf(f, "\n%s (%s)\n", topo_op_name(ops_table[k].op),
+		fprintf(f, "\n%s (%s)\n", topo_op_name((enum topo_op)k),
 			topo_type_name(op_type(a, k)));
 	for (size_t s = 0; s < n; s++) {
 		fmt_size(buf, sizeof(buf), a->sizes[s]);
@@ -1356,7 +1335,7 @@ static void write_csv(FILE *f, const struct pool *P)
 				const struct cell *x = &P->cells[c * n + s];
 
 				fprintf(f, "%s,",
-					topo_op_name(ops_table[a->ops[i]].op));
+					topo_op_name((enum topo_op)a->ops[i]));
 				csv_field(f, col_tree(P, &P->cols[c]));
 				fprintf(f, ",%s,%" PRIu64 ",", P->cols[c].algo,
 					a->sizes[s]);
@@ -1408,7 +1387,7 @@ static json_t *report_json(const struct pool *P)
 		/* Children are filled, then attached: a failed attach frees
 		 * the child, and the whole object is dropped. */
 		bad |= json_object_set_new(
-		    op, "op", json_string(topo_op_name(ops_table[k].op)));
+		    op, "op", json_string(topo_op_name((enum topo_op)k)));
 		bad |= json_object_set_new(
 		    op, "type", json_string(topo_type_name(op_type(a, k))));
 		for (size_t c = first; c < end; c++)
@@ -1543,7 +1522,7 @@ static void gp_string(FILE *f, const char *s)
 static void gp_block(FILE *f, size_t k)
 {
 	fputc('$', f);
-	for (const char *s = topo_op_name(ops_table[k].op); *s != '\0'; s++)
+	for (const char *s = topo_op_name((enum topo_op)k); *s != '\0'; s++)
 		fputc((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
 			      (*s >= '0' && *s <= '9')
 			  ? *s
@@ -1658,11 +1637,10 @@ static int write_plot_script(FILE *f, const struct pool *P, int png)
 		const char *sep = "plot ";
 
 		fprintf(f, "set title '%s (%s)'\n",
-			topo_op_name(ops_table[k].op),
+			topo_op_name((enum topo_op)k),
 			topo_type_name(op_type(a, k)));
 		for (size_t c = 0; c < P->ncols; c++) {
-			size_t alg =
-			    P->cols[c].algo == ops_table[k].algos[0] ? 0 : 1;
+			size_t alg = P->cols[c].is_default ? 0 : 1;
 
 			if (!plottable(P, k, c))
 				continue;
@@ -1843,7 +1821,7 @@ int collc_predict(int argc, char **argv)
 	struct col *cols = NULL;
 	struct cli_out out;
 	double start = now_s();
-	size_t ncols = 0;
+	size_t ncols = 0, max_algos = 0;
 	int rc;
 
 	memset(&in, 0, sizeof(in));
@@ -1875,7 +1853,10 @@ int collc_predict(int argc, char **argv)
 	}
 
 	/* The columns: per operation, per tree, per algorithm. */
-	cols = calloc(NOPS * (MAX_TREES + 1) * MAX_ALGOS, sizeof(*cols));
+	for (size_t k = 0; k < NOPS; k++)
+		if (topo_algorithm_count((enum topo_op)k) > max_algos)
+			max_algos = topo_algorithm_count((enum topo_op)k);
+	cols = calloc(NOPS * (MAX_TREES + 1) * max_algos, sizeof(*cols));
 	if (cols == NULL) {
 		cli_msg("out of memory");
 		rc = EXIT_FAILED;
@@ -1885,17 +1866,21 @@ int collc_predict(int argc, char **argv)
 	 * use no tree, once (planned over the first tree). */
 	for (size_t i = 0; i < a.nops; i++) {
 		size_t k0 = a.ops[i];
+		enum topo_op op = (enum topo_op)k0;
 
 		for (size_t t = 0; t <= in.ntrees; t++)
-			for (size_t k = 0; k < ops_table[k0].nalgos; k++) {
-				int free_ = (ops_table[k0].tree_free >> k) & 1;
+			for (size_t k = 0; k < topo_algorithm_count(op); k++) {
+				unsigned f = topo_algorithm_flags(op, k);
+				int free_ = !(f & TOPO_ALG_TREE);
 
 				if (t == in.ntrees ? !free_ : free_)
 					continue;
 				cols[ncols].op = k0;
 				cols[ncols].tree = t == in.ntrees ? 0 : t;
 				cols[ncols].tree_free = free_;
-				cols[ncols].algo = ops_table[k0].algos[k];
+				cols[ncols].algo = topo_algorithm_name(op, k);
+				cols[ncols].is_default =
+				    (f & TOPO_ALG_DEFAULT) != 0;
 				ncols++;
 			}
 	}

@@ -385,13 +385,132 @@ static int add_id(struct args *a, const char *opt, const char *arg,
 	return -1;
 }
 
+/* What an option parser returns for an option of another's. */
+#define NOT_MINE (-2)
+
+/* Options that select what a command works on: trees, groups, members,
+ * ranks.  Returns -1 when c was one and is taken, NOT_MINE when it is
+ * none of them, or an exit status. */
+static int selection_option(struct args *a, const struct command *cmd,
+			    int c, const char *arg)
+{
+	int compile = strcmp(cmd->name, "compile") == 0;
+
+	switch (c) {
+	case 't':
+		if (compile)
+			return add_trees(a, arg);
+		if (a->tree != NULL)
+			return cli_usage_error(cmd->usage,
+					       "-t: %s takes one tree "
+					       "(given twice)",
+					       cmd->name);
+		a->tree = arg;
+		return -1;
+	case 'g':
+		if (compile)
+			return add_group(a, arg);
+		if (a->group != NULL)
+			return cli_usage_error(cmd->usage,
+					       "-g: %s takes one group "
+					       "(given twice)",
+					       cmd->name);
+		a->group = arg;
+		return -1;
+	case OPT_MEMBER:
+		return add_id(a, "--member", arg, &a->members, &a->nmembers);
+	case OPT_RANK:
+		return add_id(a, "--rank", arg, &a->ranks, &a->nranks);
+	default:
+		return NOT_MINE;
+	}
+}
+
+/* Options of what a command writes.  As selection_option. */
+static int output_option(struct args *a, const struct command *cmd, int c,
+			 const char *arg)
+{
+	uint64_t size;
+
+	switch (c) {
+	case 'v':
+		a->verbose = 1;
+		return -1;
+	case 'o':
+		a->output = arg;
+		return -1;
+	case OPT_ROUTES:
+		if (strcmp(arg, "rule") != 0 && strcmp(arg, "full") != 0 &&
+		    strcmp(arg, "none") != 0)
+			return cli_usage_error(
+			    cmd->usage,
+			    "--routes: expected rule, full or none "
+			    "(got \"%s\")",
+			    arg);
+		a->routes = arg;
+		return -1;
+	case OPT_FORMAT_VERSION:
+		if (strcmp(arg, "1") != 0 && strcmp(arg, "2") != 0)
+			return cli_usage_error(cmd->usage,
+					       "--format-version: "
+					       "expected 1 or 2 (got "
+					       "\"%s\")",
+					       arg);
+		a->format_version = arg[0] - '0';
+		return -1;
+	case OPT_MAX_SIZE:
+		if (strcmp(arg, "none") == 0) {
+			a->max_size = 0;
+			return -1;
+		}
+		if (cli_parse_size(arg, &size) != 0 || size == 0)
+			return cli_usage_error(
+			    cmd->usage,
+			    "--max-size: expected a size of at "
+			    "least 1, such as 500M or 4G, or none "
+			    "(got \"%s\")",
+			    arg);
+		a->max_size = size;
+		return -1;
+	case OPT_DEPARTURES:
+		a->departures = 1;
+		return -1;
+	case OPT_NODES:
+		a->nodes = 1;
+		return -1;
+	default:
+		return NOT_MINE;
+	}
+}
+
+/* What getopt_long found wrong with argv: an exit status. */
+static int option_error(const struct command *cmd, int c, char **argv)
+{
+	char name[64];
+
+	if (c == ':')
+		return cli_usage_error(cmd->usage,
+				       "option %s needs an argument",
+				       argv[optind - 1]);
+	/* A long option that takes no argument, given one. */
+	if (optopt >= 256)
+		return cli_usage_error(cmd->usage,
+				       "%s takes no argument (got \"%s\")",
+				       option_name(optopt, name, sizeof(name)),
+				       argv[optind - 1]);
+	if (optopt > 0 && optopt < 256)
+		return cli_usage_error(cmd->usage, "unknown option -%c",
+				       optopt);
+	return cli_usage_error(cmd->usage, "unknown option %s",
+			       argv[optind - 1]);
+}
+
 /* Parses a command's options (argv[0] is the command).  Returns -1 to go
  * on, or an exit status. */
 static int parse(struct args *a, const struct command *cmd, int argc,
 		 char **argv)
 {
 	char name[64];
-	uint64_t size;
 	int c, rc;
 
 	memset(a, 0, sizeof(*a));
@@ -407,108 +526,15 @@ static int parse(struct args *a, const struct command *cmd, int argc,
 			    cmd->usage, "%s: %s takes no option %s",
 			    cmd->name, cmd->name,
 			    option_name(c, name, sizeof(name)));
-		rc = -1;
-		switch (c) {
-		case 'h':
+		if (c == 'h') {
 			printf("%s%s", cmd->usage, cmd->help);
 			return EXIT_OK;
-		case 'v':
-			a->verbose = 1;
-			break;
-		case 'o':
-			a->output = optarg;
-			break;
-		case 't':
-			if (strcmp(cmd->name, "compile") == 0)
-				rc = add_trees(a, optarg);
-			else if (a->tree != NULL)
-				rc = cli_usage_error(cmd->usage,
-						     "-t: %s takes one tree "
-						     "(given twice)",
-						     cmd->name);
-			else
-				a->tree = optarg;
-			break;
-		case 'g':
-			if (strcmp(cmd->name, "compile") == 0)
-				rc = add_group(a, optarg);
-			else if (a->group != NULL)
-				rc = cli_usage_error(cmd->usage,
-						     "-g: %s takes one group "
-						     "(given twice)",
-						     cmd->name);
-			else
-				a->group = optarg;
-			break;
-		case OPT_ROUTES:
-			if (strcmp(optarg, "rule") != 0 &&
-			    strcmp(optarg, "full") != 0 &&
-			    strcmp(optarg, "none") != 0)
-				return cli_usage_error(
-				    cmd->usage,
-				    "--routes: expected rule, full or none "
-				    "(got \"%s\")",
-				    optarg);
-			a->routes = optarg;
-			break;
-		case OPT_FORMAT_VERSION:
-			if (strcmp(optarg, "1") != 0 && strcmp(optarg, "2") != 0)
-				return cli_usage_error(cmd->usage,
-						       "--format-version: "
-						       "expected 1 or 2 (got "
-						       "\"%s\")",
-						       optarg);
-			a->format_version = optarg[0] - '0';
-			break;
-		case OPT_MAX_SIZE:
-			if (strcmp(optarg, "none") == 0) {
-				a->max_size = 0;
-				break;
-			}
-			rc = cli_parse_size(optarg, &size);
-			if (rc != 0 || size == 0)
-				return cli_usage_error(
-				    cmd->usage,
-				    "--max-size: expected a size of at "
-				    "least 1, such as 500M or 4G, or none "
-				    "(got \"%s\")",
-				    optarg);
-			a->max_size = size;
-			rc = -1;
-			break;
-		case OPT_MEMBER:
-			rc = add_id(a, "--member", optarg, &a->members,
-				    &a->nmembers);
-			break;
-		case OPT_RANK:
-			rc = add_id(a, "--rank", optarg, &a->ranks, &a->nranks);
-			break;
-		case OPT_DEPARTURES:
-			a->departures = 1;
-			break;
-		case OPT_NODES:
-			a->nodes = 1;
-			break;
-		case ':':
-			return cli_usage_error(cmd->usage,
-					       "option %s needs an argument",
-					       argv[optind - 1]);
-		default:
-			/* A long option that takes no argument, given one. */
-			if (optopt >= 256)
-				return cli_usage_error(
-				    cmd->usage,
-				    "%s takes no argument (got \"%s\")",
-				    option_name(optopt, name, sizeof(name)),
-				    argv[optind - 1]);
-			if (optopt > 0 && optopt < 256)
-				return cli_usage_error(cmd->usage,
-						       "unknown option -%c",
-						       optopt);
-			return cli_usage_error(cmd->usage,
-					       "unknown option %s",
-					       argv[optind - 1]);
 		}
+		rc = selection_option(a, cmd, c, optarg);
+		if (rc == NOT_MINE)
+			rc = output_option(a, cmd, c, optarg);
+		if (rc == NOT_MINE)
+			rc = option_error(cmd, c, argv);
 		if (rc >= 0)
 			return rc;
 	}

@@ -26,6 +26,7 @@
 
 #include <jansson.h>
 
+#include "algorithms.h"
 #include "topo.h"
 #include "util.h"
 
@@ -73,7 +74,8 @@ static const char usage_text[] =
     "               [--emit-goal FILE] [--emit-smpi DIR] "
     "[--max-size SIZE] [--json]\n"
     "               ROUTES.json|MACHINE.json\n"
-    "       collrun OP --help | collrun --help | --version\n";
+    "       collrun OP --help | collrun --help | --version\n"
+    "       collrun --list-algorithms [--json]\n";
 
 static const char help_text[] =
     "\n"
@@ -155,6 +157,8 @@ static const char help_text[] =
     "  --max-size SIZE   refuse an --emit-* output larger than SIZE (K, M, "
     "G, T\n"
     "                    suffixes; default 1G; none: no limit)\n"
+    "  --list-algorithms list every operation's algorithms and default "
+    "tree\n"
     "  -h, --help        show this help (after OP: that operation's)\n"
     "  -V, --version     show the version\n"
     "\n"
@@ -187,6 +191,7 @@ enum {
 	OPT_EMIT_GOAL,
 	OPT_EMIT_SMPI,
 	OPT_MAX_SIZE,
+	OPT_LIST_ALGORITHMS,
 };
 
 /* The default --max-size of the --emit-* outputs: collc compile's, 1 GiB,
@@ -315,6 +320,7 @@ static const struct option long_opts[] = {
     {"emit-goal", required_argument, NULL, OPT_EMIT_GOAL},
     {"emit-smpi", required_argument, NULL, OPT_EMIT_SMPI},
     {"max-size", required_argument, NULL, OPT_MAX_SIZE},
+    {"list-algorithms", no_argument, NULL, OPT_LIST_ALGORITHMS},
     {NULL, 0, NULL, 0},
 };
 
@@ -338,7 +344,13 @@ struct args {
 	int have_max_size;
 	/* replay-only options given (refused with --predict) */
 	const char *run_option;
+	int list_algorithms; /* --list-algorithms */
+	int help;            /* -h, --help */
+	int others; /* options given besides --json and --list-algorithms */
 };
+
+/* What an option parser returns for an option of another's. */
+#define NOT_MINE (-2)
 
 /* A size that fits a size_t (cli_parse_size).  Returns 0, -1 when s is
  * not a size, -2 when it is too large. */
@@ -369,16 +381,298 @@ static int parse_long(const char *s, long min, long max, long *out)
 	return 0;
 }
 
+/* Options of what is planned: the root, sizes, type, operator and
+ * algorithm.  Returns -1 when c was one and is taken, NOT_MINE when it is
+ * none of them, or an exit status. */
+static int plan_option(struct args *a, int c, const char *arg)
+{
+	topo_error err;
+	size_t size;
+	long v;
+
+	switch (c) {
+	case OPT_ROOT:
+		if (parse_long(arg, 0, INT32_MAX, &v) != 0)
+			return cli_usage_error(usage_text,
+					       "--root: expected an "
+					       "endpoint id, an integer "
+					       ">= 0 (got \"%s\")",
+					       arg);
+		a->plan.root = (int32_t)v;
+		return -1;
+	case OPT_ROOT_RANK:
+		if (parse_long(arg, 0, INT32_MAX, &v) != 0)
+			return cli_usage_error(usage_text,
+					       "--root-rank: expected a "
+					       "group rank, an integer from 0 "
+					       "to 2147483647 (got \"%s\")",
+					       arg);
+		a->root_rank = (int32_t)v;
+		return -1;
+	case OPT_BYTES:
+		if (parse_size(arg, &size) == -2)
+			return cli_usage_error(usage_text,
+					       "--bytes: %s is too large", arg);
+		if (parse_size(arg, &size) != 0 || size == 0)
+			return cli_usage_error(usage_text,
+					       "--bytes: expected a size "
+					       "of at least 1, such as 8, "
+					       "4K or 1M (got \"%s\")",
+					       arg);
+		a->plan.bytes = size;
+		a->have_bytes = 1;
+		return -1;
+	case OPT_SEGMENT:
+	case OPT_CHUNK:
+		if (parse_size(arg, &size) == -2)
+			return cli_usage_error(
+			    usage_text, "--%s: %s is too large",
+			    c == OPT_SEGMENT ? "segment" : "chunk", arg);
+		if (parse_size(arg, &size) != 0)
+			return cli_usage_error(
+			    usage_text,
+			    "--%s: expected a size such "
+			    "as 0, 4096 or 64K (got "
+			    "\"%s\")",
+			    c == OPT_SEGMENT ? "segment" : "chunk", arg);
+		if (c == OPT_SEGMENT) {
+			a->plan.segment = size;
+			a->have_segment = 1;
+		} else {
+			a->plan.chunk = size;
+			a->have_chunk = 1;
+		}
+		return -1;
+	case OPT_TYPE:
+		a->type_name = arg;
+		topo_error_clear(&err);
+		if (topo_type_parse(&a->plan.type, arg, &err) != 0) {
+			cli_msg("--type: %s", err.text);
+			return EXIT_USAGE;
+		}
+		return -1;
+	case OPT_OP:
+		a->redop_name = arg;
+		topo_error_clear(&err);
+		if (topo_redop_parse(&a->plan.redop, arg, &err) != 0) {
+			cli_msg("--op: %s", err.text);
+			return EXIT_USAGE;
+		}
+		return -1;
+	case OPT_ALGORITHM:
+		a->algorithm = arg;
+		return -1;
+	default:
+		return NOT_MINE;
+	}
+}
+
+/* Options of the replay: threads, iterations, timeout, --fresh and
+ * --verify.  As plan_option. */
+static int run_option(struct args *a, int c, const char *arg)
+{
+	long v;
+
+	switch (c) {
+	case OPT_THREADS:
+		if (parse_long(arg, 1, 4096, &v) != 0)
+			return cli_usage_error(usage_text,
+					       "--threads: expected 1 to "
+					       "4096 (got \"%s\")",
+					       arg);
+		a->run.threads = (int)v;
+		a->run_option = "--threads";
+		return -1;
+	case OPT_ITERATIONS:
+		if (parse_long(arg, 1, INT_MAX, &v) != 0)
+			return cli_usage_error(usage_text,
+					       "--iterations: expected an "
+					       "integer from 1 to 2147483647 "
+					       "(got \"%s\")",
+					       arg);
+		a->run.iterations = (int)v;
+		a->run_option = "--iterations";
+		return -1;
+	case OPT_TIMEOUT:
+		if (cli_parse_seconds(arg, &a->run.timeout) != 0)
+			return cli_usage_error(usage_text,
+					       "--timeout: expected "
+					       "seconds greater than 0, "
+					       "such as 60 or 0.5 (got "
+					       "\"%s\")",
+					       arg);
+		return -1;
+	case OPT_FRESH:
+		a->fresh = 1;
+		a->run_option = "--fresh";
+		return -1;
+	case OPT_VERIFY:
+		if (strcmp(arg, "every") == 0)
+			a->run.verify = TOPO_VERIFY_EVERY;
+		else if (strcmp(arg, "last") == 0)
+			a->run.verify = TOPO_VERIFY_LAST;
+		else
+			return cli_usage_error(usage_text,
+					       "--verify: expected "
+					       "every or last (got "
+					       "\"%s\")",
+					       arg);
+		a->run_option = "--verify";
+		return -1;
+	default:
+		return NOT_MINE;
+	}
+}
+
+/* Options of the prediction and its schedules.  As plan_option. */
+static int predict_option(struct args *a, int c, const char *arg)
+{
+	switch (c) {
+	case OPT_PREDICT:
+		a->predict = 1;
+		return -1;
+	case OPT_COST:
+		/* Checked now; applied over the machine's costs once
+		 * it is loaded. */
+		if (cli_cost_check(arg, usage_text) >= 0)
+			return EXIT_USAGE;
+		a->costs[a->ncosts++] = arg;
+		return -1;
+	case OPT_EMIT_GOAL:
+	case OPT_EMIT_SMPI:
+		if (*arg == '\0')
+			return cli_usage_error(
+			    usage_text, "%s: expected a %s name",
+			    c == OPT_EMIT_GOAL ? "--emit-goal" : "--emit-smpi",
+			    c == OPT_EMIT_GOAL ? "file" : "directory");
+		if (c == OPT_EMIT_GOAL)
+			a->emit_goal = arg;
+		else
+			a->emit_smpi = arg;
+		a->predict = 1;
+		return -1;
+	case OPT_MAX_SIZE: {
+		uint64_t max;
+
+		a->have_max_size = 1;
+		if (strcmp(arg, "none") == 0) {
+			a->max_size = 0;
+			return -1;
+		}
+		if (cli_parse_size(arg, &max) != 0 || max == 0)
+			return cli_usage_error(
+			    usage_text,
+			    "--max-size: expected a size of at least "
+			    "1, such as 500M or 4G, or none (got "
+			    "\"%s\")",
+			    arg);
+		a->max_size = max;
+		return -1;
+	}
+	default:
+		return NOT_MINE;
+	}
+}
+
+/* The other options (what to show, the group and tree) and the errors
+ * getopt_long found.  As plan_option, but never NOT_MINE. */
+static int other_option(struct args *a, int c, char **argv)
+{
+	switch (c) {
+	case OPT_LIST_ALGORITHMS:
+		a->list_algorithms = 1;
+		return -1;
+	case 'h':
+		a->help = 1; /* after the loop: which operation's? */
+		return -1;
+	case 'V':
+		printf("%s %s\n", cli_prog, topo_version_string());
+		return EXIT_OK;
+	case 'g':
+		a->group = optarg;
+		return -1;
+	case 't':
+		a->tree = optarg;
+		return -1;
+	case OPT_JSON:
+		a->json = 1;
+		return -1;
+	case ':':
+		if (optopt >= OPT_ROOT || optopt == 0)
+			return cli_usage_error(usage_text,
+					       "option %s needs an "
+					       "argument",
+					       argv[optind - 1]);
+		return cli_usage_error(usage_text,
+				       "option -%c needs an argument", optopt);
+	default:
+		if (optopt > 0 && optopt < OPT_ROOT)
+			return cli_usage_error(usage_text, "unknown option -%c",
+					       optopt);
+		return cli_usage_error(usage_text, "unknown option %s",
+				       argv[optind - 1]);
+	}
+}
+
+/* `collrun OP --help`: the usage, then that operation's part; without a
+ * known operation, the whole help. */
+static int show_help(struct args *a, int argc, char **argv)
+{
+	topo_error err;
+	int npos = argc - optind;
+
+	topo_error_clear(&err);
+	if (npos >= 1 && topo_op_parse(&a->op, argv[optind], &err) == 0) {
+		for (size_t i = 0; i < sizeof(op_help) / sizeof(op_help[0]);
+		     i++)
+			if (op_help[i].op == a->op)
+				printf("%s%s", usage_text, op_help[i].text);
+	} else {
+		printf("%s%s", usage_text, help_text);
+	}
+	return EXIT_OK;
+}
+
+/* Options that exclude or need one another. Returns -1 or an exit
+ * status. */
+static int check_combinations(const struct args *a)
+{
+	if (a->predict && a->run_option != NULL)
+		return cli_usage_error(usage_text,
+				       "%s applies to a replay; "
+				       "--predict%s runs none",
+				       a->run_option,
+				       a->emit_goal != NULL ||
+					       a->emit_smpi != NULL
+					   ? " (implied by --emit-*)"
+					   : "");
+	if (a->fresh && a->run.verify == TOPO_VERIFY_LAST)
+		return cli_usage_error(
+		    usage_text, "--verify last applies to iterations on the "
+				"same buffers; --fresh makes each "
+				"iteration a run of its own, verified");
+	if (a->have_max_size && a->emit_goal == NULL && a->emit_smpi == NULL)
+		return cli_usage_error(usage_text,
+				       "--max-size applies to --emit-goal and "
+				       "--emit-smpi");
+	if (!a->predict && a->ncosts > 0)
+		return cli_usage_error(usage_text,
+				       "--cost applies to --predict, "
+				       "--emit-goal and --emit-smpi; a "
+				       "replay moves real data on this host");
+	if (a->root_rank >= 0 && a->plan.root >= 0)
+		return cli_usage_error(usage_text,
+				       "--root and --root-rank both name "
+				       "the root: give one");
+	return -1;
+}
+
 /* Parses the command line into a.  Returns -1 to go on, or an exit
  * status. */
 static int parse(struct args *a, int argc, char **argv)
 {
 	topo_error err;
-	size_t size;
-	long v;
-	int c, npos;
-
-	int help = 0;
+	int c, npos, rc;
 
 	memset(a, 0, sizeof(*a));
 	/* at most one --cost per argument */
@@ -397,240 +691,44 @@ static int parse(struct args *a, int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hVg:t:", long_opts, NULL)) !=
 	       -1) {
-		switch (c) {
-		case 'h':
-			help = 1; /* after the loop: which operation's? */
-			break;
-		case 'V':
-			printf("%s %s\n", cli_prog, topo_version_string());
-			return EXIT_OK;
-		case 'g':
-			a->group = optarg;
-			break;
-		case 't':
-			a->tree = optarg;
-			break;
-		case OPT_ROOT:
-			if (parse_long(optarg, 0, INT32_MAX, &v) != 0)
-				return cli_usage_error(usage_text, "--root: expected an "
-						   "endpoint id, an integer "
-						   ">= 0 (got \"%s\")",
-						   optarg);
-			a->plan.root = (int32_t)v;
-			break;
-		case OPT_ROOT_RANK:
-			if (parse_long(optarg, 0, INT32_MAX, &v) != 0)
-				return cli_usage_error(usage_text, "--root-rank: expected a "
-						   "group rank, an integer from 0 "
-						   "to 2147483647 (got \"%s\")",
-						   optarg);
-			a->root_rank = (int32_t)v;
-			break;
-		case OPT_BYTES:
-			if (parse_size(optarg, &size) == -2)
-				return cli_usage_error(usage_text, "--bytes: %s is too large",
-						   optarg);
-			if (parse_size(optarg, &size) != 0 || size == 0)
-				return cli_usage_error(usage_text, "--bytes: expected a size "
-						   "of at least 1, such as 8, "
-						   "4K or 1M (got \"%s\")",
-						   optarg);
-			a->plan.bytes = size;
-			a->have_bytes = 1;
-			break;
-		case OPT_SEGMENT:
-		case OPT_CHUNK:
-			if (parse_size(optarg, &size) == -2)
-				return cli_usage_error(usage_text, "--%s: %s is too large",
-						   c == OPT_SEGMENT ? "segment"
-								    : "chunk",
-						   optarg);
-			if (parse_size(optarg, &size) != 0)
-				return cli_usage_error(usage_text, "--%s: expected a size such "
-						   "as 0, 4096 or 64K (got "
-						   "\"%s\")",
-						   c == OPT_SEGMENT ? "segment"
-								    : "chunk",
-						   optarg);
-			if (c == OPT_SEGMENT) {
-				a->plan.segment = size;
-				a->have_segment = 1;
-			} else {
-				a->plan.chunk = size;
-				a->have_chunk = 1;
-			}
-			break;
-		case OPT_TYPE:
-			a->type_name = optarg;
-			topo_error_clear(&err);
-			if (topo_type_parse(&a->plan.type, optarg, &err) != 0) {
-				cli_msg("--type: %s", err.text);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_OP:
-			a->redop_name = optarg;
-			topo_error_clear(&err);
-			if (topo_redop_parse(&a->plan.redop, optarg, &err) !=
-			    0) {
-				cli_msg("--op: %s", err.text);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_ALGORITHM:
-			a->algorithm = optarg;
-			break;
-		case OPT_THREADS:
-			if (parse_long(optarg, 1, 4096, &v) != 0)
-				return cli_usage_error(usage_text, "--threads: expected 1 to "
-						   "4096 (got \"%s\")",
-						   optarg);
-			a->run.threads = (int)v;
-			a->run_option = "--threads";
-			break;
-		case OPT_ITERATIONS:
-			if (parse_long(optarg, 1, INT_MAX, &v) != 0)
-				return cli_usage_error(usage_text, "--iterations: expected an "
-						   "integer from 1 to 2147483647 "
-						   "(got \"%s\")",
-						   optarg);
-			a->run.iterations = (int)v;
-			a->run_option = "--iterations";
-			break;
-		case OPT_TIMEOUT:
-			if (cli_parse_seconds(optarg, &a->run.timeout) != 0)
-				return cli_usage_error(usage_text, "--timeout: expected "
-							   "seconds greater than 0, "
-							   "such as 60 or 0.5 (got "
-							   "\"%s\")",
-							   optarg);
-			break;
-		case OPT_JSON:
-			a->json = 1;
-			break;
-		case OPT_FRESH:
-			a->fresh = 1;
-			a->run_option = "--fresh";
-			break;
-		case OPT_VERIFY:
-			if (strcmp(optarg, "every") == 0)
-				a->run.verify = TOPO_VERIFY_EVERY;
-			else if (strcmp(optarg, "last") == 0)
-				a->run.verify = TOPO_VERIFY_LAST;
-			else
-				return cli_usage_error(usage_text,
-						       "--verify: expected "
-						       "every or last (got "
-						       "\"%s\")",
-						       optarg);
-			a->run_option = "--verify";
-			break;
-		case OPT_PREDICT:
-			a->predict = 1;
-			break;
-		case OPT_COST:
-			/* Checked now; applied over the machine's costs once
-			 * it is loaded. */
-			if (cli_cost_check(optarg, usage_text) >= 0)
-				return EXIT_USAGE;
-			a->costs[a->ncosts++] = optarg;
-			break;
-		case OPT_EMIT_GOAL:
-		case OPT_EMIT_SMPI:
-			if (*optarg == '\0')
-				return cli_usage_error(
-				    usage_text, "%s: expected a %s name",
-				    c == OPT_EMIT_GOAL ? "--emit-goal"
-						       : "--emit-smpi",
-				    c == OPT_EMIT_GOAL ? "file" : "directory");
-			if (c == OPT_EMIT_GOAL)
-				a->emit_goal = optarg;
-			else
-				a->emit_smpi = optarg;
-			a->predict = 1;
-			break;
-		case OPT_MAX_SIZE: {
-			uint64_t max;
-
-			a->have_max_size = 1;
-			if (strcmp(optarg, "none") == 0) {
-				a->max_size = 0;
-				break;
-			}
-			if (cli_parse_size(optarg, &max) != 0 || max == 0)
-				return cli_usage_error(
-				    usage_text,
-				    "--max-size: expected a size of at least "
-				    "1, such as 500M or 4G, or none (got "
-				    "\"%s\")",
-				    optarg);
-			a->max_size = max;
-			break;
-		}
-		case ':':
-			if (optopt >= OPT_ROOT || optopt == 0)
-				return cli_usage_error(usage_text, "option %s needs an "
-						   "argument",
-						   argv[optind - 1]);
-			return cli_usage_error(usage_text, "option -%c needs an argument",
-					   optopt);
-		default:
-			if (optopt > 0 && optopt < OPT_ROOT)
-				return cli_usage_error(usage_text, "unknown option -%c",
-						   optopt);
-			return cli_usage_error(usage_text, "unknown option %s",
-					   argv[optind - 1]);
-		}
+		a->others += c != OPT_JSON && c != OPT_LIST_ALGORITHMS;
+		rc = plan_option(a, c, optarg);
+		if (rc == NOT_MINE)
+			rc = run_option(a, c, optarg);
+		if (rc == NOT_MINE)
+			rc = predict_option(a, c, optarg);
+		if (rc == NOT_MINE)
+			rc = other_option(a, c, argv);
+		if (rc >= 0)
+			return rc;
 	}
 	npos = argc - optind;
-	if (help) {
-		/* `collrun OP --help`: the usage, then that operation's part;
-		 * without a known operation, the whole help. */
-		topo_error_clear(&err);
-		if (npos >= 1 && topo_op_parse(&a->op, argv[optind], &err) == 0) {
-			for (size_t i = 0; i < sizeof(op_help) / sizeof(op_help[0]);
-			     i++)
-				if (op_help[i].op == a->op)
-					printf("%s%s", usage_text, op_help[i].text);
-		} else {
-			printf("%s%s", usage_text, help_text);
-		}
-		return EXIT_OK;
+	if (a->help)
+		return show_help(a, argc, argv);
+	if (a->list_algorithms) {
+		if (npos > 0 || a->others > 0)
+			return cli_usage_error(usage_text,
+					       "--list-algorithms takes no "
+					       "operation, file or option but "
+					       "--json");
+		return cli_list_algorithms(a->json);
 	}
-	if (a->predict && a->run_option != NULL)
-		return cli_usage_error(usage_text, "%s applies to a replay; "
-				       "--predict%s runs none",
-				       a->run_option,
-				       a->emit_goal != NULL || a->emit_smpi != NULL
-					   ? " (implied by --emit-*)"
-					   : "");
-	if (a->fresh && a->run.verify == TOPO_VERIFY_LAST)
-		return cli_usage_error(
-		    usage_text, "--verify last applies to iterations on the "
-				"same buffers; --fresh makes each "
-				"iteration a run of its own, verified");
-	if (a->have_max_size && a->emit_goal == NULL && a->emit_smpi == NULL)
-		return cli_usage_error(usage_text,
-				       "--max-size applies to --emit-goal and "
-				       "--emit-smpi");
-	if (!a->predict && a->ncosts > 0)
-		return cli_usage_error(usage_text, "--cost applies to --predict, "
-				       "--emit-goal and --emit-smpi; a "
-				       "replay moves real data on this host");
-	if (a->root_rank >= 0 && a->plan.root >= 0)
-		return cli_usage_error(usage_text, "--root and --root-rank both name "
-				   "the root: give one");
+	rc = check_combinations(a);
+	if (rc >= 0)
+		return rc;
 	if (npos == 0)
 		return cli_usage_error(usage_text, "no operation given");
 	topo_error_clear(&err);
 	if (topo_op_parse(&a->op, argv[optind], &err) != 0)
 		return cli_usage_error(usage_text, "%s", err.text);
 	if (npos == 1)
-		return cli_usage_error(usage_text, "%s: no ROUTES.json or MACHINE.json given",
-				   argv[optind]);
+		return cli_usage_error(
+		    usage_text, "%s: no ROUTES.json or MACHINE.json given",
+		    argv[optind]);
 	if (npos > 2)
-		return cli_usage_error(usage_text, "too many arguments (\"%s\")",
-				   argv[optind + 2]);
+		return cli_usage_error(usage_text,
+				       "too many arguments (\"%s\")",
+				       argv[optind + 2]);
 	a->file = argv[optind + 1];
 	a->plan.op = a->op;
 	if (a->type_name == NULL || !a->have_bytes) {
@@ -645,20 +743,61 @@ static int parse(struct args *a, int argc, char **argv)
 	return -1;
 }
 
-/* --segment with reduce-scatter's default algorithm, once planned: the
- * default across nodes, ring, takes none. */
+/* The TOPO_ALG_* flags of op's algorithm alg (0: no such one). */
+static unsigned algorithm_flags(enum topo_op op, const char *alg)
+{
+	for (size_t i = 0; i < topo_algorithm_count(op); i++)
+		if (strcmp(topo_algorithm_name(op, i), alg) == 0)
+			return topo_algorithm_flags(op, i);
+	return 0;
+}
+
+/* Which of op's algorithms have any of flags: 1 some, 2 all, 0 none. */
+static int algorithms_with(enum topo_op op, unsigned flags)
+{
+	size_t n = 0, k = topo_algorithm_count(op);
+
+	for (size_t i = 0; i < k; i++)
+		n += (topo_algorithm_flags(op, i) & flags) != 0;
+	return n == 0 ? 0 : n == k ? 2 : 1;
+}
+
+/* Whether --segment applies to alg of op (segments cut the tree
+ * algorithms' pipelines).  With none named, one of the defaults must
+ * take it: which one runs depends on the group's nodes, checked once
+ * planned (segment_refused).  A name op does not have is the planner's
+ * to refuse, unless no algorithm of op would take a segment. */
+static int segment_applies(enum topo_op op, const char *alg)
+{
+	unsigned f;
+
+	for (size_t i = 0; alg == NULL && i < topo_algorithm_count(op); i++) {
+		f = topo_algorithm_flags(op, i);
+		if ((f & (TOPO_ALG_DEFAULT | TOPO_ALG_ONE_NODE)) &&
+		    (f & TOPO_ALG_SEGMENT))
+			return 1;
+	}
+	if (alg == NULL)
+		return 0;
+	f = algorithm_flags(op, alg);
+	return f != 0 ? (f & TOPO_ALG_SEGMENT) != 0
+		      : algorithms_with(op, TOPO_ALG_SEGMENT) == 2;
+}
+
+/* --segment with the default algorithm, once planned, where the default
+ * over the group's nodes takes none (reduce-scatter's across nodes,
+ * ring). */
 static int segment_refused(const struct args *a, const topo_plan *p)
 {
 	const char *alg = topo_plan_algorithm(p);
 
-	if (!a->have_segment || a->op != TOPO_OP_REDUCE_SCATTER ||
-	    a->algorithm != NULL || strcmp(alg, "tree") == 0 ||
-	    strcmp(alg, "direct") == 0)
+	if (!a->have_segment || a->algorithm != NULL ||
+	    (algorithm_flags(a->op, alg) & TOPO_ALG_SEGMENT))
 		return -1;
 	cli_msg("--segment applies to bcast, reduce, allreduce tree and "
 		"hierarchical, and reduce-scatter tree and direct, not "
-		"reduce-scatter %s (the default for a group across nodes)",
-		alg);
+		"%s %s (the default for a group across nodes)",
+		topo_op_name(a->op), alg);
 	return EXIT_USAGE;
 }
 
@@ -666,17 +805,6 @@ static int segment_refused(const struct args *a, const topo_plan *p)
  * silently ignored. */
 static int check_op_options(const struct args *a)
 {
-	const char *alg = a->algorithm;
-	/* Segments cut the tree algorithms' pipelines.  reduce-scatter's
-	 * default depends on the group's nodes: checked once planned
-	 * (segment_refused). */
-	int seg_ok = a->op == TOPO_OP_BCAST || a->op == TOPO_OP_REDUCE ||
-		     (a->op == TOPO_OP_ALLREDUCE &&
-		      (alg == NULL || strcmp(alg, "tree") == 0 ||
-		       strcmp(alg, "hierarchical") == 0)) ||
-		     (a->op == TOPO_OP_REDUCE_SCATTER &&
-		      (alg == NULL || strcmp(alg, "tree") == 0 ||
-		       strcmp(alg, "direct") == 0));
 	if (a->redop_name != NULL && !topo_op_reduces(a->op)) {
 		cli_msg("--op applies to reduce, allreduce and reduce-scatter, "
 			"not %s",
@@ -695,7 +823,7 @@ static int check_op_options(const struct args *a)
 		cli_msg("barrier moves no data: --bytes and --type do not apply");
 		return EXIT_USAGE;
 	}
-	if (a->have_segment && !seg_ok) {
+	if (a->have_segment && !segment_applies(a->op, a->algorithm)) {
 		cli_msg("--segment applies to bcast, reduce, allreduce tree and "
 			"hierarchical, and reduce-scatter tree and direct, not "
 			"%s%s%s",
@@ -703,13 +831,13 @@ static int check_op_options(const struct args *a)
 			a->algorithm != NULL ? a->algorithm : "");
 		return EXIT_USAGE;
 	}
-	if (a->have_chunk && a->op != TOPO_OP_GATHER) {
+	if (a->have_chunk && algorithms_with(a->op, TOPO_ALG_CHUNK) == 0) {
 		cli_msg("--chunk applies to gather only, not %s",
 			topo_op_name(a->op));
 		return EXIT_USAGE;
 	}
 	if (a->have_chunk && a->algorithm != NULL &&
-	    strcmp(a->algorithm, "chunked") != 0) {
+	    !(algorithm_flags(a->op, a->algorithm) & TOPO_ALG_CHUNK)) {
 		cli_msg("--chunk applies to gather chunked only, not gather "
 			"%s",
 			a->algorithm);
@@ -1453,12 +1581,134 @@ out:
 	return rc;
 }
 
+/* Checks what only the operation tells and applies the defaults that
+ * depend on it (collrun(1)): the tree the operation's algorithms run
+ * over, the group "world"; the parameters' other defaults are the
+ * library's (parse).  Returns -1 or an exit status. */
+static int apply_defaults(struct args *a)
+{
+	int rc = check_op_options(a);
+
+	if (rc >= 0)
+		return rc;
+	/* A directory --emit-smpi cannot fill is refused before any work. */
+	if (a->emit_smpi != NULL) {
+		rc = cli_dir_check("--emit-smpi", a->emit_smpi);
+		if (rc >= 0)
+			return rc;
+	}
+	if (a->tree == NULL)
+		a->tree = topo_op_default_tree(a->op);
+	if (a->group == NULL)
+		a->group = "world";
+	a->plan.algorithm = a->algorithm;
+	a->plan.predict_only = a->predict;
+	return -1;
+}
+
+/* Loads the group's tree into in and turns --root-rank into the root.
+ * Returns -1 or an exit status. */
+static int load(struct args *a, struct cli_tree *in, double start)
+{
+	const topo_group *g;
+	int rc;
+
+	cli_watchdog_arm(a->run.timeout - (now_s() - start), a->run.timeout,
+			 a->file);
+	rc = cli_tree_load(in, a->file, a->group, a->tree);
+	cli_watchdog_disarm();
+	if (rc >= 0)
+		return rc;
+#ifdef COLLRUN_MPI
+	rc = collrun_mpi_check(in->t, a->file);
+	if (rc >= 0)
+		return rc;
+#endif
+	if (a->root_rank < 0)
+		return -1;
+	g = topo_tree_group(in->t);
+	if (a->root_rank >= topo_group_size(g)) {
+		cli_msg("--root-rank: group \"%s\" has ranks 0..%d (got %d)",
+			topo_group_name(g), (int)topo_group_size(g) - 1,
+			(int)a->root_rank);
+		return EXIT_USAGE;
+	}
+	a->plan.root = topo_group_members(g)[a->root_rank];
+	return -1;
+}
+
+/* Plans the operation over t into *p within what is left of --timeout.
+ * Returns -1 or an exit status. */
+static int make_plan(struct args *a, const topo_tree *t, topo_plan **p,
+		     double start)
+{
+	topo_error err;
+	int rc;
+
+	/* --timeout bounds the whole run: loading, planning, the inputs,
+	 * every iteration and its verification.  Each stage is told how
+	 * much of it is gone. */
+	if (isatty(STDERR_FILENO)) {
+		a->plan.progress = show_progress;
+		a->run.progress = show_progress;
+	}
+	a->plan.timeout = a->run.timeout;
+	a->plan.elapsed = now_s() - start;
+	if (a->plan.elapsed >= a->run.timeout) {
+		cli_msg("the run did not finish within %g s (loading %s)",
+			a->run.timeout, cli_source(a->file));
+		return EXIT_FAILED;
+	}
+	topo_error_clear(&err);
+	rc = plan_new(p, t, &a->plan, &err);
+	end_progress();
+	if (rc != 0)
+		return cli_error(&err, rc);
+	return segment_refused(a, *p);
+}
+
+/* Runs p (its report into *r, freed by the caller) and prints the
+ * report.  Returns the exit status. */
+static int replay(struct args *a, const topo_tree *t, const topo_plan *p,
+		  double start, topo_report **r)
+{
+	struct shown s;
+	topo_error err;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	s.a = a;
+	a->run.elapsed = now_s() - start;
+	if (a->fresh)
+		rc = run_fresh(p, &a->run, start, r, &s, &err);
+	else
+		rc = run_plan(p, &a->run, r, &err);
+	end_progress();
+	if (rc != 0) {
+		/* Buffers too big for memory are the user's to fix (2);
+		 * threads that cannot start, or memory that runs out after
+		 * all, are a failed run (1). */
+		int status = cli_error(&err, rc);
+
+		return rc == TOPO_ELIMIT ? status : EXIT_FAILED;
+	}
+	s.t = t;
+	s.p = p;
+	s.r = *r;
+	rc = a->json ? print_json(&s) : print_text(&s);
+	if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
+		cli_msg("standard output: cannot write: %s", strerror(errno));
+		rc = EXIT_FAILED;
+	}
+	if (rc == 0)
+		rc = topo_report_verified(*r) ? EXIT_OK : EXIT_FAILED;
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct args a;
 	struct cli_tree in;
-	struct shown s;
-	topo_error err;
 	topo_plan *p = NULL;
 	topo_report *r = NULL;
 	double start = now_s();
@@ -1471,77 +1721,13 @@ int main(int argc, char **argv)
 	shown_processes = collrun_mpi_start(&argc, &argv);
 #endif
 	memset(&in, 0, sizeof(in));
-	memset(&s, 0, sizeof(s));
 	rc = parse(&a, argc, argv);
-	if (rc >= 0)
-		goto done;
-	rc = check_op_options(&a);
-	if (rc >= 0)
-		goto done;
-	/* A directory --emit-smpi cannot fill is refused before any work. */
-	if (a.emit_smpi != NULL) {
-		rc = cli_dir_check("--emit-smpi", a.emit_smpi);
-		if (rc >= 0)
-			goto done;
-	}
-	/* Defaults (collrun(1)): reduce works over the hierarchical tree,
-	 * the others over the physical one; the parameters' defaults are
-	 * the library's (parse). */
-	if (a.tree == NULL)
-		a.tree = a.op == TOPO_OP_REDUCE || a.op == TOPO_OP_ALLREDUCE
-			     ? "hierarchical"
-			     : "physical";
-	if (a.group == NULL)
-		a.group = "world";
-	a.plan.algorithm = a.algorithm;
-	a.plan.predict_only = a.predict;
-
-	cli_watchdog_arm(a.run.timeout - (now_s() - start), a.run.timeout, a.file);
-	rc = cli_tree_load(&in, a.file, a.group, a.tree);
-	cli_watchdog_disarm();
-	if (rc >= 0)
-		goto done;
-#ifdef COLLRUN_MPI
-	rc = collrun_mpi_check(in.t, a.file);
-	if (rc >= 0)
-		goto done;
-#endif
-	if (a.root_rank >= 0) {
-		const topo_group *g = topo_tree_group(in.t);
-
-		if (a.root_rank >= topo_group_size(g)) {
-			cli_msg("--root-rank: group \"%s\" has ranks 0..%d "
-				"(got %d)",
-				topo_group_name(g), (int)topo_group_size(g) - 1,
-				(int)a.root_rank);
-			rc = EXIT_USAGE;
-			goto done;
-		}
-		a.plan.root = topo_group_members(g)[a.root_rank];
-	}
-	/* --timeout bounds the whole run: loading, planning, the inputs,
-	 * every iteration and its verification.  Each stage is told how
-	 * much of it is gone. */
-	if (isatty(STDERR_FILENO)) {
-		a.plan.progress = show_progress;
-		a.run.progress = show_progress;
-	}
-	a.plan.timeout = a.run.timeout;
-	a.plan.elapsed = now_s() - start;
-	if (a.plan.elapsed >= a.run.timeout) {
-		cli_msg("the run did not finish within %g s (loading %s)",
-			a.run.timeout, cli_source(a.file));
-		rc = EXIT_FAILED;
-		goto done;
-	}
-	topo_error_clear(&err);
-	rc = plan_new(&p, in.t, &a.plan, &err);
-	end_progress();
-	if (rc != 0) {
-		rc = cli_error(&err, rc);
-		goto done;
-	}
-	rc = segment_refused(&a, p);
+	if (rc < 0)
+		rc = apply_defaults(&a);
+	if (rc < 0)
+		rc = load(&a, &in, start);
+	if (rc < 0)
+		rc = make_plan(&a, in.t, &p, start);
 	if (rc >= 0)
 		goto done;
 #ifdef COLLRUN_MPI
@@ -1554,36 +1740,10 @@ int main(int argc, char **argv)
 		goto done;
 	}
 #endif
-	if (a.predict) {
+	if (a.predict)
 		rc = predict(&a, in.t, p, start);
-		goto done;
-	}
-	s.a = &a;
-	a.run.elapsed = now_s() - start;
-	if (a.fresh)
-		rc = run_fresh(p, &a.run, start, &r, &s, &err);
 	else
-		rc = run_plan(p, &a.run, &r, &err);
-	end_progress();
-	if (rc != 0) {
-		/* Buffers too big for memory are the user's to fix (2);
-		 * threads that cannot start, or memory that runs out after
-		 * all, are a failed run (1). */
-		int status = cli_error(&err, rc);
-
-		rc = rc == TOPO_ELIMIT ? status : EXIT_FAILED;
-		goto done;
-	}
-	s.t = in.t;
-	s.p = p;
-	s.r = r;
-	rc = a.json ? print_json(&s) : print_text(&s);
-	if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
-		cli_msg("standard output: cannot write: %s", strerror(errno));
-		rc = EXIT_FAILED;
-	}
-	if (rc == 0)
-		rc = topo_report_verified(r) ? EXIT_OK : EXIT_FAILED;
+		rc = replay(&a, in.t, p, start, &r);
 done:
 	topo_report_free(r);
 	topo_plan_free(p);

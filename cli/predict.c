@@ -104,46 +104,29 @@ static const char help[] =
     "or failed),\n"
     "2 usage or input error\n";
 
-/* The operations and their algorithms, the default first, as collrun(1)
- * lists them (the library does not export its list). */
-#define OP_NAMES                                                               \
-	"bcast, scatter, gather, reduce, allreduce, allgather, "               \
-	"reduce-scatter, alltoall, barrier"
-#define MAX_ALGOS 5
-static const struct {
-	enum topo_op op;
-	const char *algos[MAX_ALGOS];
-	size_t nalgos;
-	/* bit k: algorithm k does not use the tree (predicted once, its
-	 * tree shown as "any") */
-	unsigned tree_free;
-	/* in the default --op list */
-	int by_default;
-} ops_table[] = {
-    {TOPO_OP_BCAST, {"flood"}, 1, 0, 1},
-    {TOPO_OP_SCATTER, {"tree", "or-combine", "direct"}, 3, 0x4, 1},
-    {TOPO_OP_GATHER, {"chunked", "tree"}, 2, 0, 1},
-    {TOPO_OP_REDUCE, {"hierarchical", "tree", "direct"}, 3, 0x4, 1},
-    {TOPO_OP_ALLREDUCE,
-     {"tree", "hierarchical", "ring", "recursive-doubling", "rabenseifner"},
-     5,
-     0x1c,
-     1},
-    {TOPO_OP_ALLGATHER,
-     {"ring", "tree", "recursive-doubling", "bruck", "direct"},
-     5,
-     0x1d,
-     1},
-    {TOPO_OP_REDUCE_SCATTER,
-     {"ring", "tree", "recursive-halving", "direct"},
-     4,
-     0xd,
-     1},
-    {TOPO_OP_ALLTOALL, {"pairwise", "bruck", "direct"}, 3, 0x7, 1},
-    /* no data: its time is the same at every size (asked for only) */
-    {TOPO_OP_BARRIER, {"dissemination", "tree"}, 2, 0x1, 0},
-};
-#define NOPS (sizeof(ops_table) / sizeof(ops_table[0]))
+/* The operations, in topo.h's order: an index into the table is the
+ * operation.  Their algorithms are the library's (topo_algorithm_*). */
+#define NOPS ((size_t)TOPO_OP_COUNT)
+
+/* Barrier moves no data: its time is the same at every size, so it is
+ * predicted when asked for only. */
+static int op_by_default(size_t k)
+{
+	return k != TOPO_OP_BARRIER;
+}
+
+/* "bcast, scatter, ..., barrier", for the messages. */
+static const char *op_names(void)
+{
+	static char buf[160];
+	size_t len = 0;
+
+	for (size_t k = 0; k < NOPS && len < sizeof(buf); k++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
+					k > 0 ? ", " : "",
+					topo_op_name((enum topo_op)k));
+	return buf;
+}
 
 /* The trees for a machine description: the shapes collc knows, with the
  * two k-ary trees that bracket the usual fanouts. */
@@ -204,7 +187,7 @@ struct args {
 	size_t nshapes;
 	char *tbuf[MAX_TREES];
 	size_t ntbuf;
-	size_t ops[NOPS]; /* indices into ops_table, in the order given */
+	size_t ops[NOPS]; /* the operations, in the order given */
 	size_t nops;
 	uint64_t sizes[MAX_SIZES]; /* ascending */
 	size_t nsizes;
@@ -291,7 +274,7 @@ static int add_ops(struct args *a, const char *list)
 			return cli_usage_error(usage,
 					       "--op: an empty operation in "
 					       "\"%s\" (valid: %s)",
-					       list, OP_NAMES);
+					       list, op_names());
 		snprintf(name, sizeof(name), "%.*s",
 			 (int)(len < sizeof(name) ? len : sizeof(name) - 1),
 			 tok);
@@ -299,21 +282,16 @@ static int add_ops(struct args *a, const char *list)
 		if (len >= sizeof(name) ||
 		    topo_op_parse(&op, name, &err) != 0) {
 			cli_msg("--op: unknown operation \"%.*s\" (valid: %s)",
-				(int)(len > 40 ? 40 : len), tok, OP_NAMES);
+				(int)(len > 40 ? 40 : len), tok, op_names());
 			return EXIT_USAGE;
 		}
-		for (size_t k = 0; k < NOPS; k++) {
-			if (ops_table[k].op != op)
-				continue;
-			for (size_t i = 0; i < a->nops; i++)
-				if (a->ops[i] == k) {
-					cli_msg("--op: operation \"%s\" is "
-						"named twice",
-						name);
-					return EXIT_USAGE;
-				}
-			a->ops[a->nops++] = k;
-		}
+		for (size_t i = 0; i < a->nops; i++)
+			if (a->ops[i] == (size_t)op) {
+				cli_msg("--op: operation \"%s\" is named twice",
+					name);
+				return EXIT_USAGE;
+			}
+		a->ops[a->nops++] = (size_t)op;
 		if (end == NULL)
 			return -1;
 	}
@@ -389,11 +367,161 @@ static int has_ext(const char *name, const char *ext)
 	return n > e && strcasecmp(name + n - e, ext) == 0;
 }
 
+/* What an option parser returns for an option of another's. */
+#define NOT_MINE (-2)
+
+/* Options of what is predicted: the group, trees, operations, sizes,
+ * costs and type.  Returns -1 when c was one and is taken, NOT_MINE when
+ * it is none of them, or an exit status. */
+static int input_option(struct args *a, int c, const char *arg)
+{
+	topo_error err;
+	int rc;
+
+	switch (c) {
+	case 'g':
+		if (a->group != NULL)
+			return cli_usage_error(usage, "-g: predict takes one "
+						      "group (given twice)");
+		a->group = arg;
+		return -1;
+	case 't':
+		return add_trees(a, arg);
+	case OPT_OP:
+		return add_ops(a, arg);
+	case OPT_SIZES:
+		return parse_sizes(a, arg);
+	case OPT_COST:
+		rc = cli_cost_check(arg, usage);
+		if (rc < 0)
+			a->costs[a->ncosts++] = arg;
+		return rc;
+	case OPT_TYPE:
+		topo_error_clear(&err);
+		if (topo_type_parse(&a->type, arg, &err) != 0) {
+			cli_msg("--type: %s", err.text);
+			return EXIT_USAGE;
+		}
+		a->have_type = 1;
+		return -1;
+	default:
+		return NOT_MINE;
+	}
+}
+
+/* Options of the output and of the command's limits.  As input_option. */
+static int output_option(struct args *a, int c, const char *arg)
+{
+	switch (c) {
+	case 'o':
+		a->output = arg;
+		return -1;
+	case OPT_JSON:
+	case OPT_CSV:
+		if (a->format != FMT_TEXT &&
+		    a->format != (c == OPT_JSON ? FMT_JSON : FMT_CSV))
+			return cli_usage_error(usage, "--json and --csv "
+						      "exclude each other");
+		a->format = c == OPT_JSON ? FMT_JSON : FMT_CSV;
+		return -1;
+	case OPT_PLOT:
+		if (!has_ext(arg, ".svg") && !has_ext(arg, ".png"))
+			return cli_usage_error(
+			    usage,
+			    "--plot: expected a file name ending in "
+			    ".svg or .png (got \"%s\")",
+			    arg);
+		a->plot = arg;
+		a->plot_png = has_ext(arg, ".png");
+		return -1;
+	case OPT_PLOT_SCRIPT:
+		if (*arg == '\0')
+			return cli_usage_error(usage, "--plot-script: expected "
+						      "a file name");
+		a->plot_script = arg;
+		return -1;
+	case OPT_TIMEOUT:
+		if (cli_parse_seconds(arg, &a->timeout) != 0)
+			return cli_usage_error(
+			    usage,
+			    "--timeout: expected seconds greater than "
+			    "0, such as 60 or 0.5 (got \"%s\")",
+			    arg);
+		return -1;
+	case OPT_JOBS: {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno != 0 || end == arg || *end != '\0' || arg[0] == '+' ||
+		    v < 1 || v > MAX_JOBS)
+			return cli_usage_error(usage,
+					       "--jobs: expected 1 to "
+					       "%d (got \"%s\")",
+					       MAX_JOBS, arg);
+		a->jobs = (int)v;
+		return -1;
+	}
+	default:
+		return NOT_MINE;
+	}
+}
+
+/* What getopt_long found wrong with argv: an exit status. */
+static int option_error(int c, char **argv)
+{
+	switch (c) {
+	case ':':
+		return cli_usage_error(usage, "option %s needs an argument",
+				       argv[optind - 1]);
+	default:
+		if (optopt >= 256)
+			for (const struct option *o = long_opts;
+			     o->name != NULL; o++)
+				if (o->val == optopt)
+					return cli_usage_error(
+					    usage,
+					    "--%s takes no argument "
+					    "(got \"%s\")",
+					    o->name, argv[optind - 1]);
+		if (optopt > 0)
+			return cli_usage_error(usage, "unknown option -%c",
+					       optopt);
+		return cli_usage_error(usage, "unknown option %s",
+				       argv[optind - 1]);
+	}
+}
+
+/* The operand and the defaults of what was not given.  Returns -1 or an
+ * exit status. */
+static int finish_args(struct args *a, int argc, char **argv)
+{
+	if (argc - optind != 1)
+		return cli_usage_error(
+		    usage, argc - optind == 0 ? "predict: no ROUTES.json or "
+						"MACHINE.json given"
+					      : "predict: too many arguments "
+						"(expected one ROUTES.json or "
+						"MACHINE.json)");
+	a->file = argv[optind];
+	if (a->group == NULL)
+		a->group = "world";
+	if (a->nops == 0)
+		for (size_t k = 0; k < NOPS; k++)
+			if (op_by_default(k))
+				a->ops[a->nops++] = k;
+	if (a->nsizes == 0) {
+		a->nsizes = sizeof(default_sizes) / sizeof(default_sizes[0]);
+		memcpy(a->sizes, default_sizes, sizeof(default_sizes));
+	}
+	return -1;
+}
+
 /* Parses argv (argv[0] = "predict").  Returns -1 to go on, or an exit
  * status. */
 static int parse(struct args *a, int argc, char **argv)
 {
-	topo_error err;
 	int c, rc;
 
 	memset(a, 0, sizeof(*a));
@@ -407,135 +535,19 @@ static int parse(struct args *a, int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":hg:t:o:", long_opts, NULL)) !=
 	       -1) {
-		rc = -1;
-		switch (c) {
-		case 'h':
+		if (c == 'h') {
 			printf("%s%s", usage, help);
 			return EXIT_OK;
-		case 'g':
-			if (a->group != NULL)
-				return cli_usage_error(usage,
-						       "-g: predict takes one "
-						       "group (given twice)");
-			a->group = optarg;
-			break;
-		case 't':
-			rc = add_trees(a, optarg);
-			break;
-		case 'o':
-			a->output = optarg;
-			break;
-		case OPT_OP:
-			rc = add_ops(a, optarg);
-			break;
-		case OPT_SIZES:
-			rc = parse_sizes(a, optarg);
-			break;
-		case OPT_COST:
-			rc = cli_cost_check(optarg, usage);
-			if (rc < 0)
-				a->costs[a->ncosts++] = optarg;
-			break;
-		case OPT_TYPE:
-			topo_error_clear(&err);
-			if (topo_type_parse(&a->type, optarg, &err) != 0) {
-				cli_msg("--type: %s", err.text);
-				return EXIT_USAGE;
-			}
-			a->have_type = 1;
-			break;
-		case OPT_JSON:
-		case OPT_CSV:
-			if (a->format != FMT_TEXT &&
-			    a->format != (c == OPT_JSON ? FMT_JSON : FMT_CSV))
-				return cli_usage_error(usage,
-						       "--json and --csv "
-						       "exclude each other");
-			a->format = c == OPT_JSON ? FMT_JSON : FMT_CSV;
-			break;
-		case OPT_PLOT:
-			if (!has_ext(optarg, ".svg") &&
-			    !has_ext(optarg, ".png"))
-				return cli_usage_error(
-				    usage,
-				    "--plot: expected a file name ending in "
-				    ".svg or .png (got \"%s\")",
-				    optarg);
-			a->plot = optarg;
-			a->plot_png = has_ext(optarg, ".png");
-			break;
-		case OPT_PLOT_SCRIPT:
-			if (*optarg == '\0')
-				return cli_usage_error(
-				    usage, "--plot-script: expected "
-					   "a file name");
-			a->plot_script = optarg;
-			break;
-		case OPT_TIMEOUT:
-			if (cli_parse_seconds(optarg, &a->timeout) != 0)
-				return cli_usage_error(
-					    usage,
-					    "--timeout: expected seconds greater than "
-					    "0, such as 60 or 0.5 (got \"%s\")",
-					    optarg);
-			break;
-		case OPT_JOBS: {
-			char *end;
-			long v;
-
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno != 0 || end == optarg || *end != '\0' ||
-			    optarg[0] == '+' || v < 1 || v > MAX_JOBS)
-				return cli_usage_error(usage,
-						       "--jobs: expected 1 to "
-						       "%d (got \"%s\")",
-						       MAX_JOBS, optarg);
-			a->jobs = (int)v;
-			break;
 		}
-		case ':':
-			return cli_usage_error(usage,
-					       "option %s needs an argument",
-					       argv[optind - 1]);
-		default:
-			if (optopt >= 256)
-				for (const struct option *o = long_opts;
-				     o->name != NULL; o++)
-					if (o->val == optopt)
-						return cli_usage_error(
-						    usage,
-						    "--%s takes no argument "
-						    "(got \"%s\")",
-						    o->name, argv[optind - 1]);
-			if (optopt > 0)
-				return cli_usage_error(
-				    usage, "unknown option -%c", optopt);
-			return cli_usage_error(usage, "unknown option %s",
-					       argv[optind - 1]);
-		}
+		rc = input_option(a, c, optarg);
+		if (rc == NOT_MINE)
+			rc = output_option(a, c, optarg);
+		if (rc == NOT_MINE)
+			rc = option_error(c, argv);
 		if (rc >= 0)
 			return rc;
 	}
-	if (argc - optind != 1)
-		return cli_usage_error(
-		    usage, argc - optind == 0 ? "predict: no ROUTES.json or "
-						"MACHINE.json given"
-					      : "predict: too many arguments "
-						"(expected one ROUTES.json or "
-						"MACHINE.json)");
-	a->file = argv[optind];
-	if (a->group == NULL)
-		a->group = "world";
-	if (a->nops == 0)
-		for (size_t k = 0; k < NOPS; k++)
-			if (ops_table[k].by_default)
-				a->ops[a->nops++] = k;
-	if (a->nsizes == 0) {
-		a->nsizes = sizeof(default_sizes) / sizeof(default_sizes[0]);
-		memcpy(a->sizes, default_sizes, sizeof(default_sizes));
-	}
-	return -1;
+	return finish_args(a, argc, argv);
 }
 
 static void args_free(struct args *a)
@@ -690,10 +702,11 @@ static int load_input(struct input *in, const struct args *a)
 
 /* A column of an operation's table: a tree and an algorithm. */
 struct col {
-	size_t op;   /* index into ops_table */
+	size_t op;   /* the operation */
 	size_t tree; /* index into input.trees (the first: any) */
 	int tree_free; /* the algorithm does not use the tree */
 	const char *algo;
+	int is_default; /* the operation's default algorithm */
 	int any; /* some size was predicted */
 	int told; /* the text table told why it never was */
 };
@@ -735,7 +748,7 @@ static enum topo_type op_type(const struct args *a, size_t k)
 
 	if (a->have_type)
 		return a->type;
-	topo_plan_params_init(&d, sizeof(d), ops_table[k].op);
+	topo_plan_params_init(&d, sizeof(d), (enum topo_op)k);
 	return d.type;
 }
 
@@ -753,9 +766,9 @@ static int run_job(struct pool *P, size_t j, topo_error *err)
 	int rc;
 
 	topo_error_clear(err);
-	topo_plan_params_init(&pp, sizeof(pp), ops_table[c->op].op);
+	topo_plan_params_init(&pp, sizeof(pp), (enum topo_op)c->op);
 	pp.algorithm = c->algo;
-	pp.bytes = ops_table[c->op].op == TOPO_OP_BARRIER
+	pp.bytes = (enum topo_op)c->op == TOPO_OP_BARRIER
 		       ? 0
 		       : (size_t)a->sizes[j % a->nsizes];
 	pp.type = op_type(a, c->op);
@@ -924,7 +937,7 @@ static int run_all(struct pool *P)
 			 a->sizes[P->fatal_job % a->nsizes]);
 		/* Which prediction ran out, then the library's words. */
 		fprintf(stderr, "%s: %s over ", cli_prog,
-			topo_op_name(ops_table[c->op].op));
+			topo_op_name((enum topo_op)c->op));
 		cli_put_clean(stderr, col_tree(P, c));
 		fprintf(stderr, " with %s at %s bytes: ", c->algo, size);
 		cli_put_clean(stderr, P->fatal_err.text[0] != '\0'
@@ -1025,7 +1038,7 @@ static int32_t member_nodes(const topo_group *g)
 static int reduce_type(const struct args *a)
 {
 	for (size_t i = 0; i < a->nops; i++)
-		if (topo_op_reduces(ops_table[a->ops[i]].op))
+		if (topo_op_reduces((enum topo_op)a->ops[i]))
 			return (int)op_type(a, a->ops[i]);
 	return -1;
 }
@@ -1100,42 +1113,47 @@ static void fmt_cell(char *buf, size_t size, const struct cell *x)
 		snprintf(buf, size, "n/a");
 }
 
-/* The table of operation k: a row per size, a column per tree and
- * algorithm that has any prediction (a tree's algorithms under one
- * heading), the best marked and named; then why some have none. */
-static void write_table(FILE *f, const struct pool *P, size_t k)
+/* The columns [first, end) of one operation's table. */
+struct table_cols {
+	size_t first, end;
+	size_t wl;		  /* the width of the sizes */
+	size_t w[2 * MAX_TREES]; /* of each column, w[c - first] */
+};
+
+/* Widths: a column is as wide as its algorithm and its cells; the sizes
+ * as wide as the widest.  (write_headings widens some further.) */
+static void table_widths(const struct pool *P, struct table_cols *t)
 {
 	const struct args *a = P->a;
-	size_t n = a->nsizes, first, end, wl = strlen("bytes");
-	size_t w[2 * MAX_TREES];
-	char buf[64], *line;
-	size_t len;
-	FILE *l;
+	size_t n = a->nsizes;
+	char buf[64];
 
-	op_cols(P, k, &first, &end);
-	if (ops_table[k].op == TOPO_OP_BARRIER) /* no data, no type */
-		fprintf(f, "\nbarrier (no data: the same at every size)\n");
-	else
-		fprintf(f, "\n%s (%s)\n", topo_op_name(ops_table[k].op),
-			topo_type_name(op_type(a, k)));
+	t->wl = strlen("bytes");
 	for (size_t s = 0; s < n; s++) {
 		fmt_size(buf, sizeof(buf), a->sizes[s]);
-		if (strlen(buf) > wl)
-			wl = strlen(buf);
+		if (strlen(buf) > t->wl)
+			t->wl = strlen(buf);
 	}
-	/* Widths: a column is as wide as its algorithm and its cells; a
-	 * tree's heading spans its columns, widening the last if need be.
-	 * Columns with no prediction at all are listed under the table
-	 * instead. */
-	for (size_t c = first; c < end; c++) {
-		w[c - first] = strlen(P->cols[c].algo);
+	for (size_t c = t->first; c < t->end; c++) {
+		t->w[c - t->first] = strlen(P->cols[c].algo);
 		for (size_t s = 0; s < n; s++) {
 			fmt_cell(buf, sizeof(buf), &P->cells[c * n + s]);
-			if (strlen(buf) > w[c - first])
-				w[c - first] = strlen(buf);
+			if (strlen(buf) > t->w[c - t->first])
+				t->w[c - t->first] = strlen(buf);
 		}
 	}
-	l = open_memstream(&line, &len);
+}
+
+/* The line of tree headings: a tree's heading spans its columns,
+ * widening the last if need be.  Columns with no prediction at all are
+ * left out (listed under the table instead). */
+static void write_headings(FILE *f, const struct pool *P, struct table_cols *t)
+{
+	size_t first = t->first, end = t->end, wl = t->wl, *w = t->w;
+	char *line;
+	size_t len;
+	FILE *l = open_memstream(&line, &len);
+
 	if (l == NULL)
 		return;
 	fprintf(l, "%*s", (int)wl, "");
@@ -1186,6 +1204,17 @@ static void write_table(FILE *f, const struct pool *P, size_t k)
 	}
 	fclose(l);
 	put_line(f, line, len);
+}
+
+/* The heading of algorithms, then a row per size with the best marked
+ * and named. */
+static void write_rows(FILE *f, const struct pool *P, const struct table_cols *t)
+{
+	const struct args *a = P->a;
+	size_t n = a->nsizes, first = t->first, end = t->end, wl = t->wl;
+	const size_t *w = t->w;
+	char buf[64];
+
 	fprintf(f, "%*s", (int)wl, "bytes");
 	for (size_t c = first; c < end; c++)
 		if (P->cols[c].any)
@@ -1216,11 +1245,18 @@ static void write_table(FILE *f, const struct pool *P, size_t k)
 			fputs("-\n", f);
 		}
 	}
-	/* Why some combinations have no prediction.  An algorithm that no
-	 * tree but its own can run (reduce hierarchical) is refused at every
-	 * size of every other tree for one reason, told once with the trees
-	 * it names; the tree-specific detail after the reason's first ';'
-	 * is left to --json. */
+}
+
+/* Why some combinations have no prediction.  An algorithm that no tree
+ * but its own can run (reduce hierarchical) is refused at every size of
+ * every other tree for one reason, told once with the trees it names;
+ * the tree-specific detail after the reason's first ';' is left to
+ * --json. */
+static void write_shared_reasons(FILE *f, const struct pool *P,
+				 const struct table_cols *t)
+{
+	size_t n = P->a->nsizes, first = t->first, end = t->end;
+
 	for (size_t c = first; c < end; c++) {
 		const char *r0 = P->cells[c * n].reason;
 		size_t plen;
@@ -1253,7 +1289,16 @@ static void write_table(FILE *f, const struct pool *P, size_t k)
 		fwrite(r0, 1, plen, f);
 		fputc('\n', f);
 	}
-	/* The others: each run of sizes with one reason, once. */
+}
+
+/* The other combinations without a prediction: each run of sizes with
+ * one reason, once. */
+static void write_size_reasons(FILE *f, const struct pool *P,
+			       const struct table_cols *t)
+{
+	const struct args *a = P->a;
+	size_t n = a->nsizes, first = t->first, end = t->end;
+
 	for (size_t c = first; c < end; c++)
 		for (size_t s = 0; s < n && !P->cols[c].told;) {
 			const struct cell *x = &P->cells[c * n + s];
@@ -1283,6 +1328,27 @@ static void write_table(FILE *f, const struct pool *P, size_t k)
 			fputc('\n', f);
 			s = e;
 		}
+}
+
+/* The table of operation k: a row per size, a column per tree and
+ * algorithm that has any prediction (a tree's algorithms under one
+ * heading), the best marked and named; then why some have none. */
+static void write_table(FILE *f, const struct pool *P, size_t k)
+{
+	const struct args *a = P->a;
+	struct table_cols t;
+
+	op_cols(P, k, &t.first, &t.end);
+	if ((enum topo_op)k == TOPO_OP_BARRIER) /* no data, no type */
+		fprintf(f, "\nbarrier (no data: the same at every size)\n");
+	else
+		fprintf(f, "\n%s (%s)\n", topo_op_name((enum topo_op)k),
+			topo_type_name(op_type(a, k)));
+	table_widths(P, &t);
+	write_headings(f, P, &t);
+	write_rows(f, P, &t);
+	write_shared_reasons(f, P, &t);
+	write_size_reasons(f, P, &t);
 }
 
 static void write_text(FILE *f, const struct pool *P)
@@ -1356,7 +1422,7 @@ static void write_csv(FILE *f, const struct pool *P)
 				const struct cell *x = &P->cells[c * n + s];
 
 				fprintf(f, "%s,",
-					topo_op_name(ops_table[a->ops[i]].op));
+					topo_op_name((enum topo_op)a->ops[i]));
 				csv_field(f, col_tree(P, &P->cols[c]));
 				fprintf(f, ",%s,%" PRIu64 ",", P->cols[c].algo,
 					a->sizes[s]);
@@ -1408,7 +1474,7 @@ static json_t *report_json(const struct pool *P)
 		/* Children are filled, then attached: a failed attach frees
 		 * the child, and the whole object is dropped. */
 		bad |= json_object_set_new(
-		    op, "op", json_string(topo_op_name(ops_table[k].op)));
+		    op, "op", json_string(topo_op_name((enum topo_op)k)));
 		bad |= json_object_set_new(
 		    op, "type", json_string(topo_type_name(op_type(a, k))));
 		for (size_t c = first; c < end; c++)
@@ -1543,7 +1609,7 @@ static void gp_string(FILE *f, const char *s)
 static void gp_block(FILE *f, size_t k)
 {
 	fputc('$', f);
-	for (const char *s = topo_op_name(ops_table[k].op); *s != '\0'; s++)
+	for (const char *s = topo_op_name((enum topo_op)k); *s != '\0'; s++)
 		fputc((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
 			      (*s >= '0' && *s <= '9')
 			  ? *s
@@ -1658,11 +1724,10 @@ static int write_plot_script(FILE *f, const struct pool *P, int png)
 		const char *sep = "plot ";
 
 		fprintf(f, "set title '%s (%s)'\n",
-			topo_op_name(ops_table[k].op),
+			topo_op_name((enum topo_op)k),
 			topo_type_name(op_type(a, k)));
 		for (size_t c = 0; c < P->ncols; c++) {
-			size_t alg =
-			    P->cols[c].algo == ops_table[k].algos[0] ? 0 : 1;
+			size_t alg = P->cols[c].is_default ? 0 : 1;
 
 			if (!plottable(P, k, c))
 				continue;
@@ -1834,6 +1899,85 @@ done:
 
 /* ---------------------------------------------------------------------- */
 
+/* The columns: per operation, per tree, per algorithm; per operation the
+ * algorithms over each tree, then those that use no tree, once (planned
+ * over the first tree).  Returns -1 with *out and *n set, or an exit
+ * status. */
+static int make_cols(const struct args *a, const struct input *in,
+		     struct col **out, size_t *n)
+{
+	struct col *cols;
+	size_t ncols = 0, max_algos = 0;
+
+	for (size_t k = 0; k < NOPS; k++)
+		if (topo_algorithm_count((enum topo_op)k) > max_algos)
+			max_algos = topo_algorithm_count((enum topo_op)k);
+	cols = calloc(NOPS * (MAX_TREES + 1) * max_algos, sizeof(*cols));
+	if (cols == NULL) {
+		cli_msg("out of memory");
+		return EXIT_FAILED;
+	}
+	for (size_t i = 0; i < a->nops; i++) {
+		size_t k0 = a->ops[i];
+		enum topo_op op = (enum topo_op)k0;
+
+		for (size_t t = 0; t <= in->ntrees; t++)
+			for (size_t k = 0; k < topo_algorithm_count(op); k++) {
+				unsigned f = topo_algorithm_flags(op, k);
+				int free_ = !(f & TOPO_ALG_TREE);
+
+				if (t == in->ntrees ? !free_ : free_)
+					continue;
+				cols[ncols].op = k0;
+				cols[ncols].tree = t == in->ntrees ? 0 : t;
+				cols[ncols].tree_free = free_;
+				cols[ncols].algo = topo_algorithm_name(op, k);
+				cols[ncols].is_default =
+				    (f & TOPO_ALG_DEFAULT) != 0;
+				ncols++;
+			}
+	}
+	*out = cols;
+	*n = ncols;
+	return -1;
+}
+
+/* The outputs, each complete or not at all, one after the other
+ * (cli_out names one temporary file at a time): the plot first, so that
+ * gnuplot failing leaves nothing behind.  Returns the exit status. */
+static int write_outputs(const struct pool *P)
+{
+	const struct args *a = P->a;
+	struct cli_out out;
+	int rc;
+
+	if (a->plot != NULL) {
+		rc = plot(P);
+		if (rc != 0)
+			return rc;
+	}
+	if (a->plot_script != NULL) {
+		rc = plot_script(P);
+		if (rc != 0)
+			return rc;
+	}
+	rc = cli_out_open(&out, a->output);
+	if (rc != 0)
+		return rc;
+	if (a->format == FMT_JSON) {
+		rc = write_json(out.f, P);
+		if (rc != 0) {
+			cli_out_abort(&out);
+			return rc;
+		}
+	} else if (a->format == FMT_CSV) {
+		write_csv(out.f, P);
+	} else {
+		write_text(out.f, P);
+	}
+	return cli_out_commit(&out);
+}
+
 int collc_predict(int argc, char **argv)
 {
 	struct args a;
@@ -1841,7 +1985,6 @@ int collc_predict(int argc, char **argv)
 	struct pool P;
 	struct topo_costs costs;
 	struct col *cols = NULL;
-	struct cli_out out;
 	double start = now_s();
 	size_t ncols = 0;
 	int rc;
@@ -1873,32 +2016,9 @@ int collc_predict(int argc, char **argv)
 		rc = EXIT_FAILED;
 		goto done;
 	}
-
-	/* The columns: per operation, per tree, per algorithm. */
-	cols = calloc(NOPS * (MAX_TREES + 1) * MAX_ALGOS, sizeof(*cols));
-	if (cols == NULL) {
-		cli_msg("out of memory");
-		rc = EXIT_FAILED;
+	rc = make_cols(&a, &in, &cols, &ncols);
+	if (rc >= 0)
 		goto done;
-	}
-	/* Per operation: the algorithms over each tree, then those that
-	 * use no tree, once (planned over the first tree). */
-	for (size_t i = 0; i < a.nops; i++) {
-		size_t k0 = a.ops[i];
-
-		for (size_t t = 0; t <= in.ntrees; t++)
-			for (size_t k = 0; k < ops_table[k0].nalgos; k++) {
-				int free_ = (ops_table[k0].tree_free >> k) & 1;
-
-				if (t == in.ntrees ? !free_ : free_)
-					continue;
-				cols[ncols].op = k0;
-				cols[ncols].tree = t == in.ntrees ? 0 : t;
-				cols[ncols].tree_free = free_;
-				cols[ncols].algo = ops_table[k0].algos[k];
-				ncols++;
-			}
-	}
 	P.a = &a;
 	P.in = &in;
 	P.cols = cols;
@@ -1915,35 +2035,7 @@ int collc_predict(int argc, char **argv)
 	if (rc >= 0)
 		goto done;
 	mark_best(&P);
-
-	/* The outputs, each complete or not at all, one after the other
-	 * (cli_out names one temporary file at a time): the plot first, so
-	 * that gnuplot failing leaves nothing behind. */
-	if (a.plot != NULL) {
-		rc = plot(&P);
-		if (rc != 0)
-			goto done;
-	}
-	if (a.plot_script != NULL) {
-		rc = plot_script(&P);
-		if (rc != 0)
-			goto done;
-	}
-	rc = cli_out_open(&out, a.output);
-	if (rc != 0)
-		goto done;
-	if (a.format == FMT_JSON) {
-		rc = write_json(out.f, &P);
-		if (rc != 0) {
-			cli_out_abort(&out);
-			goto done;
-		}
-	} else if (a.format == FMT_CSV) {
-		write_csv(out.f, &P);
-	} else {
-		write_text(out.f, &P);
-	}
-	rc = cli_out_commit(&out);
+	rc = write_outputs(&P);
 done:
 	if (P.cells != NULL)
 		for (size_t j = 0; j < ncols * a.nsizes; j++)

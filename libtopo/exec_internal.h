@@ -10,6 +10,7 @@
 #ifndef TOPO_EXEC_INTERNAL_H
 #define TOPO_EXEC_INTERNAL_H
 
+#include "coll/registry.h" /* the algorithms' builders */
 #include "topo_internal.h"
 #include "sys/sys.h"
 
@@ -326,40 +327,6 @@ int topo__plan_segments_fit(const struct topo_plan *p, int64_t nseg,
  * buffers, the wait counts and receipt counts of a run. */
 void topo__plan_run_need(const struct topo_plan *p, int64_t arena,
 			 struct topo__memory_need *need);
-
-/* Algorithms (one file each): fill p (whose t, params, n, root and
- * type_size are set) with buffers, messages, dependencies and slots. */
-int topo__plan_bcast_flood(struct topo_plan *p, topo_error *err);
-int topo__plan_scatter_tree(struct topo_plan *p, topo_error *err);
-int topo__plan_scatter_or(struct topo_plan *p, topo_error *err);
-int topo__plan_scatter_direct(struct topo_plan *p, topo_error *err);
-int topo__plan_gather_chunked(struct topo_plan *p, topo_error *err);
-int topo__plan_gather_tree(struct topo_plan *p, topo_error *err);
-int topo__plan_reduce_hierarchical(struct topo_plan *p, topo_error *err);
-int topo__plan_reduce_tree(struct topo_plan *p, topo_error *err);
-int topo__plan_allreduce_tree(struct topo_plan *p, topo_error *err);
-int topo__plan_allreduce_hierarchical(struct topo_plan *p, topo_error *err);
-int topo__plan_allreduce_ring(struct topo_plan *p, topo_error *err);
-int topo__plan_allreduce_recursive_doubling(struct topo_plan *p,
-					    topo_error *err);
-int topo__plan_allreduce_rabenseifner(struct topo_plan *p, topo_error *err);
-int topo__plan_allgather_tree(struct topo_plan *p, topo_error *err);
-int topo__plan_allgather_ring(struct topo_plan *p, topo_error *err);
-int topo__plan_allgather_recursive_doubling(struct topo_plan *p,
-					    topo_error *err);
-int topo__plan_allgather_bruck(struct topo_plan *p, topo_error *err);
-int topo__plan_allgather_direct(struct topo_plan *p, topo_error *err);
-int topo__plan_reduce_scatter_tree(struct topo_plan *p, topo_error *err);
-int topo__plan_reduce_scatter_ring(struct topo_plan *p, topo_error *err);
-int topo__plan_reduce_scatter_recursive_halving(struct topo_plan *p,
-						topo_error *err);
-int topo__plan_reduce_scatter_direct(struct topo_plan *p, topo_error *err);
-int topo__plan_reduce_direct(struct topo_plan *p, topo_error *err);
-int topo__plan_alltoall_pairwise(struct topo_plan *p, topo_error *err);
-int topo__plan_alltoall_bruck(struct topo_plan *p, topo_error *err);
-int topo__plan_alltoall_direct(struct topo_plan *p, topo_error *err);
-int topo__plan_barrier_tree(struct topo_plan *p, topo_error *err);
-int topo__plan_barrier_dissemination(struct topo_plan *p, topo_error *err);
 
 /* Elementwise reduction of len bytes: dst = dst OP src (redop.c). */
 void topo__reduce(enum topo_type type, enum topo_redop op, void *dst,

@@ -47,9 +47,9 @@ extern "C" {
  * a program runs against another shared library than it was built with,
  * is topo_version_string() and topo_version_cmp(). */
 #define TOPO_VERSION_MAJOR 0
-#define TOPO_VERSION_MINOR 6
+#define TOPO_VERSION_MINOR 7
 #define TOPO_VERSION_PATCH 0
-#define TOPO_VERSION_STRING "0.6.0"
+#define TOPO_VERSION_STRING "0.7.0"
 
 /* The version of the library running, "MAJOR.MINOR.PATCH" (static, never
  * NULL): TOPO_VERSION_STRING as the library was built. */
@@ -490,6 +490,27 @@ TOPO_EXTERN int topo_op_has_root(enum topo_op op);
 /* 1 when op combines with an operator (reduce, allreduce,
  * reduce-scatter), else 0. */
 TOPO_EXTERN int topo_op_reduces(enum topo_op op);
+
+/* The algorithms of each operation (libtopo(3) ALGORITHMS), in the order
+ * collrun(1) lists them, and what each needs and offers: */
+#define TOPO_ALG_DEFAULT 0x1      /* op's default (over several nodes) */
+#define TOPO_ALG_TREE 0x2         /* follows the tree (else ignores it) */
+#define TOPO_ALG_HIERARCHICAL 0x4 /* needs the hierarchical tree */
+#define TOPO_ALG_ONE_NODE 0x8     /* op's default over a group on one node */
+#define TOPO_ALG_SEGMENT 0x10     /* takes a segment size */
+#define TOPO_ALG_CHUNK 0x20       /* takes a chunk size */
+/* How many algorithms op has; 0 for an op out of range. */
+TOPO_EXTERN size_t topo_algorithm_count(enum topo_op op);
+/* The name of op's i-th algorithm (static), or NULL when op or i is out
+ * of range. */
+TOPO_EXTERN const char *topo_algorithm_name(enum topo_op op, size_t i);
+/* Its TOPO_ALG_* flags, or 0 when op or i is out of range. */
+TOPO_EXTERN unsigned topo_algorithm_flags(enum topo_op op, size_t i);
+/* The shape of the tree collrun(1) plans op over when none is named:
+ * "hierarchical" when one of op's algorithms needs it (reduce,
+ * allreduce), so that every algorithm of op runs over the default tree,
+ * else "physical"; NULL for an op out of range. */
+TOPO_EXTERN const char *topo_op_default_tree(enum topo_op op);
 
 /* ---------------------------------------------------------------------- */
 /* Costs of the described machine (collc(5) "costs"; the model: collc(7))  */

@@ -27,6 +27,7 @@
  */
 #define TOPO_INTERNAL
 #include "pmpi.h"
+#include "coll/registry.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -581,6 +582,31 @@ static void build_machine(struct vars *v)
 /* ---------------------------------------------------------------------- */
 /* The settings' meaning, checked on every process alike */
 
+/* An algorithm that needs the hierarchical tree (the hierarchical reduce,
+ * seed 001) runs over it only: over another tree, an operation whose
+ * default needs it takes its first algorithm that does not, and asking
+ * for one that needs it is refused. */
+static void check_not_hierarchical(int op, const char *aname)
+{
+	const struct topo__algorithm *a;
+
+	if (G.set.alg[op] == NULL) {
+		a = topo__algorithm_default((enum topo_op)op, false);
+		for (size_t i = 0;
+		     a != NULL && (a->flags & TOPO_ALG_HIERARCHICAL); i++)
+			a = topo__algorithm_at((enum topo_op)op, i);
+		if (a != NULL && !(a->flags & TOPO_ALG_DEFAULT))
+			G.set.alg[op] = a->name;
+		return;
+	}
+	a = topo__algorithm_find((enum topo_op)op, G.set.alg[op]);
+	if (a != NULL && (a->flags & TOPO_ALG_HIERARCHICAL))
+		refuse("%s=%s needs the hierarchical tree, and the tree of %s "
+		       "is %s (COLLC_MPI_%s_TREE, COLLC_MPI_TREE)",
+		       aname, a->name, topo__pmpi_mpi_name[op], G.set.tree[op],
+		       topo__pmpi_env_name[op]);
+}
+
 static void check_settings(const struct vars *v)
 {
 	const char *all = v->value[V_TREE];
@@ -628,22 +654,8 @@ static void check_settings(const struct vars *v)
 		if (topo_tree_shape_check(G.set.tree[op], &err) != 0)
 			refuse("%s=%s: %s", name, G.set.tree[op], err.text);
 		G.set.alg[op] = v->value[V_OP_ALG + op];
-		/* the hierarchical reduce (seed 001) runs over the
-		 * hierarchical tree only: over another tree, reduce's
-		 * default is its tree algorithm, and asking for it is
-		 * refused */
-		if (strcmp(G.set.tree[op], "hierarchical") != 0 &&
-		    (op == TOPO_OP_REDUCE || op == TOPO_OP_ALLREDUCE)) {
-			if (G.set.alg[op] == NULL && op == TOPO_OP_REDUCE)
-				G.set.alg[op] = "tree";
-			else if (G.set.alg[op] != NULL &&
-				 strcmp(G.set.alg[op], "hierarchical") == 0)
-				refuse("%s=hierarchical needs the hierarchical "
-				       "tree, and the tree of %s is %s "
-				       "(COLLC_MPI_%s_TREE, COLLC_MPI_TREE)",
-				       aname, topo__pmpi_mpi_name[op],
-				       G.set.tree[op], topo__pmpi_env_name[op]);
-		}
+		if (strcmp(G.set.tree[op], "hierarchical") != 0)
+			check_not_hierarchical(op, aname);
 		if (G.set.alg[op] != NULL) {
 			/* tried on a group of one: an unknown name is
 			 * refused by planning */

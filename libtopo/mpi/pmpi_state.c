@@ -48,6 +48,7 @@
  */
 #define TOPO_INTERNAL
 #include "pmpi.h"
+#include "coll/registry.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -794,12 +795,11 @@ static int make_part(struct layout *L, struct pentry *e,
 	int32_t root = k->root < 0 ? -1
 		       : L->grank != NULL ? L->grank[k->root]
 					  : k->root;
+	const struct topo__algorithm *a =
+	    alg == NULL ? topo__algorithm_default((enum topo_op)k->op, false)
+			: topo__algorithm_find((enum topo_op)k->op, alg);
 
-	if (!(k->op == TOPO_OP_BCAST &&
-	      (alg == NULL || strcmp(alg, "flood") == 0)) &&
-	    !((k->op == TOPO_OP_REDUCE || k->op == TOPO_OP_ALLREDUCE) &&
-	      (alg == NULL || strcmp(alg, "tree") == 0 ||
-	       strcmp(alg, "hierarchical") == 0)))
+	if (a == NULL || !(a->flags & TOPO__ALG_PART))
 		return TOPO_EARG;
 	if (strcmp(shape, "hierarchical") == 0) {
 		if (topo__tview_hierarchical(&tv, L->n, L->first, L->nruns) !=

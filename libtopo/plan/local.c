@@ -439,6 +439,7 @@ int topo__plan_local(topo_plan **out, const struct topo__tview *tv,
 	struct topo_plan_params q;
 	struct topo_plan *p = NULL;
 	struct part x;
+	const struct topo__algorithm *a;
 	const char *alg;
 	int rc;
 
@@ -446,16 +447,14 @@ int topo__plan_local(topo_plan **out, const struct topo__tview *tv,
 	rc = topo__plan_params_read(&q, params, err);
 	if (rc != 0)
 		return rc;
-	alg = q.algorithm;
-	if (alg == NULL)
-		alg = q.op == TOPO_OP_BCAST	    ? "flood"
-		      : q.op == TOPO_OP_ALLREDUCE ? "tree"
-						  : "hierarchical";
-	if (!((q.op == TOPO_OP_BCAST && strcmp(alg, "flood") == 0) ||
-	      ((q.op == TOPO_OP_REDUCE || q.op == TOPO_OP_ALLREDUCE) &&
-	       (strcmp(alg, "tree") == 0 ||
-		(strcmp(alg, "hierarchical") == 0 &&
-		 tv->shape == TOPO__TV_HIERARCHICAL)))) ||
+	/* The algorithms with a part (registry.h's PART); one that needs the
+	 * hierarchical tree has one over that tree only. */
+	a = q.algorithm == NULL ? topo__algorithm_default(q.op, false)
+				: topo__algorithm_find(q.op, q.algorithm);
+	alg = a != NULL ? a->name : q.algorithm != NULL ? q.algorithm : "?";
+	if (a == NULL || !(a->flags & TOPO__ALG_PART) ||
+	    ((a->flags & TOPO_ALG_HIERARCHICAL) &&
+	     tv->shape != TOPO__TV_HIERARCHICAL) ||
 	    q.predict_only || r < 0 || r >= tv->n || root >= tv->n)
 		return topo__err(err, TOPO_EARG, NULL, NULL,
 				 "no part of a plan of %s %s for member %d",

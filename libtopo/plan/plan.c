@@ -20,6 +20,7 @@
 #define TOPO_INTERNAL
 #include "exec_internal.h"
 #include "plan_memory.h"
+#include "coll/registry.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -27,49 +28,6 @@
 /* More messages (or dependencies, or receipt counters) than this is
  * refused: at 48 bytes a message it is already 48 GiB of plan. */
 #define MAX_ITEMS (INT64_C(1) << 30)
-
-typedef int (*algo_fn)(struct topo_plan *p, topo_error *err);
-
-/* The algorithms of collrun(1); the first one of each operation is its
- * default. */
-static const struct algo {
-	enum topo_op op;
-	const char *name;
-	algo_fn fn;
-} algos[] = {
-    {TOPO_OP_BCAST, "flood", topo__plan_bcast_flood},
-    {TOPO_OP_SCATTER, "tree", topo__plan_scatter_tree},
-    {TOPO_OP_SCATTER, "or-combine", topo__plan_scatter_or},
-    {TOPO_OP_SCATTER, "direct", topo__plan_scatter_direct},
-    {TOPO_OP_GATHER, "chunked", topo__plan_gather_chunked},
-    {TOPO_OP_GATHER, "tree", topo__plan_gather_tree},
-    {TOPO_OP_REDUCE, "hierarchical", topo__plan_reduce_hierarchical},
-    {TOPO_OP_REDUCE, "tree", topo__plan_reduce_tree},
-    {TOPO_OP_REDUCE, "direct", topo__plan_reduce_direct},
-    {TOPO_OP_ALLREDUCE, "tree", topo__plan_allreduce_tree},
-    {TOPO_OP_ALLREDUCE, "hierarchical", topo__plan_allreduce_hierarchical},
-    {TOPO_OP_ALLREDUCE, "ring", topo__plan_allreduce_ring},
-    {TOPO_OP_ALLREDUCE, "recursive-doubling",
-     topo__plan_allreduce_recursive_doubling},
-    {TOPO_OP_ALLREDUCE, "rabenseifner", topo__plan_allreduce_rabenseifner},
-    {TOPO_OP_ALLGATHER, "ring", topo__plan_allgather_ring},
-    {TOPO_OP_ALLGATHER, "tree", topo__plan_allgather_tree},
-    {TOPO_OP_ALLGATHER, "recursive-doubling",
-     topo__plan_allgather_recursive_doubling},
-    {TOPO_OP_ALLGATHER, "bruck", topo__plan_allgather_bruck},
-    {TOPO_OP_ALLGATHER, "direct", topo__plan_allgather_direct},
-    {TOPO_OP_REDUCE_SCATTER, "ring", topo__plan_reduce_scatter_ring},
-    {TOPO_OP_REDUCE_SCATTER, "tree", topo__plan_reduce_scatter_tree},
-    {TOPO_OP_REDUCE_SCATTER, "recursive-halving",
-     topo__plan_reduce_scatter_recursive_halving},
-    {TOPO_OP_REDUCE_SCATTER, "direct", topo__plan_reduce_scatter_direct},
-    {TOPO_OP_ALLTOALL, "pairwise", topo__plan_alltoall_pairwise},
-    {TOPO_OP_ALLTOALL, "bruck", topo__plan_alltoall_bruck},
-    {TOPO_OP_ALLTOALL, "direct", topo__plan_alltoall_direct},
-    {TOPO_OP_BARRIER, "dissemination", topo__plan_barrier_dissemination},
-    {TOPO_OP_BARRIER, "tree", topo__plan_barrier_tree},
-};
-#define NALGOS (sizeof(algos) / sizeof(algos[0]))
 
 /* ---------------------------------------------------------------------- */
 /* Memory */
@@ -956,19 +914,6 @@ static void describe_members(char *buf, size_t size, const topo_group *g)
 			 mem[n - 1], n);
 }
 
-/* Lists the algorithms of op into buf: "tree, or-combine". */
-static void list_algorithms(char *buf, size_t size, enum topo_op op)
-{
-	size_t len = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < NALGOS && len < size; i++)
-		if (algos[i].op == op)
-			len += (size_t)snprintf(buf + len, size - len, "%s%s",
-						len > 0 ? ", " : "",
-						algos[i].name);
-}
-
 bool topo__group_on_one_node(const topo_group *g)
 {
 	int32_t node =
@@ -980,34 +925,9 @@ bool topo__group_on_one_node(const topo_group *g)
 	return true;
 }
 
-/* The algorithm of op when none is named: the first of op's, but for
- * reduce-scatter and allgather over a group on one node, direct
- * (collrun(1): in one memory reading another member's buffer costs no
- * more than one's own; reduce-scatter direct moves the fewest bytes, and
- * allgather direct reads every block from its sender's send buffer, not
- * from the member that passed it on; across nodes their n - 1 messages
- * into each member share that member's link, and ring is the default).
- * reduce's default stays hierarchical everywhere, as SPEC.md section 8
- * has it. */
-static const struct algo *default_algorithm(enum topo_op op,
-					    const topo_group *g)
-{
-	const char *name = (op == TOPO_OP_REDUCE_SCATTER ||
-			    op == TOPO_OP_ALLGATHER) &&
-				   topo__group_on_one_node(g)
-			       ? "direct"
-			       : NULL;
-
-	for (size_t i = 0; i < NALGOS; i++)
-		if (algos[i].op == op &&
-		    (name == NULL || strcmp(algos[i].name, name) == 0))
-			return &algos[i];
-	return NULL;
-}
-
 /* Checks params (defaults applied into *q) and finds the algorithm. */
 static int check_params(struct topo_plan_params *q, const topo_tree *t,
-			const struct algo **algo, int32_t *root,
+			const struct topo__algorithm **algo, int32_t *root,
 			topo_error *err)
 {
 	const topo_group *g = t->g;
@@ -1023,14 +943,20 @@ static int check_params(struct topo_plan_params *q, const topo_tree *t,
 	if ((unsigned)q->redop >= TOPO_REDOP_COUNT)
 		return topo__err(err, TOPO_EARG, NULL, NULL,
 				 "unknown operator %d", (int)q->redop);
-	*algo = q->algorithm == NULL ? default_algorithm(q->op, g) : NULL;
-	for (size_t i = 0; i < NALGOS && *algo == NULL && q->algorithm != NULL;
-	     i++)
-		if (algos[i].op == q->op &&
-		    strcmp(q->algorithm, algos[i].name) == 0)
-			*algo = &algos[i];
+	/* With none named, reduce-scatter and allgather over a group on one
+	 * node take direct (registry.h's ONE_NODE): in one memory reading
+	 * another member's buffer costs no more than one's own;
+	 * reduce-scatter direct moves the fewest bytes, and allgather direct
+	 * reads every block from its sender's send buffer, not from the
+	 * member that passed it on.  Across nodes their n - 1 messages into
+	 * each member share that member's link, and ring is the default.
+	 * reduce's default stays hierarchical everywhere, as SPEC.md section
+	 * 8 has it. */
+	*algo = q->algorithm == NULL
+		    ? topo__algorithm_default(q->op, topo__group_on_one_node(g))
+		    : topo__algorithm_find(q->op, q->algorithm);
 	if (*algo == NULL) {
-		list_algorithms(list, sizeof(list), q->op);
+		topo__algorithm_list(list, sizeof(list), q->op);
 		return topo__err(err, TOPO_EARG, NULL, NULL,
 				 "unknown %s algorithm \"%s\" (valid: %s)",
 				 topo_op_name(q->op), q->algorithm, list);
@@ -1057,8 +983,7 @@ static int check_params(struct topo_plan_params *q, const topo_tree *t,
 		q->bytes = 8;
 	size = topo_type_size(q->type);
 	if ((topo_op_reduces(q->op) ||
-	     (q->op == TOPO_OP_GATHER &&
-	      strcmp((*algo)->name, "chunked") == 0)) &&
+	     ((*algo)->flags & TOPO_ALG_CHUNK)) &&
 	    q->bytes % size != 0)
 		return topo__err(err, TOPO_EARG, NULL, NULL,
 				 "%zu bytes is not a multiple of %zu, the "
@@ -1066,7 +991,7 @@ static int check_params(struct topo_plan_params *q, const topo_tree *t,
 				 q->bytes, size, topo_type_name(q->type));
 	/* A chunk size the algorithm would ignore is refused: the caller
 	 * would think the gather chunked. */
-	if (q->chunk != 0 && strcmp((*algo)->name, "chunked") != 0)
+	if (q->chunk != 0 && !((*algo)->flags & TOPO_ALG_CHUNK))
 		return topo__err(err, TOPO_EARG, NULL, NULL,
 				 "a chunk size applies to gather chunked only, "
 				 "not %s %s",
@@ -1110,7 +1035,7 @@ static int plan_new(topo_plan **out, const topo_tree *t,
 		    int rank, topo_error *err)
 {
 	struct topo_plan_params q;
-	const struct algo *algo = NULL;
+	const struct topo__algorithm *algo = NULL;
 	struct topo_plan *p = NULL;
 	int32_t root = -1;
 	int rc;

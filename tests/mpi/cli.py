@@ -29,6 +29,8 @@ import subprocess
 import sys
 import tempfile
 
+import algorithms
+
 B, FLAVOUR = sys.argv[1], sys.argv[2]
 LAUNCH = sys.argv[3:]
 COLLRUN = os.path.join(B, "collrun")
@@ -86,19 +88,11 @@ def machine(np, path):
                                "physical_root": 0}}, f)
 
 
-ALGS = [("bcast", "flood"), ("scatter", "tree"), ("scatter", "or-combine"),
-        ("scatter", "direct"),
-        ("gather", "chunked"), ("gather", "tree"),
-        ("reduce", "hierarchical"), ("reduce", "tree"), ("reduce", "direct"),
-        ("allreduce", "tree"), ("allreduce", "hierarchical"),
-        ("allreduce", "ring"), ("allreduce", "recursive-doubling"),
-        ("allreduce", "rabenseifner"), ("allgather", "ring"),
-        ("allgather", "tree"), ("allgather", "recursive-doubling"),
-        ("allgather", "bruck"), ("reduce-scatter", "ring"),
-        ("reduce-scatter", "tree"), ("reduce-scatter", "recursive-halving"),
-        ("reduce-scatter", "direct"), ("alltoall", "pairwise"),
-        ("alltoall", "bruck"), ("alltoall", "direct"),
-        ("barrier", "dissemination"), ("barrier", "tree")]
+# Every operation x algorithm, and those that need the hierarchical tree.
+OPS = algorithms.operations(B)
+ALGS = [(o["op"], a["name"]) for o in OPS for a in o["algorithms"]]
+HIER = {(o["op"], a["name"]) for o in OPS for a in o["algorithms"]
+        if a["hierarchical_tree"]}
 REDS = [["--type", "double", "--op", "sum"], ["--type", "uint8", "--op", "bxor"],
         ["--type", "int64", "--op", "min"], ["--type", "float", "--op", "max"]]
 # Keys that differ by design: times, and who ran it.
@@ -132,13 +126,13 @@ def test_matrix(tmp):
         path = os.path.join(tmp, f"m{np}.json")
         machine(np, path)
         # np's share: every 7th combination from np - 2, so that np 2..8
-        # together run all 27
+        # together run them all
         for i in range(np - 2, len(ALGS), 7):
             op, alg = ALGS[i]
             args = [op, "--algorithm", alg]
             if op != "barrier":
                 args += ["--bytes", ["8", "1000", "70000"][i % 3]]
-            if alg == "hierarchical":
+            if (op, alg) in HIER:
                 args += ["-t", "hierarchical"]
             elif i % 2:
                 args += ["-t", "binomial"]

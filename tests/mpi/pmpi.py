@@ -26,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 
+import algorithms
+
 B, FLAVOUR = os.path.abspath(sys.argv[1]), sys.argv[2]
 LAUNCH = sys.argv[3:]
 LIB = os.path.join(B, FLAVOUR, "libcollc-mpi.so")
@@ -239,17 +241,12 @@ matrix(3, "COLLC_MPI_DISABLE", {"CHECK_QUICK": "16", "COLLC_MPI_DISABLE": "1"},
        expect_off=True)
 
 # 3. every algorithm of every operation, and the tree shapes
-ALGS = {
-    "SCATTER": ["tree", "or-combine"],
-    "GATHER": ["chunked", "tree"],
-    "REDUCE": ["hierarchical", "tree", "direct"],
-    "ALLREDUCE": ["tree", "hierarchical", "ring", "recursive-doubling",
-                  "rabenseifner"],
-    "ALLGATHER": ["ring", "tree", "recursive-doubling", "bruck"],
-    "REDUCE_SCATTER_BLOCK": ["ring", "tree", "recursive-halving", "direct"],
-    "ALLTOALL": ["pairwise", "bruck", "direct"],
-    "BARRIER": ["dissemination", "tree"],
-}
+# (the operations of more than one algorithm: bcast's one runs everywhere)
+OPS = algorithms.operations(B)
+ALGS = {algorithms.mpi_name(o["op"]): [a["name"] for a in o["algorithms"]]
+        for o in OPS if len(o["algorithms"]) > 1}
+HIER = {(algorithms.mpi_name(o["op"]), a["name"]) for o in OPS
+        for a in o["algorithms"] if a["hierarchical_tree"]}
 SHAPES = ["physical", "binomial", "chain", "kary:3", "hierarchical"]
 for i, np in enumerate((5, 6, 7, 3, 4)):
     env = {"CHECK_QUICK": "256" if SLOW else "32",
@@ -257,7 +254,7 @@ for i, np in enumerate((5, 6, 7, 3, 4)):
     for op, algs in ALGS.items():
         env["COLLC_MPI_%s_ALGORITHM" % op] = algs[i % len(algs)]
         # the hierarchical reduce needs the hierarchical tree
-        if algs[i % len(algs)] == "hierarchical":
+        if (op, algs[i % len(algs)]) in HIER:
             env["COLLC_MPI_%s_TREE" % op] = "hierarchical"
     # one operation on a tree of its own
     env["COLLC_MPI_BCAST_TREE"] = SHAPES[(i + 1) % len(SHAPES)]
@@ -401,12 +398,8 @@ def tprog(name):
 # a reduce, an allreduce and a reduce-scatter algorithm, so that every
 # algorithm of each runs), and the same bits from one run to the next
 # (one of the five twice)
-REDUCTIONS = {
-    "REDUCE": ["hierarchical", "tree", "direct"],
-    "ALLREDUCE": ["tree", "hierarchical", "ring", "recursive-doubling",
-                  "rabenseifner"],
-    "REDUCE_SCATTER_BLOCK": ["ring", "tree", "recursive-halving", "direct"],
-}
+REDUCTIONS = {op: ALGS[op]
+              for op in ("REDUCE", "ALLREDUCE", "REDUCE_SCATTER_BLOCK")}
 # (np 2-9 under both MPIs: MPICH spins when oversubscribed, but these
 # runs take seconds)
 for np in range(2, 10):

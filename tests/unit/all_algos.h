@@ -1,28 +1,46 @@
 /*
- * all_algos.h - every operation and each of its algorithms, by the names
- * collrun(1) and topo_plan_new take, for the tests that run them all
- * (test_homes.c, test_exec.c).  A new algorithm added here is run by both.
+ * all_algos.h - every operation and each of its algorithms, as the
+ * library lists them (topo_algorithm_*), for the tests that run them all
+ * (test_homes.c, test_exec.c): an algorithm added to the library's
+ * registry is run by both without a change here.
  */
 #ifndef ALL_ALGOS_H
 #define ALL_ALGOS_H
 
 #include "topo.h"
 
-static const struct {
+#include <stdio.h>
+#include <stdlib.h>
+
+struct op_algo {
 	enum topo_op op;
-	const char *algorithms[6]; /* NULL after the last */
-} all_algos[] = {
-    {TOPO_OP_BCAST, {"flood"}},
-    {TOPO_OP_SCATTER, {"tree", "or-combine", "direct"}},
-    {TOPO_OP_GATHER, {"chunked", "tree"}},
-    {TOPO_OP_REDUCE, {"hierarchical", "tree", "direct"}},
-    {TOPO_OP_ALLREDUCE,
-     {"tree", "hierarchical", "ring", "recursive-doubling", "rabenseifner"}},
-    {TOPO_OP_ALLGATHER,
-     {"ring", "tree", "recursive-doubling", "bruck", "direct"}},
-    {TOPO_OP_REDUCE_SCATTER, {"ring", "tree", "recursive-halving", "direct"}},
-    {TOPO_OP_ALLTOALL, {"pairwise", "bruck", "direct"}},
-    {TOPO_OP_BARRIER, {"dissemination", "tree"}},
+	const char *name;
+	unsigned flags; /* TOPO_ALG_* */
 };
+
+/* Sets *out to every (operation, algorithm) pair, in the library's
+ * order, and returns how many there are. */
+static inline size_t all_algos(const struct op_algo **out)
+{
+	static struct op_algo list[128];
+	static size_t n;
+	static int filled;
+
+	for (int op = 0; !filled && op < TOPO_OP_COUNT; op++)
+		for (size_t i = 0; i < topo_algorithm_count(op); i++) {
+			if (n == sizeof(list) / sizeof(list[0])) {
+				fprintf(stderr, "all_algos.h: more than %zu "
+						"algorithms\n",
+					n);
+				exit(2);
+			}
+			list[n].op = op;
+			list[n].name = topo_algorithm_name(op, i);
+			list[n++].flags = topo_algorithm_flags(op, i);
+		}
+	filled = 1;
+	*out = list;
+	return n;
+}
 
 #endif /* ALL_ALGOS_H */

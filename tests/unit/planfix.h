@@ -43,9 +43,8 @@ static inline topo_machine *fixture_machine(const char *tasks)
 
 /* nodes: the machine's "nodes" and what follows, such as
  * "2, \"tasks_per_node\": 3" or "3, \"tasks_per_node\": [3, 1, 2]"; the
- * tree is collrun's default for op (hierarchical for the reductions to
- * one result, physical otherwise).  Returns 0, or -1 (a failed check) with
- * f->p NULL. */
+ * tree is collrun's default for op (topo_op_default_tree).  Returns 0,
+ * or -1 (a failed check) with f->p NULL. */
 static inline int fixture_new(struct fixture *f, const char *nodes,
 			      enum topo_op op, const char *algorithm,
 			      size_t bytes, size_t segment)
@@ -62,11 +61,7 @@ static inline int fixture_new(struct fixture *f, const char *nodes,
 		pp.bytes = bytes;
 	pp.segment = segment;
 	if (topo_group_new(&f->g, f->m, "world", "all", &err) != 0 ||
-	    topo_tree_new(&f->t, f->g,
-			  op == TOPO_OP_REDUCE || op == TOPO_OP_ALLREDUCE
-			      ? "hierarchical"
-			      : "physical",
-			  &err) != 0 ||
+	    topo_tree_new(&f->t, f->g, topo_op_default_tree(op), &err) != 0 ||
 	    topo_plan_new(&f->p, f->t, &pp, &err) != 0) {
 		CHECK(0, "%s %s over %s: %s", topo_op_name(op),
 		      algorithm ? algorithm : "(default)", nodes, err.text);

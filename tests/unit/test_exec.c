@@ -1597,85 +1597,79 @@ static void test_part_runs(void)
 	topo_tree *t = NULL, *th = NULL;
 	topo_error err;
 	int64_t split_runs = 0;
+	const struct op_algo *algos;
+	size_t nalgos = all_algos(&algos);
 
 	topo_error_clear(&err);
 	CHECK_INT(topo_tree_new(&t, g, "physical", &err), 0);
 	CHECK_INT(topo_tree_new(&th, g, "hierarchical", &err), 0);
 	topo__split_min = min;
 	topo__split_eager = 1;
-	for (size_t o = 0; o < sizeof(all_algos) / sizeof(all_algos[0]); o++)
-		for (size_t a = 0;
-		     a < 6 && all_algos[o].algorithms[a] != NULL &&
-		     all_algos[o].op != TOPO_OP_BARRIER; /* no bytes */
-		     a++)
-			for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]);
-			     k++) {
-				struct topo_plan_params q;
-				topo_plan *p = NULL;
-				void *state = NULL;
-				int64_t nsplit = 0, most = 0;
-				bool reduces = topo_op_reduces(all_algos[o].op);
+	for (size_t o = 0; o < nalgos; o++)
+		for (size_t k = 0;
+		     k < sizeof(kinds) / sizeof(kinds[0]) &&
+		     algos[o].op != TOPO_OP_BARRIER; /* no bytes */
+		     k++) {
+			struct topo_plan_params q;
+			topo_plan *p = NULL;
+			void *state = NULL;
+			int64_t nsplit = 0, most = 0;
+			bool reduces = topo_op_reduces(algos[o].op);
 
-				if (!reduces && k > 0)
-					break;
-				topo_plan_params_init(&q, sizeof(q),
-						      all_algos[o].op);
-				q.algorithm = all_algos[o].algorithms[a];
-				q.bytes = kinds[k].bytes;
-				if (reduces) {
-					q.type = kinds[k].type;
-					q.redop = kinds[k].redop;
-				}
-				topo_error_clear(&err);
-				CHECK(topo_plan_new(&p,
-						    strcmp(q.algorithm,
-							   "hierarchical") == 0
-							? th
-							: t,
-						    &q, &err) == 0,
-				      "%s: %s", all_algos[o].algorithms[a],
-				      err.text);
-				if (p == NULL)
-					continue;
-				CHECK_INT(topo__transport_inproc.open(&state, p,
-								      &err),
-					  0);
-				for (int64_t i = 0; i < p->nmsg; i++)
-					if (p->msg[i].len >= min &&
-					    topo__transport_inproc.splits(
-						state, p, i)) {
-						nsplit++;
-						most += p->msg[i].len / 192;
-					}
-				topo__transport_inproc.close(state);
-				for (int threads = 1; threads <= 4;
-				     threads *= 2) {
-					topo_report *r = run(p, threads, 2, 60);
-					int64_t parts = topo__report_parts(r);
-					char what[96];
-
-					snprintf(what, sizeof(what),
-						 "%s in parts, %zu bytes, %d "
-						 "threads",
-						 all_algos[o].algorithms[a],
-						 kinds[k].bytes, threads);
-					expect_verified(r, what);
-					if (threads == 1)
-						CHECK(parts == 0,
-						      "%s: %lld parts", what,
-						      (long long)parts);
-					else
-						CHECK(parts >= 2 * nsplit &&
-							  parts <= 2 * most,
-						      "%s: %lld parts, %lld "
-						      "splittable messages",
-						      what, (long long)parts,
-						      (long long)nsplit);
-					split_runs += threads > 1 && parts > 0;
-					topo_report_free(r);
-				}
-				topo_plan_free(p);
+			if (!reduces && k > 0)
+				break;
+			topo_plan_params_init(&q, sizeof(q), algos[o].op);
+			q.algorithm = algos[o].name;
+			q.bytes = kinds[k].bytes;
+			if (reduces) {
+				q.type = kinds[k].type;
+				q.redop = kinds[k].redop;
 			}
+			topo_error_clear(&err);
+			CHECK(
+			    topo_plan_new(
+				&p,
+				algos[o].flags & TOPO_ALG_HIERARCHICAL ? th : t,
+				&q, &err) == 0,
+			    "%s: %s", algos[o].name, err.text);
+			if (p == NULL)
+				continue;
+			CHECK_INT(topo__transport_inproc.open(&state, p, &err),
+				  0);
+			for (int64_t i = 0; i < p->nmsg; i++)
+				if (p->msg[i].len >= min &&
+				    topo__transport_inproc.splits(state, p,
+								  i)) {
+					nsplit++;
+					most += p->msg[i].len / 192;
+				}
+			topo__transport_inproc.close(state);
+			for (int threads = 1; threads <= 4; threads *= 2) {
+				topo_report *r = run(p, threads, 2, 60);
+				int64_t parts = topo__report_parts(r);
+				char what[96];
+
+				snprintf(what, sizeof(what),
+					 "%s in parts, %zu bytes, %d "
+					 "threads",
+					 algos[o].name, kinds[k].bytes,
+					 threads);
+				expect_verified(r, what);
+				if (threads == 1)
+					CHECK(parts == 0, "%s: %lld parts",
+					      what, (long long)parts);
+				else
+					CHECK(parts >= 2 * nsplit &&
+						  parts <= 2 * most,
+					      "%s: %lld parts, %lld "
+					      "splittable messages",
+					      what, (long long)parts,
+					      (long long)nsplit);
+				split_runs += threads > 1 && parts > 0;
+				topo_report_free(r);
+			}
+			topo_plan_free(p);
+		}
 	/* Most plans have messages to split at these sizes. */
 	CHECK(split_runs >= 40, "%lld runs in parts", (long long)split_runs);
 	/* Never: no parts, and the runs are as verified. */

@@ -143,38 +143,36 @@ static const char *const shapes[] = {
 
 static void test_all_ops(void)
 {
+	const struct op_algo *algos;
+	size_t nalgos = all_algos(&algos);
 	int runs = 0;
 
 	topo__exec_homes = 1;
-	for (size_t i = 0; i < sizeof(all_algos) / sizeof(*all_algos); i++)
-		for (int a = 0; all_algos[i].algorithms[a] != NULL; a++)
-			for (size_t s = 0; s < sizeof(shapes) / sizeof(*shapes);
-			     s++)
-				for (int threads = 2; threads <= 3; threads++) {
-					struct fixture f;
-					topo_report *r;
+	for (size_t i = 0; i < nalgos; i++)
+		for (size_t s = 0; s < sizeof(shapes) / sizeof(*shapes); s++)
+			for (int threads = 2; threads <= 3; threads++) {
+				struct fixture f;
+				topo_report *r;
 
-					/* 4 KiB blocks in 1 KiB segments: parts
-					 * that split members' buffers */
-					if (fixture_new(
-						&f, shapes[s], all_algos[i].op,
-						all_algos[i].algorithms[a],
-						4096, 1024) != 0)
-						continue;
-					w_reset(-1, 0);
-					r = run(f.p, threads, 3);
-					CHECK(topo_report_verified(r),
-					      "%s %s over %s, %d threads: not "
-					      "verified with homes",
-					      topo_op_name(all_algos[i].op),
-					      all_algos[i].algorithms[a],
-					      shapes[s], threads);
-					runs++;
-					topo_report_free(r);
-					fixture_free(&f);
-				}
+				/* 4 KiB blocks in 1 KiB segments: parts that
+				 * split members' buffers */
+				if (fixture_new(&f, shapes[s], algos[i].op,
+						algos[i].name, 4096,
+						1024) != 0)
+					continue;
+				w_reset(-1, 0);
+				r = run(f.p, threads, 3);
+				CHECK(topo_report_verified(r),
+				      "%s %s over %s, %d threads: not verified "
+				      "with homes",
+				      topo_op_name(algos[i].op), algos[i].name,
+				      shapes[s], threads);
+				runs++;
+				topo_report_free(r);
+				fixture_free(&f);
+			}
 	topo__exec_homes = -1;
-	CHECK_INT(runs, 2 * 2 * 28);
+	CHECK_INT(runs, 2 * 2 * (int)nalgos);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -376,70 +376,64 @@ static void test_plans(void)
 	int quick = check_quick();
 	static const enum topo_type types[] = {TOPO_DOUBLE, TOPO_FLOAT,
 					       TOPO_INT32};
+	const struct op_algo *algos;
+	size_t nalgos = all_algos(&algos);
 
-	for (size_t a = 0; a < sizeof(all_algos) / sizeof(all_algos[0]); a++) {
-		enum topo_op op = all_algos[a].op;
+	for (size_t a = 0; a < nalgos; a++) {
+		enum topo_op op = algos[a].op;
 
 		if (!topo_op_reduces(op))
 			continue;
-		for (int ai = 0; all_algos[a].algorithms[ai] != NULL; ai++)
-			for (size_t gi = 0; gi < NGSPECS; gi++)
-				for (size_t si = 0; si < NSHAPES; si++) {
-					const char *algo =
-					    all_algos[a].algorithms[ai];
-					topo_tree *t = NULL;
-					topo_error err;
+		for (size_t gi = 0; gi < NGSPECS; gi++)
+			for (size_t si = 0; si < NSHAPES; si++) {
+				const char *algo = algos[a].name;
+				topo_tree *t = NULL;
+				topo_error err;
 
-					if (quick && (gi + si) % 3 != 0)
-						continue;
-					topo_error_clear(&err);
-					if (topo_tree_new(&t, gs[gi], shapes[si],
-							  &err) != 0)
-						continue;
-					for (int k = 0; k < 6; k++) {
-						char label[200];
-						enum topo_type ty = types[k % 3];
-						int seg = k >= 3;
-						size_t bytes = seg ? 96 : 24;
-						topo_plan *p = plan(
-						    t, op, algo, bytes,
-						    seg ? 16 : 0, ty,
-						    k == 1 ? TOPO_PROD
-							   : TOPO_SUM);
+				if (quick && (gi + si) % 3 != 0)
+					continue;
+				topo_error_clear(&err);
+				if (topo_tree_new(&t, gs[gi], shapes[si],
+						  &err) != 0)
+					continue;
+				for (int k = 0; k < 6; k++) {
+					char label[200];
+					enum topo_type ty = types[k % 3];
+					int seg = k >= 3;
+					size_t bytes = seg ? 96 : 24;
+					topo_plan *p = plan(
+					    t, op, algo, bytes, seg ? 16 : 0,
+					    ty, k == 1 ? TOPO_PROD : TOPO_SUM);
 
-						if (p == NULL)
-							continue;
-						snprintf(label, sizeof(label),
-							 "%s %s, %d members, "
-							 "%s, %s %zu B%s",
-							 topo_op_name(op), algo,
-							 (int)gs[gi]->size,
-							 shapes[si],
-							 topo_type_name(ty),
-							 bytes,
-							 seg ? " in 16 B "
-							       "segments"
-							     : "");
-						check_chains(p, label);
-						check_same(t, op, algo, bytes,
-							   seg ? 16 : 0, p,
-							   label);
-						if (ty != TOPO_INT32)
-							check_bits(p, label,
-								   quick ? 3
-									 : 6);
-						topo_plan_free(p);
-					}
-					topo_tree_free(t);
+					if (p == NULL)
+						continue;
+					snprintf(label, sizeof(label),
+						 "%s %s, %d members, "
+						 "%s, %s %zu B%s",
+						 topo_op_name(op), algo,
+						 (int)gs[gi]->size, shapes[si],
+						 topo_type_name(ty), bytes,
+						 seg ? " in 16 B "
+						       "segments"
+						     : "");
+					check_chains(p, label);
+					check_same(t, op, algo, bytes,
+						   seg ? 16 : 0, p, label);
+					if (ty != TOPO_INT32)
+						check_bits(p, label,
+							   quick ? 3 : 6);
+					topo_plan_free(p);
 				}
+				topo_tree_free(t);
+			}
 	}
 	printf("test_order: %ld plans, %ld with chains, %ld pairs of "
 	       "combines ordered; %ld replayed for bits, %ld of them with "
 	       "other bits unordered\n",
 	       plans_checked, chained_plans, pairs_checked, bit_plans,
 	       unordered_differ);
-	CHECK(chained_plans > (quick ? 50 : 300),
-	      "only %ld plans have chains", chained_plans);
+	CHECK(chained_plans > (quick ? 50 : 300), "only %ld plans have chains",
+	      chained_plans);
 	CHECK(unordered_differ > bit_plans / 10,
 	      "only %ld of %ld plans gave other bits without their chains: "
 	      "the inputs do not show the order",

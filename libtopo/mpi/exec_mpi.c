@@ -206,7 +206,7 @@ static int gather_errors(struct xm *x, topo_report *r)
 	int ok = 1, mine;
 
 	if (PMPI_Gather(&x->e.nerr, 1, MPI_INT, x->counts, 1, MPI_INT, 0,
-		       x->comm) != MPI_SUCCESS)
+			x->comm) != MPI_SUCCESS)
 		return TOPO_EIO;
 	if (x->rank == 0) {
 		for (int i = 0; i < x->size; i++) {
@@ -236,7 +236,7 @@ static int gather_errors(struct xm *x, topo_report *r)
 	}
 	mine = x->e.nerr * (int)sizeof(struct topo__mx_error);
 	if (PMPI_Gatherv(x->e.err, mine, MPI_BYTE, all, x->counts, x->displs,
-			MPI_BYTE, 0, x->comm) != MPI_SUCCESS) {
+			 MPI_BYTE, 0, x->comm) != MPI_SUCCESS) {
 		topo__free(all);
 		return TOPO_EIO;
 	}
@@ -338,9 +338,9 @@ static int iterate_op(void *ctx, int it, double *seconds, topo_error *err)
 static int64_t verify_op(void *ctx, int it, bool *timed_out)
 {
 	struct xm *x = ctx;
-	struct topo__verify_time vt = {x->deadline, NULL, NULL, 0,    false,
-				       0,	    0,	  x->e.mine, NULL, NULL,
-				       NULL};
+	struct topo__verify_time vt = {x->deadline, NULL, NULL, 0,
+				       false,	    0,	  0,	x->e.mine,
+				       NULL,	    NULL, NULL};
 	int64_t n;
 
 	(void)it;

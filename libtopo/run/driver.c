@@ -14,8 +14,8 @@
 #include <stdio.h>
 
 /* The phase a timeout names (enum topo__stop). */
-static const char *const stop_phase[] = {"", "verifying iteration",
-					 "iteration", "before iteration",
+static const char *const stop_phase[] = {"", "verifying iteration", "iteration",
+					 "before iteration",
 					 "filling the inputs"};
 
 void topo__drive_init(struct topo__drive *d, const struct topo_run_params *q)
@@ -48,8 +48,8 @@ static int grow_seconds(struct topo__drive *d)
 	if (d->seconds_cap == 0)
 		cap = d->iterations < 1024 ? d->iterations : 1024;
 	else
-		cap = d->seconds_cap > INT_MAX / 2 ? INT_MAX
-						   : 2 * d->seconds_cap;
+		cap =
+		    d->seconds_cap > INT_MAX / 2 ? INT_MAX : 2 * d->seconds_cap;
 	more = topo__realloc(d->seconds, (size_t)cap * sizeof(double));
 	if (more == NULL)
 		return 1;
@@ -134,7 +134,8 @@ static void report_stop(struct topo__drive *d, enum topo__stop why, int it,
 		topo__report_add(d->r, -1, "timeout",
 				 "the run did not finish within %g s (filling "
 				 "the inputs: member %lld of %d)",
-				 d->timeout, (long long)member, (int)d->members);
+				 d->timeout, (long long)member,
+				 (int)d->members);
 	else if (why == TOPO__STOP_INPUTS)
 		topo__report_add(d->r, -1, "timeout",
 				 "the run did not finish within %g s (%s)",

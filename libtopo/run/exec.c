@@ -1536,13 +1536,11 @@ static int check_memory(const topo_plan *p, int threads, topo_error *err)
 
 	topo__plan_run_need(p, buffers == INT64_MAX ? -1 : buffers, &need);
 	if (need.run >= 0)
-		need.run += (int64_t)(threads - 1) * (int64_t)TOPO__POOL_STACK +
-			    (use_tcount(p, threads)
-				 ? (int64_t)threads * p->nslots * 4
-				 : 0) +
-			    (threads > 1
-				 ? PART_CAP * (int64_t)sizeof(struct part)
-				 : 0);
+		need.run +=
+		    (int64_t)(threads - 1) * (int64_t)TOPO__POOL_STACK +
+		    (use_tcount(p, threads) ? (int64_t)threads * p->nslots * 4
+					    : 0) +
+		    (threads > 1 ? PART_CAP * (int64_t)sizeof(struct part) : 0);
 	return topo__memory_check(&need, err);
 }
 
@@ -1570,8 +1568,8 @@ static int open_arrays(struct inproc *ip, int threads, topo_error *err)
 			return TOPO_ENOMEM;
 	}
 	if (p->params.op == TOPO_OP_BARRIER) {
-		x->stamp = topo__mallocarray((size_t)p->nmsg + 1,
-					     sizeof(int64_t));
+		x->stamp =
+		    topo__mallocarray((size_t)p->nmsg + 1, sizeof(int64_t));
 		if (x->stamp == NULL)
 			return TOPO_ENOMEM;
 	}
@@ -1793,8 +1791,7 @@ static int64_t verify_op(void *ctx, int it, bool *timed_out)
 			       verify_report, &ip->v,
 			       (int64_t)(MAX_ERRORS - r->nerr), &ip->vt);
 	if (!ip->vt.timed_out)
-		n += topo__verify_barrier(x->p, x->stamp, verify_report,
-					  &ip->v,
+		n += topo__verify_barrier(x->p, x->stamp, verify_report, &ip->v,
 					  (int64_t)(MAX_ERRORS - r->nerr));
 	ip->d.next_progress = ip->vt.next;
 	r->total += n;

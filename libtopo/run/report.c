@@ -160,8 +160,8 @@ static const char *const error_kinds[] = {
 void topo__report_error(topo_report *r, int32_t endpoint, const char *kind,
 			const char *detail)
 {
-	const char *k = error_kinds[sizeof(error_kinds) / sizeof(*error_kinds) -
-				    1];
+	const char *k =
+	    error_kinds[sizeof(error_kinds) / sizeof(*error_kinds) - 1];
 
 	for (size_t i = 0; i < sizeof(error_kinds) / sizeof(*error_kinds); i++)
 		if (strcmp(kind, error_kinds[i]) == 0)
@@ -169,8 +169,8 @@ void topo__report_error(topo_report *r, int32_t endpoint, const char *kind,
 	topo__report_add(r, endpoint, k, "%s", detail);
 }
 
-void topo__report_finish(topo_report *r, double *seconds, int n,
-			 int64_t total, bool verified)
+void topo__report_finish(topo_report *r, double *seconds, int n, int64_t total,
+			 bool verified)
 {
 	r->iterations = n;
 	r->total = total;

@@ -52,8 +52,8 @@ topo_report *topo__report_new(const struct topo_plan *p, int threads);
 int64_t topo__report_parts(const topo_report *r);
 void topo__report_error(topo_report *r, int32_t endpoint, const char *kind,
 			const char *detail);
-void topo__report_finish(topo_report *r, double *seconds, int n,
-			 int64_t total, bool verified);
+void topo__report_finish(topo_report *r, double *seconds, int n, int64_t total,
+			 bool verified);
 
 /* Adds message m to messages[] and bytes[] by whether both ends share a
  * node (index 0) or not (1); a local step (src == dst) is not a transport

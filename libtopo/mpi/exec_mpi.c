@@ -3,13 +3,14 @@
  * (topo_mpi.h), over the plan's two-sided schedules (sched.c).
  *
  * Each process builds its own host's schedule and holds the buffers of its
- * members only.  Per iteration: reset what the last one wrote, agree on
- * starting (an allreduce that also says whether any process ran out of
- * time), then run the schedule (engine.c, with receipt counters and a
- * barrier's knowledge kept); its time is the slowest process's.  Then
- * every process verifies its own members (verify.c, with `mine`), and the
- * errors, their total and the verdict are agreed (allreduce) and gathered
- * to rank 0.
+ * members only.  The iterations are the run driver's (run/driver.c), with
+ * this file's ops: per iteration the processes agree on starting (an
+ * allreduce that also says whether any process ran out of time), each
+ * resets what the last one wrote, then runs the schedule (engine.c, with
+ * receipt counters and a barrier's knowledge kept); its time is the
+ * slowest process's.  Then every process verifies its own members
+ * (verify.c, with `mine`), and the errors, their total and the verdict
+ * are agreed (allreduce) and gathered to rank 0.
  *
  * The traffic goes over a duplicate of the caller's communicator, so it
  * never matches the caller's own messages.

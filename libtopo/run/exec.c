@@ -1,8 +1,9 @@
 /*
  * exec.c - running a plan: buffers through a transport, a pool of worker
  * threads releasing each message once the messages it waits for have
- * completed, timing of the collective alone, verification after every
- * iteration, and the report (topo_report_*).
+ * completed, timing of the collective alone and verification after every
+ * iteration.  The iterations themselves, their deadline, times and
+ * verify cadence are the run driver's (driver.c): this file fills its ops.
  *
  * A run: open the transport (which refuses buffers larger than memory),
  * fill every member's SEND with the input pattern, start the pool, then per

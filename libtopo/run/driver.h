@@ -33,9 +33,10 @@ enum topo__stop {
  * agree are the same on every process (iterate agrees on its own).
  */
 struct topo__drive_ops {
-	/* Fills the inputs under the deadline (NULL: filled already).
-	 * Returns 0, 1 when the deadline came first (*member: the member,
-	 * from 1, being filled then; -1 to name none), or < 0. */
+	/* Fills the inputs under the deadline.  Returns 0, 1 when the
+	 * deadline came first (*member: the member, from 1, being filled
+	 * then; left at -1 to name none), or < 0.  NULL: the inputs are
+	 * filled already, and the deadline is only checked. */
 	int (*fill)(void *ctx, int64_t *member, topo_error *err);
 	/* Combines v[0 .. n - 1] with the other processes' (the maximum, or
 	 * the sum when `sum`); NULL for a run of one process. */

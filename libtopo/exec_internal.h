@@ -446,19 +446,6 @@ int64_t topo__verify_barrier(const struct topo_plan *p, const int64_t *stamp,
 					    const struct topo__verify_error *e),
 			     void *ctx2, int64_t max);
 
-/* Reports made by a run outside topo_plan_run (exec.c), for the MPI
- * transport (libtopo/mpi/): a report of p's messages and bytes (NULL: no
- * memory); an error (kind one of the verifier's, "timeout", "failed", or
- * else kept as "error"; counted in the total until topo__report_finish
- * sets it); the times of n iterations (sorted in place), the total of
- * errors found and the verdict. */
-topo_report *topo__report_new(const struct topo_plan *p, int threads);
-/* The parts a run's iterations offered (exec.c), all told (tests). */
-int64_t topo__report_parts(const topo_report *r);
-void topo__report_error(topo_report *r, int32_t endpoint, const char *kind,
-			const char *detail);
-void topo__report_finish(topo_report *r, double *seconds, int n,
-			 int64_t total, bool verified);
 
 /* ---------------------------------------------------------------------- */
 /* Transports: how a message's bytes get from one member to another. */

@@ -271,12 +271,103 @@ static void find_fusable(struct topo__mx *x)
 	}
 }
 
+/* The per-event arrays of x's nev events; false when one could not be
+ * allocated. */
+static bool alloc_events(struct topo__mx *x, int64_t nev)
+{
+	x->soff = topo__mallocarray((size_t)nev + 1, sizeof(int64_t));
+	x->direct = topo__calloc((size_t)nev + 1, 1);
+	x->lpart = topo__mallocarray((size_t)nev + 1, sizeof(int64_t));
+	x->fusable = topo__calloc((size_t)nev + 1, 1);
+	x->parked = topo__calloc((size_t)nev + 1, 1);
+	x->predone = topo__calloc((size_t)nev + 1, 1);
+	x->nwait0 = topo__mallocarray((size_t)nev + 1, sizeof(int32_t));
+	x->nwait = topo__mallocarray((size_t)nev + 1, sizeof(int32_t));
+	x->ready = topo__mallocarray((size_t)nev + 1, sizeof(int64_t));
+	x->req = topo__mallocarray((size_t)nev + 1, sizeof(MPI_Request));
+	x->reqev = topo__mallocarray((size_t)nev + 1, sizeof(int64_t));
+	x->idx = topo__mallocarray((size_t)nev + 1, sizeof(int));
+	x->st = topo__mallocarray((size_t)nev + 1, sizeof(MPI_Status));
+	return x->soff != NULL && x->direct != NULL && x->lpart != NULL &&
+	       x->fusable != NULL && x->parked != NULL && x->predone != NULL &&
+	       x->nwait0 != NULL && x->nwait != NULL && x->ready != NULL &&
+	       x->req != NULL && x->reqev != NULL && x->idx != NULL &&
+	       x->st != NULL;
+}
+
+/* What topo__mx_quiesce needs: the counts per process and room for the
+ * largest message this host receives.  Returns 0, TOPO_ENOMEM (err not
+ * set) or TOPO_EIO. */
+static int alloc_quiesce(struct topo__mx *x, MPI_Comm comm, topo_error *err)
+{
+	const struct topo_plan *p = x->p;
+	const struct topo__sched *s = x->s;
+
+	if (PMPI_Comm_size(comm, &x->nprocs) != MPI_SUCCESS)
+		return topo__err(err, TOPO_EIO, NULL, NULL,
+				 "not an MPI communicator");
+	x->sent = topo__calloc((size_t)x->nprocs, sizeof(int64_t));
+	x->got = topo__calloc((size_t)x->nprocs, sizeof(int64_t));
+	x->want = topo__calloc((size_t)x->nprocs, sizeof(int64_t));
+	x->dropcap = x->kw * 8;
+	for (int64_t e = 0; e < s->nev; e++)
+		if (s->ev[e].kind == TOPO__EV_RECV &&
+		    p->msg[s->ev[e].msg].len > x->dropcap)
+			x->dropcap = (int)p->msg[s->ev[e].msg].len;
+	x->drop = topo__malloc((size_t)x->dropcap + 1);
+	if (x->sent == NULL || x->got == NULL || x->want == NULL ||
+	    x->drop == NULL)
+		return TOPO_ENOMEM;
+	return 0;
+}
+
+/* The host's members (local, lidx, mine), each receive's place in the
+ * staging area, and the events' first waits. */
+static int lay_out(struct topo__mx *x, const int32_t *host, topo_error *err)
+{
+	const struct topo_plan *p = x->p;
+	const struct topo__sched *s = x->s;
+	int64_t pos = (int64_t)((ALIGN - (uintptr_t)x->stage % ALIGN) % ALIGN);
+	int32_t k = 0;
+
+	for (int32_t i = 0; host != NULL && i < p->n; i++) {
+		x->lidx[i] = -1;
+		if (host[i] != x->rank)
+			continue;
+		x->lidx[i] = k;
+		x->local[k++] = i;
+		x->mine[i] = 1;
+	}
+	if (host == NULL && x->nlocal > 0)
+		x->local[0] = x->rank;
+	for (int64_t e = 0; e < s->nev; e++) {
+		const struct topo__ev *v = &s->ev[e];
+
+		x->soff[e] = -1;
+		x->nwait0[e] = v->nwait;
+		if (v->kind == TOPO__EV_RECV) {
+			x->soff[e] = pos;
+			pos += round_up(p->msg[v->msg].len);
+		}
+		if ((v->kind == TOPO__EV_RECV ||
+		     v->kind == TOPO__EV_ACK_RECV) &&
+		    v->nwait != 0)
+			return topo__err(err, TOPO_EINVAL, NULL, NULL,
+					 "two-sided schedule: receive event "
+					 "%lld waits for %d others",
+					 (long long)e, (int)v->nwait);
+	}
+	return 0;
+}
+
 int topo__mx_setup(struct topo__mx *x, const struct topo_plan *p,
 		   const struct topo__sched *s, const int32_t *host,
 		   MPI_Comm comm, int rank, bool counters, bool knowledge,
 		   int maxerr, bool direct_ok, bool quiesce, topo_error *err)
 {
 	int64_t nev = s->nev, stage = 0;
+	bool ok;
+	int rc;
 
 	x->p = p;
 	x->s = s;
@@ -308,89 +399,35 @@ int topo__mx_setup(struct topo__mx *x, const struct topo_plan *p,
 	x->bp = topo__calloc((size_t)x->nlocal * TOPO__NBUF + 1,
 			     sizeof(unsigned char *));
 	x->stage = topo__malloc((size_t)stage + ALIGN);
-	x->soff = topo__mallocarray((size_t)nev + 1, sizeof(int64_t));
-	x->direct = topo__calloc((size_t)nev + 1, 1);
-	x->lpart = topo__mallocarray((size_t)nev + 1, sizeof(int64_t));
-	x->fusable = topo__calloc((size_t)nev + 1, 1);
-	x->parked = topo__calloc((size_t)nev + 1, 1);
-	x->predone = topo__calloc((size_t)nev + 1, 1);
-	x->nwait0 = topo__mallocarray((size_t)nev + 1, sizeof(int32_t));
-	x->nwait = topo__mallocarray((size_t)nev + 1, sizeof(int32_t));
-	x->ready = topo__mallocarray((size_t)nev + 1, sizeof(int64_t));
-	x->req = topo__mallocarray((size_t)nev + 1, sizeof(MPI_Request));
-	x->reqev = topo__mallocarray((size_t)nev + 1, sizeof(int64_t));
-	x->idx = topo__mallocarray((size_t)nev + 1, sizeof(int));
-	x->st = topo__mallocarray((size_t)nev + 1, sizeof(MPI_Status));
-	if (counters)
+	ok = alloc_events(x, nev) && x->local != NULL && x->bp != NULL &&
+	     x->stage != NULL &&
+	     (host == NULL || (x->lidx != NULL && x->mine != NULL));
+	if (counters) {
 		x->slot_count =
 		    topo__mallocarray((size_t)p->nslots + 1, sizeof(int64_t));
+		ok &= x->slot_count != NULL;
+	}
 	if (quiesce) {
-		if (PMPI_Comm_size(comm, &x->nprocs) != MPI_SUCCESS)
-			return topo__err(err, TOPO_EIO, NULL, NULL,
-					 "not an MPI communicator");
-		x->sent = topo__calloc((size_t)x->nprocs, sizeof(int64_t));
-		x->got = topo__calloc((size_t)x->nprocs, sizeof(int64_t));
-		x->want = topo__calloc((size_t)x->nprocs, sizeof(int64_t));
-		/* room for the largest message this host receives */
-		x->dropcap = x->kw * 8;
-		for (int64_t e = 0; e < nev; e++)
-			if (s->ev[e].kind == TOPO__EV_RECV &&
-			    p->msg[s->ev[e].msg].len > x->dropcap)
-				x->dropcap = (int)p->msg[s->ev[e].msg].len;
-		x->drop = topo__malloc((size_t)x->dropcap + 1);
+		rc = alloc_quiesce(x, comm, err);
+		if (rc == TOPO_EIO)
+			return rc;
+		ok &= rc == 0;
 	}
 	x->maxerr = maxerr;
-	if (maxerr > 0)
+	if (maxerr > 0) {
 		x->err = topo__mallocarray((size_t)maxerr, sizeof(*x->err));
-	if (x->kw > 0)
+		ok &= x->err != NULL;
+	}
+	if (x->kw > 0) {
 		x->known = topo__mallocarray((size_t)nev * (size_t)x->kw + 1,
 					     sizeof(uint64_t));
-	if (x->local == NULL ||
-	    (host != NULL && (x->lidx == NULL || x->mine == NULL)) ||
-	    x->bp == NULL || x->stage == NULL || x->soff == NULL ||
-	    x->direct == NULL || x->lpart == NULL || x->fusable == NULL ||
-	    x->parked == NULL || x->predone == NULL || x->nwait0 == NULL ||
-	    x->nwait == NULL || x->ready == NULL || x->req == NULL ||
-	    x->reqev == NULL || x->idx == NULL || x->st == NULL ||
-	    (counters && x->slot_count == NULL) ||
-	    (quiesce && (x->sent == NULL || x->got == NULL ||
-			 x->want == NULL || x->drop == NULL)) ||
-	    (maxerr > 0 && x->err == NULL) || (x->kw > 0 && x->known == NULL))
-		return topo__err(err, TOPO_ENOMEM, NULL, NULL, "out of memory");
-	{
-		int64_t pos =
-		    (int64_t)((ALIGN - (uintptr_t)x->stage % ALIGN) % ALIGN);
-		int32_t k = 0;
-
-		for (int32_t i = 0; host != NULL && i < p->n; i++) {
-			x->lidx[i] = -1;
-			if (host[i] != rank)
-				continue;
-			x->lidx[i] = k;
-			x->local[k++] = i;
-			x->mine[i] = 1;
-		}
-		if (host == NULL && x->nlocal > 0)
-			x->local[0] = rank;
-		for (int64_t e = 0; e < nev; e++) {
-			const struct topo__ev *v = &s->ev[e];
-
-			x->soff[e] = -1;
-			x->nwait0[e] = v->nwait;
-			if (v->kind == TOPO__EV_RECV) {
-				x->soff[e] = pos;
-				pos += round_up(p->msg[v->msg].len);
-			}
-			if ((v->kind == TOPO__EV_RECV ||
-			     v->kind == TOPO__EV_ACK_RECV) &&
-			    v->nwait != 0)
-				return topo__err(err, TOPO_EINVAL, NULL, NULL,
-						 "two-sided schedule: receive "
-						 "event %lld waits for %d "
-						 "others",
-						 (long long)e, (int)v->nwait);
-		}
+		ok &= x->known != NULL;
 	}
+	if (!ok)
+		return topo__err(err, TOPO_ENOMEM, NULL, NULL, "out of memory");
+	rc = lay_out(x, host, err);
+	if (rc != 0)
+		return rc;
 	if (direct_ok && x->kw == 0 && find_direct(x, err) != 0)
 		return TOPO_ENOMEM;
 	if (x->kw == 0)

@@ -3,13 +3,14 @@
  * (topo_mpi.h), over the plan's two-sided schedules (sched.c).
  *
  * Each process builds its own host's schedule and holds the buffers of its
- * members only.  Per iteration: reset what the last one wrote, agree on
- * starting (an allreduce that also says whether any process ran out of
- * time), then run the schedule (engine.c, with receipt counters and a
- * barrier's knowledge kept); its time is the slowest process's.  Then
- * every process verifies its own members (verify.c, with `mine`), and the
- * errors, their total and the verdict are agreed (allreduce) and gathered
- * to rank 0.
+ * members only.  The iterations are the run driver's (run/driver.c), with
+ * this file's ops: per iteration the processes agree on starting (an
+ * allreduce that also says whether any process ran out of time), each
+ * resets what the last one wrote, then runs the schedule (engine.c, with
+ * receipt counters and a barrier's knowledge kept); its time is the
+ * slowest process's.  Then every process verifies its own members
+ * (verify.c, with `mine`), and the errors, their total and the verdict
+ * are agreed (allreduce) and gathered to rank 0.
  *
  * The traffic goes over a duplicate of the caller's communicator, so it
  * never matches the caller's own messages.
@@ -18,6 +19,7 @@
 #include "engine.h"
 #include "exec_internal.h"
 #include "plan_memory.h"
+#include "run/driver.h"
 #include "topo_mpi.h"
 
 #include <limits.h>
@@ -28,8 +30,6 @@
 
 /* Errors each process keeps to send to rank 0 (all are counted). */
 #define MAX_ERRORS 1000
-#define MAX_TIMEOUT 1e9
-#define DEFAULT_TIMEOUT 60.0
 /* Buffer and staging alignment (the reduction kernels vectorise). */
 #define ALIGN 64
 
@@ -41,6 +41,9 @@ struct xm {
 	unsigned char *arena; /* the members' buffers */
 	/* rank 0's gathering of the errors ([size]) */
 	int *counts, *displs;
+	struct topo__sched *s; /* this host's schedule */
+	topo_report *r;
+	double deadline; /* topo__now() seconds */
 };
 
 static unsigned char *buffer(struct xm *x, int32_t r, int b)
@@ -82,9 +85,9 @@ static int agree(MPI_Comm comm, int rank, int size, int rc, topo_error *err)
 	} msg;
 	int me = rc != 0 ? rank : size, first = size, failed = rc != 0, all = 0;
 
-	if (MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, comm) !=
+	if (PMPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, comm) !=
 		MPI_SUCCESS ||
-	    MPI_Allreduce(&failed, &all, 1, MPI_INT, MPI_SUM, comm) !=
+	    PMPI_Allreduce(&failed, &all, 1, MPI_INT, MPI_SUM, comm) !=
 		MPI_SUCCESS)
 		return topo__err(err, TOPO_EIO, NULL, NULL,
 				 "MPI_Allreduce failed");
@@ -95,7 +98,7 @@ static int agree(MPI_Comm comm, int rank, int size, int rc, topo_error *err)
 		msg.code = rc;
 		snprintf(msg.text, sizeof(msg.text), "%s", err->text);
 	}
-	if (MPI_Bcast(&msg, (int)sizeof(msg), MPI_BYTE, first, comm) !=
+	if (PMPI_Bcast(&msg, (int)sizeof(msg), MPI_BYTE, first, comm) !=
 	    MPI_SUCCESS)
 		return topo__err(err, TOPO_EIO, NULL, NULL, "MPI_Bcast failed");
 	/* the first error of a record is the one kept: this one replaces
@@ -193,25 +196,6 @@ static void teardown(struct xm *x)
 }
 
 /* ---------------------------------------------------------------------- */
-/* One iteration */
-
-/* What the last iteration wrote is poisoned again, and the engine reset. */
-static void reset(struct xm *x)
-{
-	const struct topo_plan *p = x->p;
-
-	for (int32_t k = 0; k < x->e.nlocal; k++)
-		for (int b = TOPO__RECV; b <= TOPO__WORK; b++) {
-			int64_t len = topo__bufsize(p, b, x->e.local[k]);
-
-			if (len > 0)
-				memset(buffer(x, x->e.local[k], b),
-				       TOPO__POISON, (size_t)len);
-		}
-	topo__mx_reset(&x->e);
-}
-
-/* ---------------------------------------------------------------------- */
 /* Gathering the errors */
 
 /* Every process's errors, in rank order, into rank 0's report (which,
@@ -222,8 +206,8 @@ static int gather_errors(struct xm *x, topo_report *r)
 	int64_t total = 0;
 	int ok = 1, mine;
 
-	if (MPI_Gather(&x->e.nerr, 1, MPI_INT, x->counts, 1, MPI_INT, 0,
-		       x->comm) != MPI_SUCCESS)
+	if (PMPI_Gather(&x->e.nerr, 1, MPI_INT, x->counts, 1, MPI_INT, 0,
+			x->comm) != MPI_SUCCESS)
 		return TOPO_EIO;
 	if (x->rank == 0) {
 		for (int i = 0; i < x->size; i++) {
@@ -240,7 +224,7 @@ static int gather_errors(struct xm *x, topo_report *r)
 		}
 	}
 	/* Whether rank 0 takes them: else nobody sends. */
-	if (MPI_Bcast(&ok, 1, MPI_INT, 0, x->comm) != MPI_SUCCESS) {
+	if (PMPI_Bcast(&ok, 1, MPI_INT, 0, x->comm) != MPI_SUCCESS) {
 		topo__free(all);
 		return TOPO_EIO;
 	}
@@ -252,8 +236,8 @@ static int gather_errors(struct xm *x, topo_report *r)
 		return 0;
 	}
 	mine = x->e.nerr * (int)sizeof(struct topo__mx_error);
-	if (MPI_Gatherv(x->e.err, mine, MPI_BYTE, all, x->counts, x->displs,
-			MPI_BYTE, 0, x->comm) != MPI_SUCCESS) {
+	if (PMPI_Gatherv(x->e.err, mine, MPI_BYTE, all, x->counts, x->displs,
+			 MPI_BYTE, 0, x->comm) != MPI_SUCCESS) {
 		topo__free(all);
 		return TOPO_EIO;
 	}
@@ -269,30 +253,148 @@ static int gather_errors(struct xm *x, topo_report *r)
 }
 
 /* ---------------------------------------------------------------------- */
+/* The run driver's ops (run/driver.h) */
 
-int topo__run_mpi(const topo_plan *p, const struct topo_run_params *params,
-		  const int32_t *host, MPI_Comm comm, topo_report **out,
-		  topo_error *err)
+static int agree_op(void *ctx, int64_t *v, int n, bool sum, topo_error *err)
 {
-	struct topo_run_params q;
-	struct topo__sched *s = NULL;
-	struct xm x;
-	topo_report *r = NULL;
-	double *seconds = NULL, timeout, deadline;
-	int rc, iterations, done_it = 0, stop = 0, world_rank, size;
-	int seconds_cap = 0;
-	/* why the run stopped early (0: it did not), largest first */
-	enum { FINE, T_VERIFY, T_ITER, T_BEFORE, T_INPUTS } why = FINE;
-	int why_it = 0;
+	struct xm *x = ctx;
+	int64_t all[2];
 
-	memset(&x, 0, sizeof(x));
-	x.comm = MPI_COMM_NULL;
-	*out = NULL;
-	if (MPI_Comm_rank(comm, &world_rank) != MPI_SUCCESS ||
-	    MPI_Comm_size(comm, &size) != MPI_SUCCESS)
+	if (PMPI_Allreduce(v, all, n, MPI_INT64_T, sum ? MPI_SUM : MPI_MAX,
+			   x->comm) != MPI_SUCCESS)
 		return topo__err(err, TOPO_EIO, NULL, NULL,
-				 "not an MPI communicator");
-	rc = 0;
+				 "an MPI collective call failed");
+	memcpy(v, all, (size_t)n * sizeof(*v));
+	return 0;
+}
+
+/* What the last iteration wrote is poisoned again, and the engine reset. */
+static int reset_op(void *ctx, int it, topo_error *err)
+{
+	struct xm *x = ctx;
+	const struct topo_plan *p = x->p;
+
+	(void)it;
+	(void)err;
+	for (int32_t k = 0; k < x->e.nlocal; k++)
+		for (int b = TOPO__RECV; b <= TOPO__WORK; b++) {
+			int64_t len = topo__bufsize(p, b, x->e.local[k]);
+
+			if (len > 0)
+				memset(buffer(x, x->e.local[k], b),
+				       TOPO__POISON, (size_t)len);
+		}
+	topo__mx_reset(&x->e);
+	return 0;
+}
+
+/* The schedule run, its time the slowest process's; whether anyone ran
+ * out of time or failed, agreed here. */
+static int iterate_op(void *ctx, int it, double *seconds, topo_error *err)
+{
+	struct xm *x = ctx;
+	double t0, t1, local[3], all[3];
+	int w;
+
+	t0 = topo__now();
+	w = topo__mx_run(&x->e, x->deadline);
+	t1 = topo__now();
+	local[0] = t1 - t0;
+	local[1] = w == 1;
+	local[2] = w < 0;
+	if (PMPI_Allreduce(local, all, 3, MPI_DOUBLE, MPI_MAX, x->comm) !=
+	    MPI_SUCCESS) {
+		/* nothing to agree with: the requests given up here, before
+		 * their buffers go */
+		topo__mx_abandon(&x->e);
+		return topo__err(err, TOPO_EIO, NULL, NULL,
+				 "an MPI collective call failed");
+	}
+	/* Someone gave up: every process ends the run together, so that no
+	 * message of it is left in MPI (a library may print a warning of
+	 * each at MPI_Finalize, on standard output). */
+	if ((all[1] > 0 || all[2] > 0) && topo__mx_quiesce(&x->e) != 0) {
+		topo__mx_abandon(&x->e); /* what quiesce left */
+		all[2] = 1;
+	}
+	if (all[2] > 0) {
+		/* An MPI call or a message failed somewhere: that process
+		 * recorded why. */
+		if (x->e.mpi_rc != MPI_SUCCESS) {
+			char text[MPI_MAX_ERROR_STRING];
+			int len = 0;
+
+			PMPI_Error_string(x->e.mpi_rc, text, &len);
+			topo__mx_error(&x->e, -1, "failed",
+				       "process %d: an MPI call failed in "
+				       "iteration %d: %s",
+				       x->rank, it + 1, text);
+		}
+		return 2;
+	}
+	*seconds = all[0];
+	return all[1] > 0;
+}
+
+static int64_t verify_op(void *ctx, int it, bool *timed_out)
+{
+	struct xm *x = ctx;
+	struct topo__verify_time vt = {x->deadline, NULL, NULL, 0,
+				       false,	    0,	  0,	x->e.mine,
+				       NULL,	    NULL, NULL};
+	int64_t n;
+
+	(void)it;
+	n = topo__verify_until(x->p, verify_buffer, x, x->e.slot_count,
+			       verify_report, x,
+			       (int64_t)(MAX_ERRORS - x->e.nerr), &vt);
+	x->e.total += n;
+	*timed_out = vt.timed_out;
+	return n;
+}
+
+static int64_t faults_op(void *ctx)
+{
+	struct xm *x = ctx;
+
+	return x->e.total;
+}
+
+/* Every process's errors into rank 0's report, and their total. */
+static int collect_op(void *ctx, int64_t *total, topo_error *err)
+{
+	struct xm *x = ctx;
+	int64_t mine = x->e.total;
+
+	if (PMPI_Allreduce(&mine, total, 1, MPI_INT64_T, MPI_SUM, x->comm) !=
+	    MPI_SUCCESS)
+		return topo__err(err, TOPO_EIO, NULL, NULL,
+				 "MPI_Allreduce failed");
+	if (gather_errors(x, x->r) != 0)
+		return topo__err(err, TOPO_EIO, NULL, NULL,
+				 "gathering the errors failed");
+	return 0;
+}
+
+static const struct topo__drive_ops mpi_ops = {
+    .agree = agree_op,
+    .reset = reset_op,
+    .iterate = iterate_op,
+    .verify = verify_op,
+    .faults = faults_op,
+    .collect = collect_op,
+};
+
+/* ---------------------------------------------------------------------- */
+
+/* What every process's parameters allow, agreed.  Returns 0 or the first
+ * failing process's error. */
+static int check_run(const topo_plan *p, const struct topo_run_params *params,
+		     const int32_t *host, MPI_Comm comm, struct xm *x,
+		     struct topo_run_params *q, topo_error *err)
+{
+	int rc = 0;
+
 	if (p == NULL || host == NULL)
 		rc = topo__err(err, TOPO_EARG, NULL, NULL,
 			       "topo__run_mpi: plan and hosts are required");
@@ -301,231 +403,83 @@ int topo__run_mpi(const topo_plan *p, const struct topo_run_params *params,
 			       "the plan was made for prediction only "
 			       "(predict_only): it has no buffers to run");
 	if (rc == 0)
-		rc = topo__run_params_read(&q, params, err);
+		rc = topo__run_params_read(q, params, err);
 	if (rc == 0 &&
-	    (q.iterations < 0 || !(q.timeout >= 0) || !(q.elapsed >= 0)))
+	    (q->iterations < 0 || !(q->timeout >= 0) || !(q->elapsed >= 0)))
 		rc = topo__err(err, TOPO_EARG, NULL, NULL,
 			       "iterations (%d), timeout (%g) and elapsed (%g) "
 			       "must not be negative",
-			       q.iterations, q.timeout, q.elapsed);
-	rc = agree(comm, world_rank, size, rc, err);
-	if (rc != 0)
-		return rc;
-	iterations = q.iterations > 0 ? q.iterations : 1;
-	timeout = q.timeout > 0 ? q.timeout : DEFAULT_TIMEOUT;
-	if (timeout > MAX_TIMEOUT)
-		timeout = MAX_TIMEOUT;
-	deadline = topo__now() + timeout - q.elapsed;
+			       q->iterations, q->timeout, q->elapsed);
+	return agree(comm, x->rank, x->size, rc, err);
+}
 
-	x.p = p;
-	x.rank = world_rank;
-	x.size = size;
-	rc = MPI_Comm_dup(comm, &x.comm) == MPI_SUCCESS
+/* The run's own communicator, schedule, buffers and report, agreed. */
+static int open_run(struct xm *x, const int32_t *host, MPI_Comm comm,
+		    topo_error *err)
+{
+	int rc;
+
+	rc = PMPI_Comm_dup(comm, &x->comm) == MPI_SUCCESS
 		 ? 0
 		 : topo__err(err, TOPO_EIO, NULL, NULL, "MPI_Comm_dup failed");
-	rc = agree(comm, world_rank, size, rc, err);
+	rc = agree(comm, x->rank, x->size, rc, err);
 	if (rc != 0)
 		return rc;
-	MPI_Comm_set_errhandler(x.comm, MPI_ERRORS_RETURN);
-	rc = topo__sched_new(&s, p, host, size, world_rank, err);
+	PMPI_Comm_set_errhandler(x->comm, MPI_ERRORS_RETURN);
+	rc = topo__sched_new(&x->s, x->p, host, x->size, x->rank, err);
 	if (rc == 0)
-		rc = setup(&x, s, host, err);
+		rc = setup(x, x->s, host, err);
 	if (rc == 0) {
-		r = topo__report_new(p, 1);
-		/* grown as iterations complete: 2^31 - 1 of them ended by
-		 * the timeout reserve nothing up front */
-		seconds_cap = iterations < 1024 ? iterations : 1024;
-		seconds =
-		    topo__mallocarray((size_t)seconds_cap, sizeof(double));
-		if (r == NULL || seconds == NULL)
+		x->r = topo__report_new(x->p, 1);
+		if (x->r == NULL)
 			rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
 				       "out of memory");
 	}
-	rc = agree(x.comm, world_rank, size, rc, err);
+	return agree(x->comm, x->rank, x->size, rc, err);
+}
+
+int topo__run_mpi(const topo_plan *p, const struct topo_run_params *params,
+		  const int32_t *host, MPI_Comm comm, topo_report **out,
+		  topo_error *err)
+{
+	struct topo_run_params q;
+	struct topo__drive d;
+	struct xm x;
+	int rc;
+
+	memset(&x, 0, sizeof(x));
+	memset(&d, 0, sizeof(d));
+	x.comm = MPI_COMM_NULL;
+	*out = NULL;
+	if (PMPI_Comm_rank(comm, &x.rank) != MPI_SUCCESS ||
+	    PMPI_Comm_size(comm, &x.size) != MPI_SUCCESS)
+		return topo__err(err, TOPO_EIO, NULL, NULL,
+				 "not an MPI communicator");
+	rc = check_run(p, params, host, comm, &x, &q, err);
 	if (rc != 0)
-		goto out;
-	if (topo__now() >= deadline)
-		why = T_INPUTS;
-
-	for (int it = 0; it < iterations && !stop; it++) {
-		double t0, t1, local[3], all[3];
-		int64_t counts[2], sums[2];
-		int w, flag[2] = {why, 0}, any[2];
-		struct topo__verify_time vt = {deadline, NULL, NULL, 0,
-					       false,	 0,    0,    x.e.mine,
-					       NULL,	 NULL, NULL};
-
-		if (flag[0] == FINE && topo__now() >= deadline)
-			flag[0] = T_BEFORE;
-		if (done_it == seconds_cap) {
-			int cap = seconds_cap > INT_MAX / 2 ? INT_MAX
-							    : 2 * seconds_cap;
-			double *more = topo__realloc(
-			    seconds, (size_t)cap * sizeof(double));
-
-			if (more != NULL) {
-				seconds = more;
-				seconds_cap = cap;
-			}
-			flag[1] = more == NULL;
-		}
-		/* Starting together; and whether anyone is out of time or
-		 * memory. */
-		if (MPI_Allreduce(flag, any, 2, MPI_INT, MPI_MAX, x.comm) !=
-		    MPI_SUCCESS) {
-			rc = TOPO_EIO;
-			break;
-		}
-		if (any[1]) {
-			rc = TOPO_ENOMEM;
-			break;
-		}
-		if (any[0] != FINE) {
-			why = any[0];
-			why_it = it;
-			break;
-		}
-		reset(&x);
-		t0 = topo__now();
-		w = topo__mx_run(&x.e, deadline);
-		t1 = topo__now();
-		local[0] = t1 - t0;
-		local[1] = w == 1;
-		local[2] = w < 0;
-		if (MPI_Allreduce(local, all, 3, MPI_DOUBLE, MPI_MAX, x.comm) !=
-		    MPI_SUCCESS) {
-			/* nothing to agree with: the requests given up here,
-			 * before their buffers go */
-			topo__mx_abandon(&x.e);
-			rc = TOPO_EIO;
-			break;
-		}
-		/* Someone gave up: every process ends the run together, so
-		 * that no message of it is left in MPI (a library may print
-		 * a warning of each at MPI_Finalize, on standard output). */
-		if ((all[1] > 0 || all[2] > 0) && topo__mx_quiesce(&x.e) != 0) {
-			topo__mx_abandon(&x.e); /* what quiesce left */
-			all[2] = 1;
-		}
-		if (all[2] > 0) {
-			/* An MPI call or a message failed somewhere: that
-			 * process recorded why. */
-			if (x.e.mpi_rc != MPI_SUCCESS) {
-				char text[MPI_MAX_ERROR_STRING];
-				int len = 0;
-
-				MPI_Error_string(x.e.mpi_rc, text, &len);
-				topo__mx_error(
-				    &x.e, -1, "failed",
-				    "process %d: an MPI call failed in "
-				    "iteration %d: %s",
-				    world_rank, it + 1, text);
-			}
-			break;
-		}
-		if (all[1] > 0) {
-			why = T_ITER;
-			why_it = it;
-			break;
-		}
-		seconds[done_it++] = all[0];
-		/* TOPO_VERIFY_LAST: only the last iteration is verified
-		 * (exec.c, Verifying the last); the others still agree on
-		 * faults and the deadline. */
-		counts[0] = 0;
-		if (topo__run_verifies(&q, it, iterations))
-			counts[0] = topo__verify_until(
-			    p, verify_buffer, &x, x.e.slot_count, verify_report,
-			    &x, (int64_t)(MAX_ERRORS - x.e.nerr), &vt);
-		x.e.total += counts[0];
-		counts[1] = vt.timed_out;
-		if (MPI_Allreduce(counts, sums, 2, MPI_INT64_T, MPI_SUM,
-				  x.comm) != MPI_SUCCESS) {
-			rc = TOPO_EIO;
-			break;
-		}
-		if (sums[1] > 0) {
-			why = T_VERIFY;
-			why_it = it;
-			break;
-		}
-		if (q.progress != NULL && world_rank == 0)
-			q.progress(q.progress_ctx, "running", it + 1,
-				   iterations);
-		/* Later iterations would only repeat the same faults (and
-		 * a "failed" or "left early" found in this one stops it). */
-		stop = sums[0] > 0 || x.e.total > 0;
-		{
-			int mine = stop, anyone = 0;
-
-			if (MPI_Allreduce(&mine, &anyone, 1, MPI_INT, MPI_MAX,
-					  x.comm) != MPI_SUCCESS) {
-				rc = TOPO_EIO;
-				break;
-			}
-			stop = anyone;
-		}
+		return rc;
+	topo__drive_init(&d, &q);
+	x.p = p;
+	x.deadline = d.deadline;
+	rc = open_run(&x, host, comm, err);
+	if (rc == 0) {
+		d.ops = &mpi_ops;
+		d.ctx = &x;
+		d.r = x.r;
+		/* rank 0 reports, after every iteration */
+		d.lead = x.rank == 0;
+		d.members = p->n;
+		rc = topo__drive(&d, err);
 	}
-	if (rc != 0) {
-		/* every process stopped at the same collective */
-		rc = topo__err(err, rc, NULL, NULL,
-			       rc == TOPO_EIO ? "an MPI collective call failed"
-					      : "out of memory recording the "
-						"time of an iteration");
-		goto out;
-	}
-	{
-		int64_t mine = x.e.total, total = 0;
-
-		if (MPI_Allreduce(&mine, &total, 1, MPI_INT64_T, MPI_SUM,
-				  x.comm) != MPI_SUCCESS) {
-			rc = topo__err(err, TOPO_EIO, NULL, NULL,
-				       "MPI_Allreduce failed");
-			goto out;
-		}
-		rc = gather_errors(&x, r);
-		if (rc == TOPO_EIO) {
-			rc = topo__err(err, TOPO_EIO, NULL, NULL,
-				       "gathering the errors failed");
-			goto out;
-		}
-		rc = 0;
-		if (why != FINE) {
-			static const char *const phase[] = {
-			    "", "verifying iteration", "iteration",
-			    "before iteration", "filling the inputs"};
-
-			if (world_rank == 0) {
-				char text[160];
-
-				if (why == T_INPUTS)
-					snprintf(text, sizeof(text),
-						 "the run did not finish "
-						 "within %g s (%s)",
-						 timeout, phase[why]);
-				else
-					snprintf(text, sizeof(text),
-						 "the run did not finish "
-						 "within %g s (%s %d of %d)",
-						 timeout, phase[why],
-						 why_it + 1, iterations);
-				topo__report_error(r, -1, "timeout", text);
-			}
-			total++;
-		}
-		topo__report_finish(r, seconds, done_it, total,
-				    total == 0 && done_it == iterations);
-	}
-out:
+	topo__drive_free(&d);
 	teardown(&x);
-	topo__sched_free(s);
-	topo__free(seconds);
+	topo__sched_free(x.s);
 	if (x.comm != MPI_COMM_NULL)
-		MPI_Comm_free(&x.comm);
+		PMPI_Comm_free(&x.comm);
 	if (rc != 0) {
-		topo_report_free(r);
+		topo_report_free(x.r);
 		return rc;
 	}
-	*out = r;
+	*out = x.r;
 	return 0;
 }

@@ -1,8 +1,9 @@
 /*
  * exec.c - running a plan: buffers through a transport, a pool of worker
  * threads releasing each message once the messages it waits for have
- * completed, timing of the collective alone, verification after every
- * iteration, and the report (topo_report_*).
+ * completed, timing of the collective alone and verification after every
+ * iteration.  The iterations themselves, their deadline, times and
+ * verify cadence are the run driver's (driver.c): this file fills its ops.
  *
  * A run: open the transport (which refuses buffers larger than memory),
  * fill every member's SEND with the input pattern, start the pool, then per
@@ -22,6 +23,8 @@
 #define TOPO_INTERNAL
 #include "exec_hook.h"
 #include "plan_memory.h"
+#include "run/driver.h"
+#include "run/report.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -29,11 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Errors kept in a report; all of them are counted. */
-#define MAX_ERRORS 1000
-/* Deadlines further away than this (about 31 years) are "never". */
-#define MAX_TIMEOUT 1e9
-#define DEFAULT_TIMEOUT 60.0
+#define MAX_ERRORS TOPO__REPORT_MAX_ERRORS
 /* Most workers a run starts by default. */
 #define MAX_THREADS 4096
 
@@ -63,24 +62,6 @@
 struct fill_task {
 	int32_t r0, r1;
 	int64_t off, len;
-};
-
-struct report_error {
-	int32_t endpoint;
-	const char *kind;
-	char detail[160];
-};
-
-struct topo_report {
-	int verified;
-	int threads;
-	int iterations;		       /* completed */
-	int64_t parts;		       /* offered (exec.c's parts), all told */
-	int64_t messages[2], bytes[2]; /* shm, net */
-	double min, median, max;
-	size_t nerr;
-	int64_t total;
-	struct report_error *err; /* [MAX_ERRORS] */
 };
 
 /* Everything a run's workers share.  Read-only during an iteration except
@@ -695,27 +676,6 @@ again:
 /* ---------------------------------------------------------------------- */
 /* Reports */
 
-static void add_error(topo_report *r, int32_t endpoint, const char *kind,
-		      const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void add_error(topo_report *r, int32_t endpoint, const char *kind,
-		      const char *fmt, ...)
-{
-	struct report_error *e;
-	va_list ap;
-
-	r->total++;
-	if (r->nerr >= MAX_ERRORS)
-		return;
-	e = &r->err[r->nerr++];
-	e->endpoint = endpoint;
-	e->kind = kind;
-	va_start(ap, fmt);
-	vsnprintf(e->detail, sizeof(e->detail), fmt, ap);
-	va_end(ap);
-}
-
 struct verify_ctx {
 	topo_report *r;
 	const int32_t *members;
@@ -768,7 +728,7 @@ static int run_par(void *pctx, int64_t n, void (*fn)(void *arg, int64_t k),
 static void verify_report(void *ctx2, const struct topo__verify_error *e)
 {
 	struct verify_ctx *v = ctx2;
-	struct report_error *d;
+	struct topo__report_error *d;
 
 	if (v->r->nerr >= MAX_ERRORS)
 		return;
@@ -776,57 +736,6 @@ static void verify_report(void *ctx2, const struct topo__verify_error *e)
 	d->endpoint = e->rank >= 0 ? v->members[e->rank] : -1;
 	d->kind = e->kind;
 	snprintf(d->detail, sizeof(d->detail), "%s", e->detail);
-}
-
-static int compare_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* seconds[0..n-1] is sorted in place. */
-static void summarise(topo_report *r, double *seconds, int n)
-{
-	if (n == 0)
-		return;
-	qsort(seconds, (size_t)n, sizeof(double), compare_double);
-	r->min = seconds[0];
-	r->max = seconds[n - 1];
-	r->median =
-	    n % 2 ? seconds[n / 2] : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
-}
-
-/* Adds message m to messages[] and bytes[] by whether both ends share a
- * node (index 0) or not (1); a local step (src == dst) is not a transport
- * message.  Reads the machine's tables directly: it runs for every
- * message of the plan, tens of millions at the largest scales. */
-static inline void traffic_of(const struct topo_plan *p,
-			      const struct topo__msg *m, int64_t messages[2],
-			      int64_t bytes[2])
-{
-	const topo_group *g = p->t->g;
-	const int32_t *members = g->members, *task_node = g->m->task_node;
-	int32_t eps = g->m->eps_per_task, a, b;
-	int net;
-
-	if (m->src == m->dst)
-		return;
-	a = members[m->src];
-	b = members[m->dst];
-	if (eps != 1) {
-		a /= eps;
-		b /= eps;
-	}
-	net = task_node[a] != task_node[b];
-	messages[net]++;
-	bytes[net] += m->len;
-}
-
-static void count_traffic(topo_report *r, const struct topo_plan *p)
-{
-	for (int64_t i = 0; i < p->nmsg; i++)
-		traffic_of(p, &p->msg[i], r->messages, r->bytes);
 }
 
 /* The run's one pass over the plan before its first iteration: each
@@ -867,7 +776,7 @@ static void scan_task(void *arg, int64_t k)
 				   : m->nwait + c->chained[i];
 		q->nroots += c->nwait0[i] == 0;
 		q->in_bounds &= topo__msg_in_bounds(p, m);
-		traffic_of(p, m, q->messages, q->bytes);
+		topo__traffic_of(p, m, q->messages, q->bytes);
 	}
 }
 
@@ -894,126 +803,6 @@ static void scan_plan(struct run *x, topo_report *r, int32_t *nwait0,
 			r->bytes[net] += parts[k].bytes[net];
 		}
 	}
-}
-
-void topo_report_free(topo_report *r)
-{
-	if (r == NULL)
-		return;
-	topo__free(r->err);
-	topo__free(r);
-}
-
-int topo_report_verified(const topo_report *r)
-{
-	return r != NULL && r->verified;
-}
-
-int topo_report_threads(const topo_report *r)
-{
-	return r != NULL ? r->threads : 0;
-}
-
-int64_t topo__report_parts(const topo_report *r)
-{
-	return r->parts;
-}
-
-int topo_report_iterations(const topo_report *r)
-{
-	return r != NULL ? r->iterations : 0;
-}
-
-void topo_report_messages(const topo_report *r, int64_t *shm, int64_t *net)
-{
-	*shm = r != NULL ? r->messages[0] : 0;
-	*net = r != NULL ? r->messages[1] : 0;
-}
-
-void topo_report_bytes_moved(const topo_report *r, int64_t *shm, int64_t *net)
-{
-	*shm = r != NULL ? r->bytes[0] : 0;
-	*net = r != NULL ? r->bytes[1] : 0;
-}
-
-void topo_report_seconds(const topo_report *r, double *min, double *median,
-			 double *max)
-{
-	*min = r != NULL ? r->min : 0;
-	*median = r != NULL ? r->median : 0;
-	*max = r != NULL ? r->max : 0;
-}
-
-size_t topo_report_error_count(const topo_report *r)
-{
-	return r != NULL ? r->nerr : 0;
-}
-
-int64_t topo_report_error_total(const topo_report *r)
-{
-	return r != NULL ? r->total : 0;
-}
-
-int32_t topo_report_error(const topo_report *r, size_t i, const char **kind,
-			  const char **detail)
-{
-	if (r == NULL || i >= r->nerr) {
-		if (kind != NULL)
-			*kind = NULL;
-		if (detail != NULL)
-			*detail = NULL;
-		return -1;
-	}
-	if (kind != NULL)
-		*kind = r->err[i].kind;
-	if (detail != NULL)
-		*detail = r->err[i].detail;
-	return r->err[i].endpoint;
-}
-
-/* For transports that run a plan their own way (exec_mpi.c): a report of
- * p's traffic, and its errors and times. */
-topo_report *topo__report_new(const struct topo_plan *p, int threads)
-{
-	topo_report *r = topo__calloc(1, sizeof(*r));
-
-	if (r == NULL)
-		return NULL;
-	r->err = topo__mallocarray(MAX_ERRORS, sizeof(*r->err));
-	if (r->err == NULL) {
-		topo__free(r);
-		return NULL;
-	}
-	r->threads = threads;
-	count_traffic(r, p);
-	return r;
-}
-
-/* The kinds of error a report holds: static strings, so that an error
- * that came as text from another process is kept as one of them. */
-static const char *const error_kinds[] = {
-    "undelivered", "duplicated", "wrong data", "left early",
-    "timeout",	   "failed",	 "error"};
-
-void topo__report_error(topo_report *r, int32_t endpoint, const char *kind,
-			const char *detail)
-{
-	const char *k = error_kinds[sizeof(error_kinds) / sizeof(*error_kinds) -
-				    1];
-
-	for (size_t i = 0; i < sizeof(error_kinds) / sizeof(*error_kinds); i++)
-		if (strcmp(kind, error_kinds[i]) == 0)
-			k = error_kinds[i];
-	add_error(r, endpoint, k, "%s", detail);
-}
-
-void topo__report_finish(topo_report *r, double *seconds, int n,
-			 int64_t total, bool verified)
-{
-	r->iterations = n;
-	r->total = total;
-	r->verified = verified;
-	summarise(r, seconds, n);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1695,25 +1484,25 @@ int topo_plan_run(const topo_plan *p, const struct topo_run_params *params,
 					err);
 }
 
-int topo__plan_run_transport(const topo_plan *p,
-			     const struct topo_run_params *params,
-			     const struct topo__transport_ops *tr,
-			     topo_report **out, topo_error *err)
-{
+/* A run in this process: the workers' state, and what the run driver
+ * (run/driver.h) needs of it. */
+struct inproc {
+	struct run x;
+	struct topo__drive d;
 	struct topo_run_params q;
-	struct run x = {0};
+	topo_report *r;
+	int32_t *nwait0;
 	struct verify_ctx v;
-	struct topo__verify_keep keep = {NULL, 0};
-	struct topo__verify_time vt = {0,     NULL, NULL, 0,   false,
-				       0,     0,    NULL, NULL, NULL, &keep};
-	double next_progress = 0;
-	bool timed_out = false;
-	topo_report *r = NULL;
-	int32_t *nwait0 = NULL;
-	uint8_t *chained = NULL;
-	double *seconds = NULL, timeout, deadline_s;
-	struct timespec deadline;
-	int rc = TOPO_ENOMEM, iterations, threads, seconds_cap;
+	struct topo__verify_keep keep;
+	struct topo__verify_time vt;
+};
+
+/* What the parameters allow, before anything is done. */
+static int check_run(const topo_plan *p, const struct topo_run_params *params,
+		     topo_report **out, struct topo_run_params *q,
+		     topo_error *err)
+{
+	int rc;
 
 	if (out != NULL)
 		*out = NULL;
@@ -1725,377 +1514,389 @@ int topo__plan_run_transport(const topo_plan *p,
 				 "topo_plan_run: the plan was made for "
 				 "prediction only (predict_only): it has no "
 				 "buffers to run");
-	rc = topo__run_params_read(&q, params, err);
+	rc = topo__run_params_read(q, params, err);
 	if (rc != 0)
 		return rc;
-	if (q.threads < 0 || q.iterations < 0 || !(q.timeout >= 0) ||
-	    !(q.elapsed >= 0))
+	if (q->threads < 0 || q->iterations < 0 || !(q->timeout >= 0) ||
+	    !(q->elapsed >= 0))
 		return topo__err(err, TOPO_EARG, NULL, NULL,
 				 "threads (%d), iterations (%d), timeout "
 				 "(%g) and elapsed (%g) must not be negative",
-				 q.threads, q.iterations, q.timeout, q.elapsed);
-	threads = q.threads > 0 ? q.threads : default_threads();
-	iterations = q.iterations > 0 ? q.iterations : 1;
-	timeout = q.timeout > 0 ? q.timeout : DEFAULT_TIMEOUT;
-	if (timeout > MAX_TIMEOUT)
-		timeout = MAX_TIMEOUT;
-	deadline_s = topo__now() + timeout - q.elapsed;
-	deadline = at(deadline_s);
+				 q->threads, q->iterations, q->timeout,
+				 q->elapsed);
+	return 0;
+}
 
-	x.p = p;
-	x.tr = tr;
-	x.deliver = tr->deliver;
+/* Checked first, so that a run too big for memory allocates nothing: the
+ * buffers, the run's state, the parts' table and the workers' stacks
+ * (the transport checks its exact arena again). */
+static int check_memory(const topo_plan *p, int threads, topo_error *err)
+{
+	struct topo__memory_need need;
+	int64_t buffers = topo_plan_buffer_bytes(p);
+
+	topo__plan_run_need(p, buffers == INT64_MAX ? -1 : buffers, &need);
+	if (need.run >= 0)
+		need.run +=
+		    (int64_t)(threads - 1) * (int64_t)TOPO__POOL_STACK +
+		    (use_tcount(p, threads) ? (int64_t)threads * p->nslots * 4
+					    : 0) +
+		    (threads > 1 ? PART_CAP * (int64_t)sizeof(struct part) : 0);
+	return topo__memory_check(&need, err);
+}
+
+/* The report and the run's arrays, and the pool.  Returns 0, TOPO_ENOMEM
+ * (err not set) or the pool's error. */
+static int open_arrays(struct inproc *ip, int threads, topo_error *err)
+{
+	const struct topo_plan *p = ip->x.p;
+	struct run *x = &ip->x;
+	int rc;
+
+	ip->r = topo__report_alloc(threads);
+	ip->nwait0 = topo__mallocarray((size_t)p->nmsg, sizeof(int32_t));
+	x->nwait = topo__mallocarray((size_t)p->nmsg, sizeof(int32_t));
+	x->slot_count = topo__mallocarray((size_t)p->nslots, sizeof(int64_t));
+	x->threads = threads;
+	x->nslots = p->nslots;
+	if (ip->r == NULL || ip->nwait0 == NULL || x->nwait == NULL ||
+	    x->slot_count == NULL)
+		return TOPO_ENOMEM;
+	if (use_tcount(p, threads)) {
+		x->tcount = topo__mallocarray(
+		    (size_t)threads * (size_t)p->nslots, sizeof(int32_t));
+		if (x->tcount == NULL)
+			return TOPO_ENOMEM;
+	}
+	if (p->params.op == TOPO_OP_BARRIER) {
+		x->stamp =
+		    topo__mallocarray((size_t)p->nmsg + 1, sizeof(int64_t));
+		if (x->stamp == NULL)
+			return TOPO_ENOMEM;
+	}
+	rc = topo__pool_new(&x->pool, threads, run_task, x, err);
+	x->deadline_ts = at(ip->d.deadline);
+	return rc;
+}
+
+/* The pass over the plan (scan_plan), the deliver it allows, the parts'
+ * table, the lanes and the roots.  Returns 0 or TOPO_ENOMEM. */
+static int prepare(struct inproc *ip)
+{
+	struct run *x = &ip->x;
+	const struct topo_plan *p = x->p;
+	const struct topo__transport_ops *tr = x->tr;
+	int64_t ntasks = (p->nmsg + SCAN_MSGS - 1) / SCAN_MSGS;
+	struct scan_part *parts = topo__mallocarray(
+	    (size_t)(ntasks > 0 ? ntasks : 1), sizeof(*parts));
+	/* the combines that wait for the one before them (plan/order.c); no
+	 * chains, no waits: every message reads a zero */
+	uint8_t *chained = topo__calloc((size_t)p->nmsg + 1, 1);
+	bool in_bounds;
+
+	if (parts == NULL || chained == NULL) {
+		topo__free(parts);
+		topo__free(chained);
+		return TOPO_ENOMEM;
+	}
+	for (int64_t i = 0; p->cnext != NULL && i < p->nmsg; i++)
+		if (p->cnext[i] >= 0)
+			chained[p->cnext[i]] = 1;
+	scan_plan(x, ip->r, ip->nwait0, chained, parts, ntasks, &in_bounds);
+	topo__free(parts);
+	topo__free(chained);
+	x->nwait0 = ip->nwait0;
+	/* Checked here once, not in every delivery; a message out of its
+	 * buffers keeps the checking deliver, which reports it. */
+	if (tr->deliver_trusted != NULL && in_bounds) {
+		x->deliver = tr->deliver_trusted;
+		if (tr->slices != NULL)
+			x->sl = tr->slices(x->state);
+	}
+	x->part_base = INT64_MAX;
+	atomic_init(&x->nparts, 0);
+	if (x->deliver == tr->deliver_trusted && tr->deliver_part != NULL &&
+	    x->threads > 1 && topo__split_min > 0) {
+		x->part = topo__mallocarray(PART_CAP, sizeof(*x->part));
+		if (x->part == NULL)
+			return TOPO_ENOMEM;
+	}
+	if (plan_lanes(x) != 0)
+		return TOPO_ENOMEM;
+	x->roots = topo__mallocarray((size_t)x->nroots, sizeof(int64_t));
+	if (x->roots == NULL)
+		return TOPO_ENOMEM;
+	x->nroots = 0;
+	for (int64_t i = 0; i < p->nmsg; i++)
+		if (ip->nwait0[i] == 0)
+			x->roots[x->nroots++] = i;
+	if (x->part != NULL)
+		x->part_base = x->nroots + p->succ_off[p->nmsg];
+	return 0;
+}
+
+/* The inputs, by every thread, under the run's deadline too: over tens of
+ * thousands of members of large buffers they take seconds.  Returns as
+ * the driver's fill, without the homes (fill_op). */
+static int fill_inputs(struct inproc *ip, int64_t *member, topo_error *err)
+{
+	struct run *x = &ip->x;
+	const struct topo_plan *p = x->p;
+	struct fill_task *fill = NULL;
+	int64_t nfill = 0, done;
+	int w = 0;
+
+	if (ip->q.progress != NULL)
+		ip->q.progress(ip->q.progress_ctx, "filling inputs", 0, p->n);
+	x->next_progress = topo__now() + TOPO__PROGRESS_EVERY;
+	x->progress = ip->q.progress;
+	x->progress_ctx = ip->q.progress_ctx;
+	x->deadline = ip->d.deadline;
+	if (fill_tasks(p, &fill, &nfill) != 0)
+		return topo__err(err, TOPO_ENOMEM, NULL, NULL, "out of memory");
+	x->fill = fill;
+	x->filling = true;
+	if (topo__now() >= x->deadline) {
+		w = 1;
+	} else if (nfill > 0) {
+		topo__pool_wake_at(x->pool, 2);
+		topo__pool_wake(x->pool);
+		for (int64_t k = nfill - 1; k >= 0; k--)
+			topo__pool_push(x->pool, k, 0);
+		w = topo__pool_wait(x->pool, &x->deadline_ts);
+	}
+	x->filling = false;
+	x->fill = NULL;
+	topo__free(fill);
+	ip->d.next_progress = x->next_progress;
+	if (w < 0)
+		return topo__err(err, w, NULL, NULL,
+				 "out of memory while filling the inputs");
+	if (w == 0)
+		return 0;
+	done = atomic_load(&x->filled);
+	*member = done < p->n ? done + 1 : p->n;
+	return 1;
+}
+
+/* The driver's fill: the inputs, then the homes and the verifier's
+ * state, which the iterations need. */
+static int fill_op(void *ctx, int64_t *member, topo_error *err)
+{
+	struct inproc *ip = ctx;
+	struct run *x = &ip->x;
+	const struct topo_plan *p = x->p;
+	int w = fill_inputs(ip, member, err);
+
+	if (w < 0)
+		return w;
+	x->heavy = is_heavy(p, x->threads);
+	if (plan_homes(x, x->threads) != 0)
+		return topo__err(err, TOPO_ENOMEM, NULL, NULL, "out of memory");
+	topo__pool_wake_at(x->pool, wake_at(x));
+	/* The workers woken to fill the inputs would spin through the first
+	 * iterations and take half of a small plan's tasks, which a run
+	 * short enough to fit in their spin then pays for. */
+	if (!x->heavy)
+		topo__pool_calm(x->pool);
+	ip->v.r = ip->r;
+	ip->v.members = p->t->g->members;
+	ip->vt.deadline = ip->d.deadline;
+	ip->vt.progress = ip->q.progress;
+	ip->vt.ctx = ip->q.progress_ctx;
+	ip->vt.total = (int64_t)ip->d.iterations * p->n;
+	ip->vt.keep = &ip->keep;
+	if (x->threads > 1) {
+		ip->vt.par = run_par;
+		ip->vt.pctx = x;
+	}
+	if (ip->q.progress != NULL && w == 0)
+		ip->q.progress(ip->q.progress_ctx, "running", 0,
+			       ip->d.iterations);
+	return w;
+}
+
+static int reset_op(void *ctx, int it, topo_error *err)
+{
+	struct inproc *ip = ctx;
+	int w;
+
+	(void)it;
+	/* Workers spin through the reset, so that they take work as soon
+	 * as the clock starts, as MPI's ranks poll in the barrier before a
+	 * call. */
+	if (ip->x.heavy)
+		topo__pool_wake(ip->x.pool);
+	w = reset(&ip->x, ip->nwait0);
+	if (w < 0)
+		return topo__err(err, w, NULL, NULL,
+				 "out of memory while resetting the buffers");
+	return w != 0;
+}
+
+static int iterate_op(void *ctx, int it, double *seconds, topo_error *err)
+{
+	struct inproc *ip = ctx;
+	struct run *x = &ip->x;
+	const struct topo_plan *p = x->p;
+	double t0, t1;
+	int64_t k;
+	int w = 0;
+
+	(void)it;
+	/* A reset longer than the workers' spin (buffers of many MiB) lets
+	 * them fall asleep: have them spinning again before the clock
+	 * starts, or a plan of a few large messages runs on the caller
+	 * while a woken worker is still on its way. */
+	if (x->heavy)
+		topo__pool_ready(x->pool);
+	t0 = topo__now();
+	if (p->nmsg > 0) {
+		push_seeds(x);
+		w = topo__pool_wait(x->pool, &x->deadline_ts);
+	}
+	t1 = topo__now();
+	if (w < 0)
+		return topo__err(err, w, NULL, NULL,
+				 "out of memory while running the plan");
+	k = atomic_load_explicit(&x->nparts, memory_order_relaxed);
+	ip->r->parts += k < PART_CAP ? k : PART_CAP;
+	if (atomic_load(&x->failed) >= 0) {
+		int64_t f = atomic_load(&x->failed);
+		const struct topo__msg *m = &p->msg[f];
+
+		topo__report_add(ip->r, ip->v.members[m->dst], "failed",
+				 "message %lld from endpoint %d to endpoint "
+				 "%d could not be delivered: %s",
+				 (long long)f, ip->v.members[m->src],
+				 ip->v.members[m->dst],
+				 topo_strerror(atomic_load(&x->failed_rc)));
+		return 2;
+	}
+	*seconds = t1 - t0;
+	return w != 0;
+}
+
+static int64_t verify_op(void *ctx, int it, bool *timed_out)
+{
+	struct inproc *ip = ctx;
+	struct run *x = &ip->x;
+	topo_report *r = ip->r;
+	int64_t n;
+
+	if (x->tcount != NULL)
+		sum_receipts(x);
+	ip->vt.base = (int64_t)it * x->p->n;
+	ip->vt.next = ip->d.next_progress;
+	n = topo__verify_until(x->p, verify_buffer, x, x->slot_count,
+			       verify_report, &ip->v,
+			       (int64_t)(MAX_ERRORS - r->nerr), &ip->vt);
+	if (!ip->vt.timed_out)
+		n += topo__verify_barrier(x->p, x->stamp, verify_report, &ip->v,
+					  (int64_t)(MAX_ERRORS - r->nerr));
+	ip->d.next_progress = ip->vt.next;
+	r->total += n;
+	*timed_out = ip->vt.timed_out;
+	return n;
+}
+
+static int64_t faults_op(void *ctx)
+{
+	struct inproc *ip = ctx;
+
+	return ip->r->total;
+}
+
+static const struct topo__drive_ops inproc_ops = {
+    .fill = fill_op,
+    .reset = reset_op,
+    .iterate = iterate_op,
+    .verify = verify_op,
+    .faults = faults_op,
+};
+
+static void close_run(struct inproc *ip)
+{
+	struct run *x = &ip->x;
+
+	topo__pool_free(x->pool);
+	topo__verify_keep_free(&ip->keep);
+	if (x->tr != NULL)
+		x->tr->close(x->state);
+	topo__free(x->roots);
+	topo__free(x->home_roots);
+	topo__free(x->warm_ranges);
+	topo__free(x->warm_at);
+	topo__free(x->slot_count);
+	topo__free(x->tcount);
+	topo__free(x->stamp);
+	topo__free(x->nwait);
+	topo__free(x->part);
+	topo__free(x->lane_at);
+	topo__free(x->lane_ent);
+	topo__free(x->lanes);
+	topo__free(ip->nwait0);
+	topo__drive_free(&ip->d);
+}
+
+int topo__plan_run_transport(const topo_plan *p,
+			     const struct topo_run_params *params,
+			     const struct topo__transport_ops *tr,
+			     topo_report **out, topo_error *err)
+{
+	struct inproc in = {0}, *ip = &in;
+	int rc, threads;
+
+	rc = check_run(p, params, out, &ip->q, err);
+	if (rc != 0)
+		goto out;
+	threads = ip->q.threads > 0 ? ip->q.threads : default_threads();
+	topo__drive_init(&ip->d, &ip->q);
+	ip->x.p = p;
+	ip->x.deliver = tr->deliver;
 	/*
 	 * Send buffers of up to WARM_BYTES in all are read back after each
 	 * reset: a repeated call reads them, so they are what its caches
 	 * hold, unless its own writes evicted them; the reset's writes
 	 * would, and its copies of 64 KiB or more into buffers beyond the
 	 * cache stream, without evicting them (transport_inproc.c).  Sent
-	 * bytes, not the buffers in all, decide: on a 2-vCPU Xeon guest
-	 * (about 32-64 MiB of its L3 reached at cache speed), 2 members'
-	 * alltoall of 16 MiB blocks, 128 MiB of buffers and 64 of them sent,
-	 * took 0.68 of its time with them read back (7 interleaved rounds),
-	 * and copy_ideal, which reads its sources by the same rule, 0.72 of
-	 * its time with them read than without (5 interleaved runs).
+	 * bytes, not the buffers in all, decide: a repeated alltoall whose
+	 * sent blocks fit the last level of cache runs markedly faster
+	 * with them read back, and copy_ideal reads its sources by the same
+	 * rule.
 	 */
-	x.warm_send = topo__has_buf(p, TOPO__SEND) &&
-		      topo__plan_kind_bytes(p, TOPO__SEND) <= WARM_BYTES;
-	atomic_init(&x.filled, 0);
-	atomic_init(&x.failed, -1);
-	atomic_init(&x.failed_rc, 0);
-	/* First, so that a run too big for memory allocates nothing: the
-	 * buffers, the run's state, the parts' table and the workers' stacks
-	 * (the transport checks its exact arena again). */
-	{
-		struct topo__memory_need need;
-		int64_t buffers = topo_plan_buffer_bytes(p);
-
-		topo__plan_run_need(p, buffers == INT64_MAX ? -1 : buffers,
-				    &need);
-		if (need.run >= 0)
-			need.run +=
-			    (int64_t)(threads - 1) * (int64_t)TOPO__POOL_STACK +
-			    (use_tcount(p, threads)
-				 ? (int64_t)threads * p->nslots * 4
-				 : 0) +
-			    (threads > 1
-				 ? PART_CAP * (int64_t)sizeof(struct part)
-				 : 0);
-		rc = topo__memory_check(&need, err);
-		if (rc != 0)
-			return rc;
-	}
-	rc = x.tr->open(&x.state, p, err);
-	if (rc != 0)
-		return rc;
-	rc = TOPO_ENOMEM;
-	r = topo__calloc(1, sizeof(*r));
-	if (r == NULL)
-		goto out;
-	r->threads = threads;
-	r->err = topo__mallocarray(MAX_ERRORS, sizeof(*r->err));
-	/* The times of the iterations run, grown as they complete: a run
-	 * asked for 2^31 - 1 iterations and ended by its timeout must not
-	 * reserve 16 GiB up front. */
-	seconds_cap = iterations < 1024 ? iterations : 1024;
-	seconds = topo__mallocarray((size_t)seconds_cap, sizeof(double));
-	nwait0 = topo__mallocarray((size_t)p->nmsg, sizeof(int32_t));
-	x.nwait = topo__mallocarray((size_t)p->nmsg, sizeof(int32_t));
-	x.slot_count = topo__mallocarray((size_t)p->nslots, sizeof(int64_t));
-	x.threads = threads;
-	x.nslots = p->nslots;
-	if (use_tcount(p, threads)) {
-		x.tcount = topo__mallocarray(
-		    (size_t)threads * (size_t)p->nslots, sizeof(int32_t));
-		if (x.tcount == NULL)
-			goto out;
-	}
-	if (p->params.op == TOPO_OP_BARRIER)
-		x.stamp = topo__mallocarray((size_t)p->nmsg + 1,
-					    sizeof(int64_t));
-	if (r->err == NULL || seconds == NULL || nwait0 == NULL ||
-	    x.nwait == NULL || x.slot_count == NULL ||
-	    (p->params.op == TOPO_OP_BARRIER && x.stamp == NULL))
-		goto out;
-	rc = topo__pool_new(&x.pool, threads, run_task, &x, err);
+	ip->x.warm_send = topo__has_buf(p, TOPO__SEND) &&
+			  topo__plan_kind_bytes(p, TOPO__SEND) <= WARM_BYTES;
+	atomic_init(&ip->x.filled, 0);
+	atomic_init(&ip->x.failed, -1);
+	atomic_init(&ip->x.failed_rc, 0);
+	rc = check_memory(p, threads, err);
 	if (rc != 0)
 		goto out;
-	rc = TOPO_ENOMEM;
-	x.deadline_ts = deadline;
-	{
-		int64_t ntasks = (p->nmsg + SCAN_MSGS - 1) / SCAN_MSGS;
-		struct scan_part *parts = topo__mallocarray(
-		    (size_t)(ntasks > 0 ? ntasks : 1), sizeof(*parts));
-		bool in_bounds;
-
-		if (parts == NULL)
-			goto out;
-		/* the combines that wait for the one before them (plan/order.c);
-		 * no chains, no waits: every message reads a zero */
-		chained = topo__calloc((size_t)p->nmsg + 1, 1);
-		if (chained == NULL) {
-			topo__free(parts);
-			goto out;
-		}
-		for (int64_t i = 0; p->cnext != NULL && i < p->nmsg; i++)
-			if (p->cnext[i] >= 0)
-				chained[p->cnext[i]] = 1;
-		scan_plan(&x, r, nwait0, chained, parts, ntasks, &in_bounds);
-		topo__free(parts);
-		topo__free(chained);
-		chained = NULL;
-		x.nwait0 = nwait0;
-		/* Checked here once, not in every delivery; a message out
-		 * of its buffers keeps the checking deliver, which reports
-		 * it. */
-		if (tr->deliver_trusted != NULL && in_bounds) {
-			x.deliver = tr->deliver_trusted;
-			if (tr->slices != NULL)
-				x.sl = tr->slices(x.state);
-		}
-	}
-	x.part_base = INT64_MAX;
-	atomic_init(&x.nparts, 0);
-	if (x.deliver == tr->deliver_trusted && tr->deliver_part != NULL &&
-	    threads > 1 && topo__split_min > 0) {
-		x.part = topo__mallocarray(PART_CAP, sizeof(*x.part));
-		if (x.part == NULL)
-			goto out;
-	}
-	if (plan_lanes(&x) != 0)
+	rc = tr->open(&ip->x.state, p, err);
+	if (rc != 0)
 		goto out;
-	x.roots = topo__mallocarray((size_t)x.nroots, sizeof(int64_t));
-	if (x.roots == NULL)
-		goto out;
-	x.nroots = 0;
-	for (int64_t i = 0; i < p->nmsg; i++)
-		if (nwait0[i] == 0)
-			x.roots[x.nroots++] = i;
-	if (x.part != NULL)
-		x.part_base = x.nroots + p->succ_off[p->nmsg];
-	/* The inputs, by every thread, under the run's deadline too: over
-	 * tens of thousands of members of large buffers they take
-	 * seconds. */
-	if (q.progress != NULL)
-		q.progress(q.progress_ctx, "filling inputs", 0, p->n);
-	x.next_progress = topo__now() + TOPO__PROGRESS_EVERY;
-	x.progress = q.progress;
-	x.progress_ctx = q.progress_ctx;
-	x.deadline = deadline_s;
-	{
-		struct fill_task *fill = NULL;
-		int64_t nfill = 0;
-		int w;
-
-		if (fill_tasks(p, &fill, &nfill) != 0) {
-			rc = TOPO_ENOMEM;
-			goto out;
-		}
-		x.fill = fill;
-		x.filling = true;
-		w = 0;
-		if (topo__now() >= deadline_s) {
-			w = 1;
-		} else if (nfill > 0) {
-			topo__pool_wake_at(x.pool, 2);
-			topo__pool_wake(x.pool);
-			for (int64_t k = nfill - 1; k >= 0; k--)
-				topo__pool_push(x.pool, k, 0);
-			w = topo__pool_wait(x.pool, &deadline);
-		}
-		x.filling = false;
-		x.fill = NULL;
-		topo__free(fill);
-		if (w < 0) {
-			rc = topo__err(err, w, NULL, NULL,
-				       "out of memory while filling the inputs");
-			goto out;
-		}
-		if (w != 0) {
-			int64_t done = atomic_load(&x.filled);
-
-			add_error(r, -1, "timeout",
-				  "the run did not finish within %g s (filling "
-				  "the inputs: member %lld of %d)",
-				  timeout,
-				  (long long)(done < p->n ? done + 1 : p->n),
-				  (int)p->n);
-			timed_out = true;
-		}
-		next_progress = x.next_progress;
+	ip->x.tr = tr;
+	rc = open_arrays(ip, threads, err);
+	if (rc == 0)
+		rc = prepare(ip);
+	if (rc == 0) {
+		ip->d.ops = &inproc_ops;
+		ip->d.ctx = ip;
+		ip->d.r = ip->r;
+		ip->d.lead = true;
+		ip->d.progress_every = TOPO__PROGRESS_EVERY;
+		ip->d.members = p->n;
+		rc = topo__drive(&ip->d, err);
 	}
-	x.heavy = is_heavy(p, threads);
-	if (plan_homes(&x, threads) != 0) {
-		rc = TOPO_ENOMEM;
-		goto out;
-	}
-	topo__pool_wake_at(x.pool, wake_at(&x));
-	/* The workers woken to fill the inputs would spin through the first
-	 * 2 ms of iterations and take half of a small plan's tasks: a 2-member
-	 * scatter of 8 bytes then took 0.37 us an iteration instead of
-	 * 0.08, in any run of 1000 iterations short enough to fit in those
-	 * 2 ms. */
-	if (!x.heavy)
-		topo__pool_calm(x.pool);
-
-	v.r = r;
-	v.members = p->t->g->members;
-	vt.deadline = deadline_s;
-	vt.progress = q.progress;
-	vt.ctx = q.progress_ctx;
-	vt.next = next_progress;
-	vt.total = (int64_t)iterations * p->n;
-	if (threads > 1) {
-		vt.par = run_par;
-		vt.pctx = &x;
-	}
-	if (q.progress != NULL && !timed_out)
-		q.progress(q.progress_ctx, "running", 0, iterations);
-	for (int it = 0; it < iterations && !timed_out; it++) {
-		double t0, t1;
-		int w = 0;
-
-		if (topo__now() >= deadline_s) {
-			add_error(r, -1, "timeout",
-				  "the run did not finish within %g s "
-				  "(before iteration %d of %d)",
-				  timeout, it + 1, iterations);
-			break;
-		}
-		/* Workers spin through the reset, so that they take work as
-		 * soon as the clock starts, as MPI's ranks poll in the
-		 * barrier before a call. */
-		if (x.heavy)
-			topo__pool_wake(x.pool);
-		w = reset(&x, nwait0);
-		if (w < 0) {
-			rc = topo__err(err, w, NULL, NULL,
-				       "out of memory while resetting the "
-				       "buffers");
-			goto out;
-		}
-		if (w != 0) {
-			add_error(r, -1, "timeout",
-				  "the run did not finish within %g s "
-				  "(before iteration %d of %d)",
-				  timeout, it + 1, iterations);
-			break;
-		}
-		/* A reset longer than the workers' spin (buffers of many
-		 * MiB) lets them fall asleep: have them spinning again
-		 * before the clock starts, or a plan of a few large
-		 * messages runs on the caller while a woken worker is still
-		 * on its way. */
-		if (x.heavy)
-			topo__pool_ready(x.pool);
-		t0 = topo__now();
-		if (p->nmsg > 0) {
-			push_seeds(&x);
-			w = topo__pool_wait(x.pool, &deadline);
-		}
-		t1 = topo__now();
-		if (w < 0) {
-			rc = topo__err(err, w, NULL, NULL,
-				       "out of memory while running the plan");
-			goto out;
-		}
-		{
-			int64_t k = atomic_load_explicit(&x.nparts,
-							 memory_order_relaxed);
-
-			r->parts += k < PART_CAP ? k : PART_CAP;
-		}
-		if (atomic_load(&x.failed) >= 0) {
-			int64_t f = atomic_load(&x.failed);
-			const struct topo__msg *m = &p->msg[f];
-
-			add_error(r, v.members[m->dst], "failed",
-				  "message %lld from endpoint %d to endpoint "
-				  "%d could not be delivered: %s",
-				  (long long)f, v.members[m->src],
-				  v.members[m->dst],
-				  topo_strerror(atomic_load(&x.failed_rc)));
-			break;
-		}
-		if (w != 0) {
-			add_error(r, -1, "timeout",
-				  "the run did not finish within %g s "
-				  "(iteration %d of %d)",
-				  timeout, it + 1, iterations);
-			break;
-		}
-		if (r->iterations == seconds_cap) {
-			int cap = seconds_cap > INT32_MAX / 2 ? INT32_MAX
-							      : 2 * seconds_cap;
-			double *more = topo__realloc(
-			    seconds, (size_t)cap * sizeof(double));
-
-			if (more == NULL) {
-				rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-					       "out of memory recording the "
-					       "time of iteration %d",
-					       it + 1);
-				goto out;
-			}
-			seconds = more;
-			seconds_cap = cap;
-		}
-		seconds[r->iterations++] = t1 - t0;
-		if (topo__run_verifies(&q, it, iterations)) {
-			if (x.tcount != NULL)
-				sum_receipts(&x);
-			vt.base = (int64_t)it * p->n;
-			r->total += topo__verify_until(
-			    p, verify_buffer, &x, x.slot_count, verify_report,
-			    &v, (int64_t)(MAX_ERRORS - r->nerr), &vt);
-			if (!vt.timed_out)
-				r->total += topo__verify_barrier(
-				    p, x.stamp, verify_report, &v,
-				    (int64_t)(MAX_ERRORS - r->nerr));
-		}
-		if (vt.timed_out) {
-			add_error(r, -1, "timeout",
-				  "the run did not finish within %g s "
-				  "(verifying iteration %d of %d)",
-				  timeout, it + 1, iterations);
-			break;
-		}
-		if (q.progress != NULL && topo__now() >= vt.next) {
-			vt.next = topo__now() + TOPO__PROGRESS_EVERY;
-			q.progress(q.progress_ctx, "running", it + 1,
-				   iterations);
-		}
-		/* Later iterations would only repeat the same faults. */
-		if (r->total > 0)
-			break;
-	}
-	r->verified = r->total == 0 && r->iterations == iterations;
-	summarise(r, seconds, r->iterations);
-	rc = 0;
 out:
-	topo__pool_free(x.pool);
-	topo__verify_keep_free(&keep);
-	x.tr->close(x.state);
-	topo__free(x.roots);
-	topo__free(x.home_roots);
-	topo__free(x.warm_ranges);
-	topo__free(x.warm_at);
-	topo__free(x.slot_count);
-	topo__free(x.tcount);
-	topo__free(x.stamp);
-	topo__free(x.nwait);
-	topo__free(x.part);
-	topo__free(x.lane_at);
-	topo__free(x.lane_ent);
-	topo__free(x.lanes);
-	topo__free(nwait0);
-	topo__free(seconds);
+	close_run(ip);
 	if (rc != 0) {
 		if (rc == TOPO_ENOMEM)
 			topo__err(err, rc, NULL, NULL, "out of memory");
-		topo_report_free(r);
-		return rc;
+		topo_report_free(ip->r);
+	} else {
+		*out = ip->r;
 	}
-	*out = r;
-	return 0;
+	return rc;
 }

@@ -302,19 +302,10 @@ static int scan_deps(struct build *x, int pass)
 	return rc;
 }
 
-int topo__sched_new(struct topo__sched **out, const struct topo_plan *p,
-		    const int32_t *host, int32_t nhosts, int32_t r,
-		    topo_error *err)
+/* The hosts are valid for p (host NULL: a host per member). */
+static int check_hosts(const struct topo_plan *p, const int32_t *host,
+		       int32_t nhosts, int32_t r, topo_error *err)
 {
-	struct build x = {.p = p, .host = host, .r = r, .err = err};
-	int64_t *nto = NULL, *nfrom = NULL; /* messages per peer, by index */
-	struct peers pe = {NULL, 0};
-	struct topo__sched *s = NULL;
-	int rc;
-
-	*out = NULL;
-	if (host == NULL)
-		nhosts = p->n;
 	if (p->msg == NULL || nhosts < 1 || r < 0 || r >= nhosts)
 		return topo__err(err, TOPO_EARG, NULL, NULL,
 				 "two-sided schedule: %s",
@@ -327,61 +318,70 @@ int topo__sched_new(struct topo__sched **out, const struct topo_plan *p,
 					 "two-sided schedule: member %d on "
 					 "host %d of %d",
 					 (int)i, (int)host[i], (int)nhosts);
-	s = topo__calloc(1, sizeof(*s));
-	if (s == NULL) {
-		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL, "out of memory");
-		goto fail;
-	}
-	/* The member's messages and their events, in plan order (wire
-	 * numbers once the peers are known). */
+	return 0;
+}
+
+/* The member's messages and their events, in plan order (wire numbers
+ * once the peers are known), their waits, and a chain of combines
+ * (plan/order.c) at its destination: each one's bytes applied after the
+ * one before it, however they arrive. */
+static int own_messages(struct build *x)
+{
+	const struct topo_plan *p = x->p;
+	int rc;
+
 	for (int64_t m = 0; m < p->nmsg; m++) {
 		const struct topo__msg *q = &p->msg[m];
+		int32_t hs = H(x, q->src), hd = H(x, q->dst);
 
-		int32_t hs = H(&x, q->src), hd = H(&x, q->dst);
-
-		if (hs != r && hd != r)
+		if (hs != x->r && hd != x->r)
 			continue;
-		rc = grow((void **)&x.tm, &x.captm, x.ntm + 1, sizeof(*x.tm),
-			  err);
+		rc = grow((void **)&x->tm, &x->captm, x->ntm + 1,
+			  sizeof(*x->tm), x->err);
 		if (rc != 0)
-			goto fail;
-		x.tm[x.ntm++] = (struct tmsg){m, x.nev};
+			return rc;
+		x->tm[x->ntm++] = (struct tmsg){m, x->nev};
 		if (hs == hd)
-			rc = add_ev(&x, m, -1, -1, TOPO__EV_LOCAL);
-		else if (hs == r)
-			rc = add_ev(&x, m, -1, hd, TOPO__EV_SEND);
+			rc = add_ev(x, m, -1, -1, TOPO__EV_LOCAL);
+		else if (hs == x->r)
+			rc = add_ev(x, m, -1, hd, TOPO__EV_SEND);
 		else {
-			rc = add_ev(&x, m, -1, hs, TOPO__EV_RECV);
+			rc = add_ev(x, m, -1, hs, TOPO__EV_RECV);
 			if (rc == 0)
-				rc = add_ev(&x, m, -1, -1, TOPO__EV_APPLY);
+				rc = add_ev(x, m, -1, -1, TOPO__EV_APPLY);
 			if (rc == 0)
-				rc = add_edge(&x, x.nev - 2, x.nev - 1);
+				rc = add_edge(x, x->nev - 2, x->nev - 1);
 		}
 		if (rc != 0)
-			goto fail;
+			return rc;
 	}
-	rc = scan_deps(&x, 1);
-	/* A chain of combines (plan/order.c) at its destination: each one's
-	 * bytes applied after the one before it, however they arrive. */
-	for (int64_t i = 0; rc == 0 && p->cnext != NULL && i < x.ntm; i++) {
-		int64_t b = x.tm[i].m, a = p->cnext[b];
+	rc = scan_deps(x, 1);
+	for (int64_t i = 0; rc == 0 && p->cnext != NULL && i < x->ntm; i++) {
+		int64_t b = x->tm[i].m, a = p->cnext[b];
 
-		if (a >= 0 && H(&x, p->msg[b].dst) == r)
-			rc = add_edge(&x, done_ev(&x, b), done_ev(&x, a));
+		if (a >= 0 && H(x, p->msg[b].dst) == x->r)
+			rc = add_edge(x, done_ev(x, b), done_ev(x, a));
 	}
-	/* The wire numbers: per peer, the data messages in plan order, then
-	 * the ACKs. */
-	if (rc == 0)
-		rc = peers_make(&pe, &x);
+	return rc;
+}
+
+/* The wire numbers: per peer, the data messages in plan order, then the
+ * ACKs; an ACK leaves once the message it announces is done here. */
+static int wire_numbers(struct build *x)
+{
+	struct peers pe = {NULL, 0};
+	int64_t *nto = NULL, *nfrom = NULL; /* messages per peer, by index */
+	int rc = peers_make(&pe, x);
+
 	if (rc == 0) {
 		nto = topo__calloc((size_t)pe.n + 1, sizeof(int64_t));
 		nfrom = topo__calloc((size_t)pe.n + 1, sizeof(int64_t));
 		if (nto == NULL || nfrom == NULL)
-			rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
+			rc = topo__err(x->err, TOPO_ENOMEM, NULL, NULL,
 				       "out of memory");
 	}
-	for (int64_t e = 0; rc == 0 && e < x.nev; e++) {
-		struct topo__ev *v = &x.ev[e];
+	for (int64_t e = 0; rc == 0 && e < x->nev; e++) {
+		struct topo__ev *v = &x->ev[e];
 
 		if (v->kind == TOPO__EV_SEND)
 			v->seq = nto[peer_of(&pe, v->peer)]++;
@@ -389,48 +389,49 @@ int topo__sched_new(struct topo__sched **out, const struct topo_plan *p,
 			v->seq = nfrom[peer_of(&pe, v->peer)]++;
 	}
 	if (rc == 0)
-		rc = make_acks(&x, x.out, &x.nout, nto, &pe, TOPO__EV_ACK_SEND);
+		rc =
+		    make_acks(x, x->out, &x->nout, nto, &pe, TOPO__EV_ACK_SEND);
 	if (rc == 0)
-		rc = make_acks(&x, x.in, &x.nin, nfrom, &pe, TOPO__EV_ACK_RECV);
-	/* An ACK leaves once the message it announces is done here. */
-	for (int64_t i = 0; rc == 0 && i < x.nout; i++)
-		rc = add_edge(&x, done_ev(&x, x.out[i].b), x.out[i].ev);
+		rc =
+		    make_acks(x, x->in, &x->nin, nfrom, &pe, TOPO__EV_ACK_RECV);
+	for (int64_t i = 0; rc == 0 && i < x->nout; i++)
+		rc = add_edge(x, done_ev(x, x->out[i].b), x->out[i].ev);
 	if (rc == 0)
-		rc = scan_deps(&x, 2);
-	if (rc != 0)
-		goto fail;
+		rc = scan_deps(x, 2);
+	topo__free(nto);
+	topo__free(nfrom);
+	topo__free(pe.id);
+	return rc;
+}
 
-	/* Successors in CSR form, and the wait counts. */
-	s->host = r;
-	s->nev = x.nev;
-	s->ev = x.ev;
-	x.ev = NULL;
+/* x's events into s: successors in CSR form, the wait counts and the
+ * sends' and receives' counts. */
+static int to_sched(struct topo__sched *s, struct build *x)
+{
+	int64_t *fill;
+
+	s->host = x->r;
+	s->nev = x->nev;
+	s->ev = x->ev;
+	x->ev = NULL;
 	s->succ_off = topo__calloc((size_t)s->nev + 1, sizeof(int64_t));
-	s->succ = topo__mallocarray((size_t)x.nedge + 1, sizeof(int64_t));
-	if (s->succ_off == NULL || s->succ == NULL) {
-		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL, "out of memory");
-		goto fail;
+	s->succ = topo__mallocarray((size_t)x->nedge + 1, sizeof(int64_t));
+	fill = topo__mallocarray((size_t)s->nev + 1, sizeof(int64_t));
+	if (s->succ_off == NULL || s->succ == NULL || fill == NULL) {
+		topo__free(fill);
+		return topo__err(x->err, TOPO_ENOMEM, NULL, NULL,
+				 "out of memory");
 	}
-	for (int64_t i = 0; i < x.nedge; i++) {
-		s->succ_off[x.edge[i][0] + 1]++;
-		s->ev[x.edge[i][1]].nwait++;
+	for (int64_t i = 0; i < x->nedge; i++) {
+		s->succ_off[x->edge[i][0] + 1]++;
+		s->ev[x->edge[i][1]].nwait++;
 	}
 	for (int64_t e = 0; e < s->nev; e++)
 		s->succ_off[e + 1] += s->succ_off[e];
-	{
-		int64_t *fill =
-		    topo__mallocarray((size_t)s->nev + 1, sizeof(int64_t));
-
-		if (fill == NULL) {
-			rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-				       "out of memory");
-			goto fail;
-		}
-		memcpy(fill, s->succ_off, (size_t)s->nev * sizeof(int64_t));
-		for (int64_t i = 0; i < x.nedge; i++)
-			s->succ[fill[x.edge[i][0]]++] = x.edge[i][1];
-		topo__free(fill);
-	}
+	memcpy(fill, s->succ_off, (size_t)s->nev * sizeof(int64_t));
+	for (int64_t i = 0; i < x->nedge; i++)
+		s->succ[fill[x->edge[i][0]]++] = x->edge[i][1];
+	topo__free(fill);
 	s->max_seq = -1;
 	for (int64_t e = 0; e < s->nev; e++) {
 		const struct topo__ev *v = &s->ev[e];
@@ -443,17 +444,37 @@ int topo__sched_new(struct topo__sched **out, const struct topo_plan *p,
 		if (v->seq > s->max_seq)
 			s->max_seq = v->seq;
 	}
+	return 0;
+}
+
+int topo__sched_new(struct topo__sched **out, const struct topo_plan *p,
+		    const int32_t *host, int32_t nhosts, int32_t r,
+		    topo_error *err)
+{
+	struct build x = {.p = p, .host = host, .r = r, .err = err};
+	struct topo__sched *s = NULL;
+	int rc;
+
+	*out = NULL;
+	if (host == NULL)
+		nhosts = p->n;
+	rc = check_hosts(p, host, nhosts, r, err);
+	if (rc != 0)
+		return rc;
+	s = topo__calloc(1, sizeof(*s));
+	if (s == NULL)
+		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL, "out of memory");
+	if (rc == 0)
+		rc = own_messages(&x);
+	if (rc == 0)
+		rc = wire_numbers(&x);
+	if (rc == 0)
+		rc = to_sched(s, &x);
 	build_free(&x);
-	topo__free(nto);
-	topo__free(nfrom);
-	topo__free(pe.id);
+	if (rc != 0) {
+		topo__sched_free(s);
+		return rc;
+	}
 	*out = s;
 	return 0;
-fail:
-	build_free(&x);
-	topo__free(nto);
-	topo__free(nfrom);
-	topo__free(pe.id);
-	topo__sched_free(s);
-	return rc;
 }

@@ -3,6 +3,7 @@
 # MPI library whose collrun-mpi was built (make mpi-all: BUILD/openmpi/,
 # BUILD/mpich/; .ci/run installs both):
 #
+#   pmpi_only.sh, the engine and the MPI run call PMPI_ functions only;
 #   test_exec_mpi (tests/mpi/test_exec_mpi.c) at np 1 to 9 under Open MPI,
 #   1 to 6 under MPICH; cli.py, collrun-mpi against collrun at np 2
 #   to 8; pmpi.py, libcollc-mpi.so: test_collc_mpi (every wrapped
@@ -99,6 +100,7 @@ for flavour in openmpi mpich; do
 		took "$flavour test_exec_mpi at np $np" $t0
 	done
 	[ -n "$sanitized" ] && continue
+	part pmpi_only.sh 60 sh "$here/pmpi_only.sh" "$B" $flavour
 	# libcollc-mpi.so: the launcher without -np
 	part pmpi.py 1500 python3 "$here/pmpi.py" "$B" $flavour ${launch% -np}
 	# MPICH's own collective tests through the library

@@ -16,6 +16,7 @@
  */
 #define TOPO_INTERNAL
 #include "exec_internal.h"
+#include "run/report.h"
 
 #include "all_algos.h"
 #include "check.h"

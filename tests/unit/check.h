@@ -3,18 +3,20 @@
  *
  * CHECK(cond, fmt, ...) records one assertion; a failure prints the file,
  * line and message and the test goes on.  check_done() prints
- * "NAME: N passed, N failed" and returns the exit status.  Unit tests may
+ * "NAME: N passed, N failed" and returns the exit status; check_skip
+ * counts and prints a check the host cannot make.  Unit tests may
  * define TOPO_INTERNAL before including it to reach libtopo's internals.
  */
 #ifndef CHECK_H
 #define CHECK_H
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static long check_passed, check_failed;
+static long check_passed, check_failed, check_skipped;
 
 /* Nonzero under valgrind, which runs one thread at a time and 20-50 times
  * slower: tests that time threads stretch or skip those assertions. */
@@ -57,8 +59,28 @@ static long check_passed, check_failed;
 		      check_g_ ? check_g_ : "(null)", check_w_);               \
 	} while (0)
 
+/* A check not made here (a host without what it needs): counted, said on
+ * standard output, and summed up by check_done, so that a skip never
+ * passes unseen.  A skip is for what the host lacks, never for what the
+ * library under test answers. */
+static inline __attribute__((format(printf, 1, 2))) void
+check_skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	check_skipped++;
+	fputs("skipped: ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
 static inline int check_done(const char *name)
 {
+	if (check_skipped > 0)
+		printf("%s: %ld checks skipped (see \"skipped:\" above)\n",
+		       name, check_skipped);
 	printf("%s: %ld passed, %ld failed\n", name, check_passed,
 	       check_failed);
 	return check_failed == 0 ? 0 : 1;

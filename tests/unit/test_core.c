@@ -174,8 +174,8 @@ static void test_huge_pages(void)
 	size_t min = topo__hugepage_min;
 
 	if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) != 0) {
-		printf("test_core: no transparent huge pages here: advice "
-		       "not checked\n");
+		check_skip("test_core: no transparent huge pages here: "
+			   "advice not checked");
 		return;
 	}
 	/* Every block of a megabyte and more a mapping of its own, whatever
@@ -365,8 +365,8 @@ static void test_populate_stop(void)
 	if (UNDER_VALGRIND ||
 	    topo__memory_available(NULL) < ((int64_t)8 << 30) ||
 	    topo__cpus_allowed(NULL, 0) < 2) {
-		printf("test_core: population's stop not checked (valgrind, "
-		       "one CPU, or under 8 GiB available)\n");
+		check_skip("test_core: population's stop not checked "
+			   "(valgrind, one CPU, or under 8 GiB available)");
 		return;
 	}
 	block = topo__calloc(1, len);

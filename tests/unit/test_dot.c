@@ -905,8 +905,8 @@ static void test_graphviz(void)
 	int runs = 0;
 
 	if (system("command -v dot >/dev/null 2>&1") != 0) {
-		printf("test_dot: skipped rendering: Graphviz dot is not "
-		       "installed (make deps installs it)\n");
+		check_skip("test_dot: rendering: Graphviz dot is not "
+			   "installed (make deps installs it)");
 		return;
 	}
 	/* Names with every kind of byte the escaping must handle. */

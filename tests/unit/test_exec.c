@@ -19,6 +19,7 @@
 
 #include "all_algos.h"
 #include "check.h"
+#include "timeouts.h"
 
 #include <float.h>
 #include <pthread.h>
@@ -2642,7 +2643,9 @@ static void test_faults(void)
 }
 
 /* A chain of 100000 1 MiB copies cannot finish in 0.2 s: the run stops at
- * its timeout with one "timeout" error for the run as a whole (-1). */
+ * its timeout, before its first iteration ends, with one "timeout" error
+ * for the run as a whole (-1) in one of the documented words.  Which
+ * phase the deadline fell in depends on the host's load (timeouts.h). */
 static void test_timeout(void)
 {
 	topo_machine *m = small_machine();
@@ -2666,15 +2669,19 @@ static void test_timeout(void)
 	finish(p);
 	t0 = now();
 	r = run(p, 2, 3, 0.2);
-	CHECK(now() - t0 < 3, "timed-out run took %.3f s", now() - t0);
+	/* Not a wait for the work: three iterations of 100 GB of copies.
+	 * The bound is on a hang; that the deadline stopped the run is
+	 * shown by the iterations (none ended). */
+	CHECK(now() - t0 >= 0.2 && now() - t0 < 30,
+	      "timed-out run took %.3f s", now() - t0);
 	CHECK(!topo_report_verified(r), "timed-out run verified");
 	CHECK_INT(topo_report_iterations(r), 0);
 	CHECK_INT(topo_report_error_count(r), 1);
 	CHECK_INT(topo_report_error_total(r), 1);
 	CHECK_INT(topo_report_error(r, 0, &kind, &detail), -1);
 	CHECK_STR(kind, "timeout");
-	CHECK_STR(detail, "the run did not finish within 0.2 s (iteration 1 "
-			  "of 3)");
+	CHECK(timeout_detail_ok(detail, 0.2, 3, 12),
+	      "not a documented timeout: %s", detail ? detail : "(null)");
 	topo_report_seconds(r, &lo, &med, &hi);
 	CHECK(lo == 0 && med == 0 && hi == 0, "seconds %g %g %g", lo, med, hi);
 	CHECK_INT(topo_report_error(r, 1, &kind, &detail), -1);
@@ -2730,6 +2737,7 @@ static void test_deadlines(void)
 	topo_report *r = NULL;
 	topo_error err;
 	const char *kind, *detail;
+	long long built = -1;
 	double t0;
 
 	topo_error_clear(&err);
@@ -2742,18 +2750,21 @@ static void test_deadlines(void)
 	pp.bytes = (size_t)2 << 20;
 	pp.segment = 16;
 	pp.timeout = 0.05;
-	/* The whole plan (8 million messages) takes more than a second
-	 * here; stopping takes 0.05 s and a glance, and the bounds leave a
-	 * loaded CI machine room for its stalls. */
+	/* That the deadline stopped planning is shown by the messages
+	 * built, fewer than the plan's; the time bound is on a hang (a
+	 * stop takes 0.05 s and a glance), not on a loaded host's speed. */
 	t0 = now();
 	CHECK_INT(topo_plan_new(&p, t, &pp, &err), TOPO_ETIMEDOUT);
-	CHECK(now() - t0 < (SANITIZED ? 5.0 : 1.0),
-	      "planning stopped %.3f s after its start", now() - t0);
+	CHECK(now() - t0 < 30, "planning stopped %.3f s after its start",
+	      now() - t0);
 	CHECK(p == NULL, "a plan that timed out was returned");
 	CHECK(strncmp(err.text,
 		      "the run did not finish within 0.05 s (planning: ",
 		      47) == 0,
 	      "%s", err.text);
+	CHECK(sscanf(err.text + 47, "%lld messages built)", &built) == 1 &&
+		  built >= 0 && built < 131072LL * 63,
+	      "%s: not short of 131072 x 63 messages", err.text);
 	CHECK_STR(topo_strerror(TOPO_ETIMEDOUT), "timed out");
 	/* Time already spent counts: with all of it gone, planning stops at
 	 * its first glance, which comes right after the message list is

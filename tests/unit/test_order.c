@@ -607,7 +607,7 @@ static void test_threads(void)
 		}
 	}
 	topo__lane_min = lane_min;
-	CHECK(UNDER_VALGRIND || atomic_load(&wt.pauses) > 50,
+	CHECK(atomic_load(&wt.pauses) > 0,
 	      "only %lld pauses", (long long)atomic_load(&wt.pauses));
 	CHECK_INT(atomic_load(&wt.late), 0);
 }

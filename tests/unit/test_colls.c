@@ -1150,19 +1150,22 @@ static void test_harness(void)
 
 /* ---------------------------------------------------------------------- */
 
-int main(void)
+int main(int argc, char **argv)
 {
+	check_args(argc, argv);
 	check_seed("test_colls", 20250311);
 	uneven_groups(gspecs, NGSPECS, ms, gs);
-	test_harness();
-	test_coverage();
-	test_all_operators();
-	test_counts();
-	test_runs();
-	test_reduce_direct();
-	test_refusals();
-	test_nomem();
+	CHECK_RUN(harness, test_harness());
+	CHECK_RUN(coverage, test_coverage());
+	CHECK_RUN(all_operators, test_all_operators());
+	CHECK_RUN(counts, test_counts());
+	CHECK_RUN(runs, test_runs());
+	CHECK_RUN(reduce_direct, test_reduce_direct());
+	CHECK_RUN(refusals, test_refusals());
+	CHECK_RUN(nomem, test_nomem());
 	uneven_groups_free(NGSPECS, ms, gs);
+	if (check_listing)
+		return 0;
 	printf("test_colls: %lld plans checked for races, %lld too big (over "
 	       "%d messages)\n",
 	       (long long)race_checked, (long long)race_skipped, RACE_MAX);

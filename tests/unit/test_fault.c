@@ -790,18 +790,19 @@ static void test_env_hook(void)
 	in_child("host allocator", NULL, child_host_allocator, NULL);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct fixture f;
 	topo_report *r;
 	topo_error err;
 	int rc;
 
+	check_args(argc, argv);
 	/* Every arena mapped (alloc.c's topo__block_alloc), however small,
 	 * so that each failure path below must return its mappings too. */
 	topo__map_min = 0;
 	/* Children first: fork is simplest with no thread started yet. */
-	test_env_hook();
+	CHECK_RUN(env_hook, test_env_hook());
 	CHECK_INT(threads_now_want(1), 1);
 	/* A first run starts whatever threads the runtime keeps. */
 	fault_fixture(&f, 2, 2, "binomial", TOPO_OP_BCAST, NULL, 8);
@@ -813,12 +814,12 @@ int main(void)
 	base = threads_now_want(1 + RUNTIME_THREADS);
 	CHECK_INT(base, 1 + RUNTIME_THREADS);
 	for (int threads = 1; threads <= 8; threads *= 2)
-		test_failed_delivery(threads);
-	test_failed_later();
-	test_verify_last();
-	test_timeout();
-	test_alloc(1);
-	test_alloc(SANITIZED ? 2 : 4);
+		CHECK_RUN(failed_delivery, test_failed_delivery(threads));
+	CHECK_RUN(failed_later, test_failed_later());
+	CHECK_RUN(verify_last, test_verify_last());
+	CHECK_RUN(timeout, test_timeout());
+	CHECK_RUN(alloc, test_alloc(1));
+	CHECK_RUN(alloc, test_alloc(SANITIZED ? 2 : 4));
 	CHECK_INT(threads_now_want(base), base);
 	fx_reset(-1, 0, 0);
 	/* failed, stalled and timed-out runs returned their mapped arenas */

@@ -387,10 +387,11 @@ static void test_failure(void)
 	fixture_free(&f);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	test_arranged();
-	test_all_reducing();
-	test_failure();
+	check_args(argc, argv);
+	CHECK_RUN(arranged, test_arranged());
+	CHECK_RUN(all_reducing, test_all_reducing());
+	CHECK_RUN(failure, test_failure());
 	return check_done("test_lanes");
 }

@@ -612,12 +612,13 @@ static void test_threads(void)
 	CHECK_INT(atomic_load(&wt.late), 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	check_args(argc, argv);
 	check_seed("test_order", 4242);
 	uneven_groups(gspecs, NGSPECS, ms, gs);
-	test_plans();
-	test_threads();
+	CHECK_RUN(plans, test_plans());
+	CHECK_RUN(threads, test_threads());
 	uneven_groups_free(NGSPECS, ms, gs);
 	return check_done("test_order");
 }

@@ -990,39 +990,40 @@ static void mutex_case(void)
 	pthread_mutex_destroy(&mu);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	mutex_case();
-	shape_case(FLAT, "flat", 1, 100000, 0);
-	shape_case(FLAT, "flat", 8, 100000, 0);
-	shape_case(CHAIN, "chain", 1, BIG, 0.5);
-	shape_case(CHAIN, "chain", 2, BIG, 0.5);
-	shape_case(CHAIN, "chain", 8, BIG, 0.5);
-	shape_case(TREE, "tree", 1, BIG, 0.5);
-	shape_case(TREE, "tree", 2, BIG, 0.5);
-	shape_case(TREE, "tree", 8, BIG, 0.5);
-	shape_case(FANOUT, "fan-out", 2, BIG, 0.5);
-	shape_case(FANOUT, "fan-out", 8, BIG, 0.5);
+	check_args(argc, argv);
+	CHECK_RUN(mutex, mutex_case());
+	CHECK_RUN(shape, shape_case(FLAT, "flat", 1, 100000, 0));
+	CHECK_RUN(shape, shape_case(FLAT, "flat", 8, 100000, 0));
+	CHECK_RUN(shape, shape_case(CHAIN, "chain", 1, BIG, 0.5));
+	CHECK_RUN(shape, shape_case(CHAIN, "chain", 2, BIG, 0.5));
+	CHECK_RUN(shape, shape_case(CHAIN, "chain", 8, BIG, 0.5));
+	CHECK_RUN(shape, shape_case(TREE, "tree", 1, BIG, 0.5));
+	CHECK_RUN(shape, shape_case(TREE, "tree", 2, BIG, 0.5));
+	CHECK_RUN(shape, shape_case(TREE, "tree", 8, BIG, 0.5));
+	CHECK_RUN(shape, shape_case(FANOUT, "fan-out", 2, BIG, 0.5));
+	CHECK_RUN(shape, shape_case(FANOUT, "fan-out", 8, BIG, 0.5));
 	/* 64 x 5 ms: 0.32 s on one worker, 0.04 s shared by eight. */
-	shape_case(SLEEPY, "sleepy", 8, 64, 0.2);
-	shape_case(SLEEPY, "sleepy", 2, 64, 0.25);
-	timeout_case(2);
-	timeout_case(8);
-	caller_case(1);
-	caller_case(2);
-	caller_case(8);
-	abort_case(1);
-	abort_case(2);
-	abort_case(8);
-	mail_case(1);
-	mail_case(2);
-	mail_case(8);
-	idle_case();
-	calm_case();
-	caller_spin_case();
-	ready_case();
-	nomem_case();
-	cpuset_case();
-	affinity_case();
+	CHECK_RUN(shape, shape_case(SLEEPY, "sleepy", 8, 64, 0.2));
+	CHECK_RUN(shape, shape_case(SLEEPY, "sleepy", 2, 64, 0.25));
+	CHECK_RUN(timeout, timeout_case(2));
+	CHECK_RUN(timeout, timeout_case(8));
+	CHECK_RUN(caller, caller_case(1));
+	CHECK_RUN(caller, caller_case(2));
+	CHECK_RUN(caller, caller_case(8));
+	CHECK_RUN(abort, abort_case(1));
+	CHECK_RUN(abort, abort_case(2));
+	CHECK_RUN(abort, abort_case(8));
+	CHECK_RUN(mail, mail_case(1));
+	CHECK_RUN(mail, mail_case(2));
+	CHECK_RUN(mail, mail_case(8));
+	CHECK_RUN(idle, idle_case());
+	CHECK_RUN(calm, calm_case());
+	CHECK_RUN(caller_spin, caller_spin_case());
+	CHECK_RUN(ready, ready_case());
+	CHECK_RUN(nomem, nomem_case());
+	CHECK_RUN(cpuset, cpuset_case());
+	CHECK_RUN(affinity, affinity_case());
 	return check_done("test_pool");
 }

@@ -388,18 +388,19 @@ static void test_huge(struct pset_work *w)
 	pset_free(&out);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct pset_work *w;
 
+	check_args(argc, argv);
 	check_seed("test_pset", 4242);
 	w = pset_work_new();
-	test_union_and(w);
-	test_chain(w);
-	test_expand_widen(w);
-	test_huge(w);
+	CHECK_RUN(union_and, test_union_and(w));
+	CHECK_RUN(chain, test_chain(w));
+	CHECK_RUN(expand_widen, test_expand_widen(w));
+	CHECK_RUN(huge, test_huge(w));
 	pset_work_free(w);
-	test_enomem();
+	CHECK_RUN(enomem, test_enomem());
 	topo__pset_tune = tune_default;
 	return check_done("test_pset");
 }

@@ -209,8 +209,7 @@ FORCE:
 # check and demo first install any missing Debian package (make deps), so
 # that the README's two commands work on a fresh machine.
 # make check runs the suites that test behaviour broadly and quickly
-# (tests/check.sh's default: a fresh clone on a 2-CPU machine, builds
-# included, within 15 minutes); CHECK_SUITES names others (tests/check.sh
+# (tests/check.sh's default); CHECK_SUITES names others (tests/check.sh
 # lists them).
 check:
 	@$(MAKE) -s deps

@@ -1,8 +1,12 @@
 # collc / collrun / libtopo - plain GNU Makefile.
 #
 #   make              build libtopo (static and shared) and the programs
-#   make check        build and run every test (unit, CLI, schema, man lint,
-#                     the library's exports, install)
+#   make check        build and run the quick suites (unit, CLI, schema, man
+#                     lint, the library's exports, install, the predictions
+#                     beside the simulators, the MPI suite's main cases)
+#   make check-long   the longer suites, which CI runs too: ThreadSanitizer,
+#                     the whole MPI suite, AddressSanitizer + UBSan, fault
+#                     injection, valgrind, the fuzzers' corpora and a smoke run
 #   make demo         compile the shipped examples and show a result
 #   make bench        benchmarks: compile, replay, data movement vs Open MPI
 #   make install      PREFIX=/usr/local DESTDIR= ; make uninstall
@@ -74,7 +78,7 @@ SCHEMAS   := $(sort $(wildcard schemas/*.schema.json))
 LIB_FUNCS = awk -f libtopo/exports.awk libtopo/topo.h
 
 .PHONY: bench-pmpi
-.PHONY: FORCE all check check-mpi check-unit check-cli check-schemas check-man check-abi check-install check-sim tsan-build demo bench bench-quick bench-costs bench-predict bench-deps \
+.PHONY: FORCE all check check-long check-mpi check-unit check-cli check-schemas check-man check-abi check-install check-sim tsan-build demo bench bench-quick bench-costs bench-predict bench-deps \
 	install uninstall deps clean format
 
 all: $(B)/libtopo.a $(B)/libtopo.so $(PROGS) $(B)/libtopo.pc mpi
@@ -209,12 +213,33 @@ FORCE:
 # ---------------------------------------------------------------- tests
 # check and demo first install any missing Debian package (make deps), so
 # that the README's two commands work on a fresh machine.
-# CHECK_SUITES names some suites only (tests/check.sh; default: all).
+# make check runs the suites that test behaviour broadly and quickly
+# (tests/check.sh's default); CHECK_SUITES names others (tests/check.sh
+# lists them).
 check:
 	@$(MAKE) -s deps
 	@$(MAKE) -j$(NPROC) all mpi-all $(UNIT_BIN) $(SIM_TOOL)
-	@$(if $(CHECK_SUITES),$(if $(filter tsan,$(CHECK_SUITES)),$(MAKE) tsan-build,:),$(MAKE) tsan-build)
+	@$(if $(filter tsan,$(CHECK_SUITES)),$(MAKE) tsan-build,:)
 	@sh tests/check.sh $(B) $(CHECK_SUITES)
+
+# make check-long: the suites too long for make check, which .ci/run runs
+# as well, so that CI runs everything.  Under the sanitizers, the suites
+# whose programs they change: tsan (built apart, the same in both runs),
+# install (a plain build of its own), abi and man would only run again as
+# they run in make check, and sim (the predictions beside SimGrid's and
+# LogGOPSim's) took 200 s under them for code that test_predict and the
+# CLI cases already run sanitized.
+# Each step says how long it took: CI's time budget is spent here.
+long_step = t0=$$(date +%s); $(MAKE) $(1) && \
+	echo "check-long: $(strip $(1)) took $$(($$(date +%s) - t0)) s"
+check-long:
+	@$(call long_step,check CHECK_SUITES="tsan mpi")
+	@$(call long_step,SANITIZE=address$(comma)undefined check \
+	    CHECK_SUITES="unit cli schemas mpi")
+	@$(call long_step,check-fault)
+	@$(call long_step,check-valgrind)
+	@$(call long_step,fuzz-regress)
+	@$(call long_step,fuzz-smoke)
 
 # The executor's tests and collrun, built with ThreadSanitizer into
 # build-thread/ for the tsan suite of check (tests/tsan/run.sh).

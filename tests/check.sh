@@ -1,7 +1,10 @@
 #!/bin/sh
-# tests/check.sh BUILD [unit|cli|schemas|man|abi|install|tsan|sim|mpi|fault|valgrind ...] - runs the test suites and
-# prints one closing line "N passed, N failed" summed over all of them.
-# Exit status 0 only when every suite passed.
+# tests/check.sh BUILD [unit|cli|schemas|man|abi|install|tsan|sim|mpi|mpi-quick|fault|valgrind ...]
+# - runs the test suites and prints one closing line "N passed, N failed"
+# summed over all of them.  Exit status 0 only when every suite passed.
+# Without suites, make check's: unit cli schemas man abi install sim
+# mpi-quick (the MPI suite's main cases under both libraries); tsan and
+# the whole mpi suite are make check-long's, with fault and valgrind.
 #
 # The suites (and each unit test program on its own) are independent
 # tasks, run CHECK_JOBS at a time (default: the CPUs this process may use),
@@ -10,7 +13,7 @@
 # the other.  CHECK_JOBS=1 runs them one after the other.
 B=${1:?usage: tests/check.sh BUILD [suite...]}
 shift
-[ $# -gt 0 ] || set -- unit cli schemas man abi install tsan sim mpi
+[ $# -gt 0 ] || set -- unit cli schemas man abi install sim mpi-quick
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 case $B in /*) ;; *) B=$top/$B ;; esac
@@ -51,6 +54,7 @@ for suite in "$@"; do
 	tsan) add 28 tsan sh "$here/tsan/run.sh" "$top/build-thread" ;;
 	sim) add 44 sim sh "$here/sim/run.sh" "$B" ;;
 	mpi) add 180 mpi sh "$here/mpi/run.sh" "$B" ;;
+	mpi-quick) add 60 mpi-quick sh "$here/mpi/run.sh" "$B" quick ;;
 	fault) add 60 fault sh "$here/fault/run.sh" "$top/build-address-undefined" "$top/build-thread" ;;
 	valgrind) add 60 valgrind sh "$here/valgrind/run.sh" "$B" ;;
 	*) echo "check.sh: unknown suite $suite"; exit 2 ;;

@@ -24,6 +24,7 @@ collrun-mpi must do what collrun does, with MPI rank r hosting task r:
 """
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -195,21 +196,30 @@ def test_faults(tmp):
 
 def test_timeout_predict(tmp):
     path = os.path.join(tmp, "m4.json")
-    # 2 s, not less: the timeout counts from the start of the process,
-    # and 4 ranks starting on 2 CPUs beside make check's other suites
-    # once took more than 0.5 s to finish planning (the run then ends
-    # before its first iteration, with a line on stderr and no report).
+    # The timeout counts from the start of the process, and 4 ranks
+    # starting on 2 CPUs beside other work may still be loading or
+    # planning at the deadline: the run then ends before its first
+    # iteration, with one line on stderr naming the phase and no report
+    # (collrun(1)).  Either ending is the deadline honoured; which one
+    # depends on the host's load, so both pass.
     a = mpi(4, ["allreduce", "--algorithm", "ring", "--bytes", "64K",
                 "--iterations", "2147483647", "--timeout", "2", "--json",
                 path])
     check(a.returncode == 1, f"timeout: exit {a.returncode}: {a.stderr}")
-    try:
-        j = json.loads(a.stdout)
-        check(j["verified"] is False and j["errors"][0]["kind"] == "timeout"
-              and "within 2 s" in j["errors"][0]["detail"],
-              f"timeout: {j.get('errors')}")
-    except (ValueError, KeyError, IndexError) as e:
-        check(False, f"timeout: {e}: {a.stdout[:300]} {a.stderr[-600:]}")
+    early = re.search(r"the run did not finish within 2 s "
+                      r"\((loading|planning)", a.stderr)
+    if a.stdout.strip() == "" and early:
+        check(True, "")
+    else:
+        try:
+            j = json.loads(a.stdout)
+            check(j["verified"] is False
+                  and j["errors"][0]["kind"] == "timeout"
+                  and "within 2 s" in j["errors"][0]["detail"],
+                  f"timeout: {j.get('errors')}")
+        except (ValueError, KeyError, IndexError) as e:
+            check(False,
+                  f"timeout: {e}: {a.stdout[:300]} {a.stderr[-600:]}")
     for extra in (["--predict"], ["--predict", "--json"]):
         args = ["reduce", "--bytes", "64K", path] + extra
         a, b = mpi(4, args), local(args)

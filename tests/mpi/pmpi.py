@@ -19,6 +19,11 @@ the launcher without -np).
 CHECK_QUICK=N (test_collc_mpi) runs one in N of each run's combinations of
 datatype x operator x count x root, a different slice at each np; the
 slices are chosen to keep both MPI libraries within CI's time on 2 CPUs.
+
+PMPI_QUICK=1 (tests/mpi/run.sh BUILD quick, in make check) runs the main
+cases only: the matrix through the library on one node at np 2 and on an
+uneven layout at np 4, and a bad setting refused.  make check-long runs
+all of this file.
 """
 import os
 import re
@@ -158,6 +163,16 @@ def slice_for(np):
         return "2"
     return str((8 if np <= 4 else 16) * (16 if SLOW else 1))
 
+
+if os.environ.get("PMPI_QUICK", "") not in ("", "0"):
+    matrix(2, "one node", {"CHECK_QUICK": slice_for(2)})
+    matrix(4, "nodes " + LAYOUT[4],
+           {"CHECK_QUICK": slice_for(4), "COLLC_MPI_NODES": LAYOUT[4]})
+    refused(2, {"COLLC_MPI_TREE": "oak"},
+            r"^libcollc-mpi: COLLC_MPI_TREE=oak: ", "an unknown tree shape")
+    print("%s: pmpi (quick): %d passed, %d failed" %
+          (FLAVOUR, passed, failed))
+    sys.exit(1 if failed else 0)
 
 # 1. the matrix through the library at np 1 to 9
 for np in range(1, 10):

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/mpi/run.sh BUILD - the MPI transport and collrun-mpi, under every
+# tests/mpi/run.sh BUILD [quick] - the MPI transport and collrun-mpi, under every
 # MPI library whose collrun-mpi was built (make mpi-all: BUILD/openmpi/,
 # BUILD/mpich/; .ci/run installs both):
 #
@@ -31,12 +31,26 @@
 # the MPI library, not ours.  Run it by hand to have them:
 #   python3 tests/mpi/mpich_suite.py build openmpi
 #
+# quick (the mpi-quick suite of make check): under both MPI libraries, the
+# main cases only: test_exec_mpi at np 1 to 3 (a quarter of its matrix at
+# np 3), pmpi.py's main cases (PMPI_QUICK) and cli.py; not MPICH's suite.
+# The whole suite is make check-long's.
+#
 # In a sanitized build (make SANITIZE=address,undefined check) the suite
 # runs test_exec_mpi under Open MPI at np 3 alone, with leak detection off:
 # the MPI library keeps allocations to its exit by design, and the leaks
 # reported are all its own (none in our frames, checked by hand).
-B=$(cd "${1:?usage: run.sh BUILD}" && pwd)
+B=$(cd "${1:?usage: run.sh BUILD [quick]}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
+quick_suite=
+case ${2-} in
+'') ;;
+quick) quick_suite=1 ;;
+*) echo "usage: run.sh BUILD [quick]"; exit 2 ;;
+esac
+# pmpi.py's main cases only, when quick
+PMPI_QUICK=$quick_suite
+export PMPI_QUICK
 # Open MPI refuses to run as root unless told that it is meant.
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # no network interfaces to probe on a CI machine: shared memory and self
@@ -85,11 +99,13 @@ for flavour in openmpi mpich; do
 	mpich) launch="mpiexec.mpich -np"; nps="1 2 3 4 5 6"
 		MPICH_SUITE_ARGS="--smallest --no-control" ;;
 	esac
+	[ -n "$quick_suite" ] && nps="1 2 3"
 	[ -n "$sanitized" ] && nps=3
 	for np in $nps; do
 		quick= t0=$(date +%s)
 		[ $flavour = mpich ] && [ "$np" -ge 3 ] && quick=1
 		[ $flavour = openmpi ] && [ "$np" -ge 6 ] && quick=1
+		[ -n "$quick_suite" ] && [ "$np" -ge 3 ] && quick=1
 		if CHECK_QUICK=$quick timeout 600 $launch "$np" \
 			"$B/$flavour/tests/test_exec_mpi" >"$log" 2>&1; then :; else
 			echo "FAIL: $flavour test_exec_mpi at np $np (exit $?)"
@@ -103,6 +119,10 @@ for flavour in openmpi mpich; do
 	part pmpi_only.sh 60 sh "$here/pmpi_only.sh" "$B" $flavour
 	# libcollc-mpi.so: the launcher without -np
 	part pmpi.py 1500 python3 "$here/pmpi.py" "$B" $flavour ${launch% -np}
+	if [ -n "$quick_suite" ]; then
+		part cli.py 1200 python3 "$here/cli.py" "$B" $flavour $launch
+		continue
+	fi
 	# MPICH's own collective tests through the library
 	part mpich_suite.py 1800 python3 "$here/mpich_suite.py" "$B" $flavour \
 		$MPICH_SUITE_ARGS

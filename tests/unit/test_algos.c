@@ -1554,7 +1554,7 @@ static void test_allgather_pieces(const topo_machine *m)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	/* Uneven: 3, 1, 4, 2 tasks; and 2, 5, 1, 3, 2 tasks of 2 endpoints
 	 * with the physical root in the middle of the network. */
@@ -1574,11 +1574,12 @@ int main(void)
 		   {TOPO_UINT8, TOPO_BOR},   {TOPO_UINT32, TOPO_BAND},
 		   {TOPO_UINT64, TOPO_BXOR}, {TOPO_INT8, TOPO_SUM}};
 
+	check_args(argc, argv);
 	check_seed("test_algos", 20240611);
 	ms[0] = machine(4, ta, 1, pa);
 	ms[1] = machine(5, tb, 2, pb);
 
-	test_pattern(ms[0]);
+	CHECK_RUN(pattern, test_pattern(ms[0]));
 
 	/* Floods as numbered by default (breadth first at this size), then
 	 * numbered depth first (as floods of 65,536 messages and more are):
@@ -1588,33 +1589,41 @@ int main(void)
 		int64_t saved = topo__flood_depth_first;
 
 		topo__flood_depth_first = df ? 0 : saved;
-		flood_segment = 0;
-		over_all((const topo_machine *const *)ms, 2, specs, check_flood,
-			 0);
-		flood_segment = 5;
-		over_all((const topo_machine *const *)ms, 2, specs, check_flood,
-			 0);
-		test_faulty_tables(ms[0]);
-		test_explicit_tables(ms[1]);
+		if (check_want("flood")) {
+			flood_segment = 0;
+			over_all((const topo_machine *const *)ms, 2, specs,
+				 check_flood, 0);
+			flood_segment = 5;
+			over_all((const topo_machine *const *)ms, 2, specs,
+				 check_flood, 0);
+		}
+		CHECK_RUN(faulty_tables, test_faulty_tables(ms[0]));
+		CHECK_RUN(explicit_tables, test_explicit_tables(ms[1]));
 		topo__flood_depth_first = saved;
 	}
-	test_depth_first(ms[1]);
+	CHECK_RUN(depth_first, test_depth_first(ms[1]));
 
-	over_all((const topo_machine *const *)ms, 2, specs, check_scatter_tree,
-		 0);
-	over_all((const topo_machine *const *)ms, 2, specs, check_scatter_or,
-		 0);
-	over_all((const topo_machine *const *)ms, 2, specs,
-		 check_scatter_direct, 0);
-	gather_chunk = 0;
-	over_all((const topo_machine *const *)ms, 2, specs,
-		 check_gather_chunked, 0);
-	gather_chunk = 5;
-	over_all((const topo_machine *const *)ms, 2, specs,
-		 check_gather_chunked, 0);
-	over_all((const topo_machine *const *)ms, 2, specs, check_gather_tree,
-		 0);
+	if (check_want("scatter")) {
+		over_all((const topo_machine *const *)ms, 2, specs,
+			 check_scatter_tree, 0);
+		over_all((const topo_machine *const *)ms, 2, specs,
+			 check_scatter_or, 0);
+		over_all((const topo_machine *const *)ms, 2, specs,
+			 check_scatter_direct, 0);
+	}
+	if (check_want("gather")) {
+		gather_chunk = 0;
+		over_all((const topo_machine *const *)ms, 2, specs,
+			 check_gather_chunked, 0);
+		gather_chunk = 5;
+		over_all((const topo_machine *const *)ms, 2, specs,
+			 check_gather_chunked, 0);
+		over_all((const topo_machine *const *)ms, 2, specs,
+			 check_gather_tree, 0);
+	}
 	for (size_t i = 0; i < sizeof(red) / sizeof(red[0]); i++) {
+		if (!check_want("reduce"))
+			break;
 		reduce_type = red[i].type;
 		reduce_op = red[i].op;
 		reduce_algo = "tree";
@@ -1624,8 +1633,9 @@ int main(void)
 		over_all((const topo_machine *const *)ms, 2, specs,
 			 check_reduce, 1);
 	}
-
 	for (size_t i = 0; i < 3; i++) {
+		if (!check_want("reduce_segment_types"))
+			break;
 		reduce_type = red[i].type;
 		reduce_op = red[i].op;
 		reduce_elems = 7;
@@ -1638,13 +1648,13 @@ int main(void)
 			 check_reduce_segments, 1);
 	}
 
-	test_sizes(ms[1]);
-	test_reduce_segments(ms[1]);
-	test_auto_segments(ms[0]);
-	test_allgather_pieces(ms[0]);
-	test_hierarchical_refusal(ms[1]);
-	test_or_limit();
-	test_nomem(ms[1]);
+	CHECK_RUN(sizes, test_sizes(ms[1]));
+	CHECK_RUN(reduce_segments, test_reduce_segments(ms[1]));
+	CHECK_RUN(auto_segments, test_auto_segments(ms[0]));
+	CHECK_RUN(allgather_pieces, test_allgather_pieces(ms[0]));
+	CHECK_RUN(hierarchical_refusal, test_hierarchical_refusal(ms[1]));
+	CHECK_RUN(or_limit, test_or_limit());
+	CHECK_RUN(nomem, test_nomem(ms[1]));
 
 	topo_machine_free(ms[0]);
 	topo_machine_free(ms[1]);

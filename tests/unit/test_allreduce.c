@@ -596,18 +596,19 @@ static void test_big(void)
 
 /* ---------------------------------------------------------------------- */
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const int32_t tu[4] = {3, 1, 4, 2}, pu[4] = {-1, 0, 0, 1};
 	topo_machine *u;
 
+	check_args(argc, argv);
 	check_seed("test_allreduce", 20250311);
 	make_combos();
-	test_sweep();
+	CHECK_RUN(sweep, test_sweep());
 	u = machine(4, tu, 1, pu);
-	test_nomem(u);
-	test_refusals(u);
+	CHECK_RUN(nomem, test_nomem(u));
+	CHECK_RUN(refusals, test_refusals(u));
 	topo_machine_free(u);
-	test_big();
+	CHECK_RUN(big, test_big());
 	return check_done("test_allreduce");
 }

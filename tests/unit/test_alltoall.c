@@ -580,15 +580,16 @@ static void test_refusals(void)
 
 /* ---------------------------------------------------------------------- */
 
-int main(void)
+int main(int argc, char **argv)
 {
+	check_args(argc, argv);
 	check_seed("test_alltoall", 20250311);
 	uneven_groups(gspecs, NGSPECS, ms, gs);
-	test_coverage();
-	test_predict();
-	test_corrupt();
-	test_nomem();
-	test_refusals();
+	CHECK_RUN(coverage, test_coverage());
+	CHECK_RUN(predict, test_predict());
+	CHECK_RUN(corrupt, test_corrupt());
+	CHECK_RUN(nomem, test_nomem());
+	CHECK_RUN(refusals, test_refusals());
 	uneven_groups_free(NGSPECS, ms, gs);
 	return check_done("test_alltoall");
 }

@@ -900,19 +900,20 @@ static void test_refusals(void)
 
 /* ---------------------------------------------------------------------- */
 
-int main(void)
+int main(int argc, char **argv)
 {
+	check_args(argc, argv);
 	check_seed("test_barrier", 20250311);
 	uneven_groups(gspecs, NGSPECS, ms, gs);
-	test_coverage();
-	test_one_member();
-	test_predict();
-	test_large();
-	test_left_early();
-	test_undelivered();
-	test_marks_refused();
-	test_nomem();
-	test_refusals();
+	CHECK_RUN(coverage, test_coverage());
+	CHECK_RUN(one_member, test_one_member());
+	CHECK_RUN(predict, test_predict());
+	CHECK_RUN(large, test_large());
+	CHECK_RUN(left_early, test_left_early());
+	CHECK_RUN(undelivered, test_undelivered());
+	CHECK_RUN(marks_refused, test_marks_refused());
+	CHECK_RUN(nomem, test_nomem());
+	CHECK_RUN(refusals, test_refusals());
 	uneven_groups_free(NGSPECS, ms, gs);
 	return check_done("test_barrier");
 }

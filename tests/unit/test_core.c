@@ -174,8 +174,8 @@ static void test_huge_pages(void)
 	size_t min = topo__hugepage_min;
 
 	if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) != 0) {
-		printf("test_core: no transparent huge pages here: advice "
-		       "not checked\n");
+		check_skip("test_core: no transparent huge pages here: "
+			   "advice not checked");
 		return;
 	}
 	/* Every block of a megabyte and more a mapping of its own, whatever
@@ -365,8 +365,8 @@ static void test_populate_stop(void)
 	if (UNDER_VALGRIND ||
 	    topo__memory_available(NULL) < ((int64_t)8 << 30) ||
 	    topo__cpus_allowed(NULL, 0) < 2) {
-		printf("test_core: population's stop not checked (valgrind, "
-		       "one CPU, or under 8 GiB available)\n");
+		check_skip("test_core: population's stop not checked "
+			   "(valgrind, one CPU, or under 8 GiB available)");
 		return;
 	}
 	block = topo__calloc(1, len);
@@ -598,17 +598,18 @@ static void test_machine_build(void)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	test_version();
-	test_errors();
-	test_alloc_hook();
-	test_huge_pages();
-	test_blocks();
-	test_populate_stop();
-	test_kary();
-	test_torus();
-	test_check_and_order();
-	test_machine_build();
+	check_args(argc, argv);
+	CHECK_RUN(version, test_version());
+	CHECK_RUN(errors, test_errors());
+	CHECK_RUN(alloc_hook, test_alloc_hook());
+	CHECK_RUN(huge_pages, test_huge_pages());
+	CHECK_RUN(blocks, test_blocks());
+	CHECK_RUN(populate_stop, test_populate_stop());
+	CHECK_RUN(kary, test_kary());
+	CHECK_RUN(torus, test_torus());
+	CHECK_RUN(check_and_order, test_check_and_order());
+	CHECK_RUN(machine_build, test_machine_build());
 	return check_done("test_core");
 }

@@ -905,8 +905,8 @@ static void test_graphviz(void)
 	int runs = 0;
 
 	if (system("command -v dot >/dev/null 2>&1") != 0) {
-		printf("test_dot: skipped rendering: Graphviz dot is not "
-		       "installed (make deps installs it)\n");
+		check_skip("test_dot: rendering: Graphviz dot is not "
+			   "installed (make deps installs it)");
 		return;
 	}
 	/* Names with every kind of byte the escaping must handle. */
@@ -975,14 +975,15 @@ static void test_graphviz(void)
 	printf("test_dot: %d drawings rendered by dot\n", runs);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	check_args(argc, argv);
 	check_seed("test_dot", 20261123);
-	test_exact();
-	test_hand_edited();
-	test_random();
-	test_large();
-	test_errors();
-	test_graphviz();
+	CHECK_RUN(exact, test_exact());
+	CHECK_RUN(hand_edited, test_hand_edited());
+	CHECK_RUN(random, test_random());
+	CHECK_RUN(large, test_large());
+	CHECK_RUN(errors, test_errors());
+	CHECK_RUN(graphviz, test_graphviz());
 	return check_done("test_dot");
 }

@@ -1124,22 +1124,23 @@ static void test_emit_limits(void)
 	fixture_free(&x);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const char *tmp = getenv("TMPDIR");
 
+	check_args(argc, argv);
 	snprintf(scratch, sizeof(scratch), "%s/test_emit.XXXXXX",
 		 tmp != NULL ? tmp : "/tmp");
 	if (mkdtemp(scratch) == NULL) {
 		perror(scratch);
 		return 1;
 	}
-	test_goal_text();
-	test_goal_names();
-	test_goal_all();
-	test_smpi_all();
-	test_errors();
-	test_emit_limits();
+	CHECK_RUN(goal_text, test_goal_text());
+	CHECK_RUN(goal_names, test_goal_names());
+	CHECK_RUN(goal_all, test_goal_all());
+	CHECK_RUN(smpi_all, test_smpi_all());
+	CHECK_RUN(errors, test_errors());
+	CHECK_RUN(emit_limits, test_emit_limits());
 	rmtree(scratch);
 	return check_done("test_emit");
 }

@@ -20,6 +20,7 @@
 
 #include "all_algos.h"
 #include "check.h"
+#include "timeouts.h"
 
 #include <float.h>
 #include <pthread.h>
@@ -2637,7 +2638,9 @@ static void test_faults(void)
 }
 
 /* A chain of 100000 1 MiB copies cannot finish in 0.2 s: the run stops at
- * its timeout with one "timeout" error for the run as a whole (-1). */
+ * its timeout, before its first iteration ends, with one "timeout" error
+ * for the run as a whole (-1) in one of the documented words.  Which
+ * phase the deadline fell in depends on the host's load (timeouts.h). */
 static void test_timeout(void)
 {
 	topo_machine *m = small_machine();
@@ -2661,15 +2664,19 @@ static void test_timeout(void)
 	finish(p);
 	t0 = now();
 	r = run(p, 2, 3, 0.2);
-	CHECK(now() - t0 < 3, "timed-out run took %.3f s", now() - t0);
+	/* Not a wait for the work: three iterations of 100 GB of copies.
+	 * The bound is on a hang; that the deadline stopped the run is
+	 * shown by the iterations (none ended). */
+	CHECK(now() - t0 >= 0.2 && now() - t0 < 30,
+	      "timed-out run took %.3f s", now() - t0);
 	CHECK(!topo_report_verified(r), "timed-out run verified");
 	CHECK_INT(topo_report_iterations(r), 0);
 	CHECK_INT(topo_report_error_count(r), 1);
 	CHECK_INT(topo_report_error_total(r), 1);
 	CHECK_INT(topo_report_error(r, 0, &kind, &detail), -1);
 	CHECK_STR(kind, "timeout");
-	CHECK_STR(detail, "the run did not finish within 0.2 s (iteration 1 "
-			  "of 3)");
+	CHECK(timeout_detail_ok(detail, 0.2, 3, 12),
+	      "not a documented timeout: %s", detail ? detail : "(null)");
 	topo_report_seconds(r, &lo, &med, &hi);
 	CHECK(lo == 0 && med == 0 && hi == 0, "seconds %g %g %g", lo, med, hi);
 	CHECK_INT(topo_report_error(r, 1, &kind, &detail), -1);
@@ -2725,6 +2732,7 @@ static void test_deadlines(void)
 	topo_report *r = NULL;
 	topo_error err;
 	const char *kind, *detail;
+	long long built = -1;
 	double t0;
 
 	topo_error_clear(&err);
@@ -2737,18 +2745,21 @@ static void test_deadlines(void)
 	pp.bytes = (size_t)2 << 20;
 	pp.segment = 16;
 	pp.timeout = 0.05;
-	/* The whole plan (8 million messages) takes more than a second
-	 * here; stopping takes 0.05 s and a glance, and the bounds leave a
-	 * loaded CI machine room for its stalls. */
+	/* That the deadline stopped planning is shown by the messages
+	 * built, fewer than the plan's; the time bound is on a hang (a
+	 * stop takes 0.05 s and a glance), not on a loaded host's speed. */
 	t0 = now();
 	CHECK_INT(topo_plan_new(&p, t, &pp, &err), TOPO_ETIMEDOUT);
-	CHECK(now() - t0 < (SANITIZED ? 5.0 : 1.0),
-	      "planning stopped %.3f s after its start", now() - t0);
+	CHECK(now() - t0 < 30, "planning stopped %.3f s after its start",
+	      now() - t0);
 	CHECK(p == NULL, "a plan that timed out was returned");
 	CHECK(strncmp(err.text,
 		      "the run did not finish within 0.05 s (planning: ",
 		      47) == 0,
 	      "%s", err.text);
+	CHECK(sscanf(err.text + 47, "%lld messages built)", &built) == 1 &&
+		  built >= 0 && built < 131072LL * 63,
+	      "%s: not short of 131072 x 63 messages", err.text);
 	CHECK_STR(topo_strerror(TOPO_ETIMEDOUT), "timed out");
 	/* Time already spent counts: with all of it gone, planning stops at
 	 * its first glance, which comes right after the message list is
@@ -3669,57 +3680,58 @@ static void bench_million(void)
 	topo_machine_free(m);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	check_args(argc, argv);
 	check_seed("test_exec", 20240611);
-	test_names();
-	test_reduce_ops();
-	test_reduce_kernels();
-	test_reduce3();
-	test_builder();
-	test_transport();
-	test_bufsizes_compact();
-	test_stream_run();
-	test_llc_share();
-	test_stream();
-	test_fuse();
-	test_part_transport();
-	test_part_runs();
-	test_range_locks();
+	CHECK_RUN(names, test_names());
+	CHECK_RUN(reduce_ops, test_reduce_ops());
+	CHECK_RUN(reduce_kernels, test_reduce_kernels());
+	CHECK_RUN(reduce3, test_reduce3());
+	CHECK_RUN(builder, test_builder());
+	CHECK_RUN(transport, test_transport());
+	CHECK_RUN(bufsizes_compact, test_bufsizes_compact());
+	CHECK_RUN(stream_run, test_stream_run());
+	CHECK_RUN(llc_share, test_llc_share());
+	CHECK_RUN(stream, test_stream());
+	CHECK_RUN(fuse, test_fuse());
+	CHECK_RUN(part_transport, test_part_transport());
+	CHECK_RUN(part_runs, test_part_runs());
+	CHECK_RUN(range_locks, test_range_locks());
 	for (int threads = 1; threads <= 8; threads *= 8) {
-		test_bcast(threads);
-		test_chain(threads);
-		test_gather(threads);
-		test_failed(threads);
-		test_small_copies(threads);
-		test_counted(threads);
+		CHECK_RUN(bcast, test_bcast(threads));
+		CHECK_RUN(chain, test_chain(threads));
+		CHECK_RUN(gather, test_gather(threads));
+		CHECK_RUN(failed, test_failed(threads));
+		CHECK_RUN(small_copies, test_small_copies(threads));
+		CHECK_RUN(counted, test_counted(threads));
 	}
-	test_counted(2);
-	test_reduce(8, 2000, TOPO_INT32, TOPO_SUM, 4096);
-	test_reduce(2, 1000, TOPO_DOUBLE, TOPO_SUM, 1024);
-	test_reduce(8, 500, TOPO_FLOAT, TOPO_PROD, 512);
-	test_reduce(2, 300, TOPO_INT8, TOPO_PROD, 64);
-	test_reduce(8, 300, TOPO_UINT16, TOPO_MIN, 64);
-	test_reduce(8, 300, TOPO_INT64, TOPO_MAX, 64);
-	test_reduce(2, 300, TOPO_UINT64, TOPO_BAND, 64);
-	test_reduce(8, 300, TOPO_UINT32, TOPO_BOR, 64);
-	test_reduce(8, 301, TOPO_INT16, TOPO_BXOR, 64);
-	test_reduce(1, 5, TOPO_DOUBLE, TOPO_MAX, 8);
-	test_release_chunks();
-	test_flood_depth_first();
-	test_fill(1);
-	test_fill(2);
-	test_faults();
-	test_verify_threads();
-	test_timeout();
-	test_deadlines();
-	test_memory();
-	test_run_params();
-	test_plan_new();
-	test_params();
-	test_reduce_segments();
-	test_plan_memory();
-	bench_million();
+	CHECK_RUN(counted, test_counted(2));
+	CHECK_RUN(reduce, test_reduce(8, 2000, TOPO_INT32, TOPO_SUM, 4096));
+	CHECK_RUN(reduce, test_reduce(2, 1000, TOPO_DOUBLE, TOPO_SUM, 1024));
+	CHECK_RUN(reduce, test_reduce(8, 500, TOPO_FLOAT, TOPO_PROD, 512));
+	CHECK_RUN(reduce, test_reduce(2, 300, TOPO_INT8, TOPO_PROD, 64));
+	CHECK_RUN(reduce, test_reduce(8, 300, TOPO_UINT16, TOPO_MIN, 64));
+	CHECK_RUN(reduce, test_reduce(8, 300, TOPO_INT64, TOPO_MAX, 64));
+	CHECK_RUN(reduce, test_reduce(2, 300, TOPO_UINT64, TOPO_BAND, 64));
+	CHECK_RUN(reduce, test_reduce(8, 300, TOPO_UINT32, TOPO_BOR, 64));
+	CHECK_RUN(reduce, test_reduce(8, 301, TOPO_INT16, TOPO_BXOR, 64));
+	CHECK_RUN(reduce, test_reduce(1, 5, TOPO_DOUBLE, TOPO_MAX, 8));
+	CHECK_RUN(release_chunks, test_release_chunks());
+	CHECK_RUN(flood_depth_first, test_flood_depth_first());
+	CHECK_RUN(fill, test_fill(1));
+	CHECK_RUN(fill, test_fill(2));
+	CHECK_RUN(faults, test_faults());
+	CHECK_RUN(verify_threads, test_verify_threads());
+	CHECK_RUN(timeout, test_timeout());
+	CHECK_RUN(deadlines, test_deadlines());
+	CHECK_RUN(memory, test_memory());
+	CHECK_RUN(run_params, test_run_params());
+	CHECK_RUN(plan_new, test_plan_new());
+	CHECK_RUN(params, test_params());
+	CHECK_RUN(reduce_segments, test_reduce_segments());
+	CHECK_RUN(plan_memory, test_plan_memory());
+	CHECK_RUN(bench_million, bench_million());
 	/* every run's mapped arenas returned, whatever way it ended */
 	CHECK_INT(topo__blocks_mapped(), 0);
 	return check_done("test_exec");

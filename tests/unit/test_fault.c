@@ -20,6 +20,7 @@
 #define TOPO_INTERNAL
 #include "alloc_hook.h"
 #include "planfix.h"
+#include "timeouts.h"
 
 #include <dirent.h>
 #include <jansson.h>
@@ -41,9 +42,6 @@
 #else
 #define RUNTIME_THREADS 0
 #endif
-
-/* Under valgrind (check.h) the time bounds stretch. */
-#define SLOW (UNDER_VALGRIND ? 10.0 : 1.0)
 
 /* Threads of the process between runs: 1, and the sanitizer's. */
 static int base;
@@ -282,8 +280,10 @@ static void test_failed_delivery(int threads)
 		 (int)topo_group_members(f.g)[5]);
 	CHECK_STR(detail, want);
 	/* Stopped: the workers only finished the delivery in hand, and
-	 * nothing that waits for the failed message ran. */
-	CHECK(t1 - atomic_load(&fx.fail_at) < 0.5 * SLOW,
+	 * nothing that waits for the failed message ran.  The messages
+	 * tried after the failure show it, whatever the load; the time is
+	 * bounded only against a hang. */
+	CHECK(t1 - atomic_load(&fx.fail_at) < 30,
 	      "threads %d: returned %.3f s after the failure", threads,
 	      t1 - atomic_load(&fx.fail_at));
 	/* Each other worker may start a delivery or two before it sees the
@@ -464,8 +464,11 @@ static void test_verify_last(void)
 /* ---------------------------------------------------------------------- */
 /* Timeouts */
 
-/* Deliveries of 2 ms over 4095 messages and 4 threads would take 2 s; the
- * run stops at its 0.3 s timeout, in the middle of the iteration. */
+/* Deliveries of 2 ms over 4095 messages and 4 threads would take 2 s an
+ * iteration, 10 s for the 5: the run stops at its 0.3 s timeout, short of
+ * its messages, and says so in one of the documented words (timeouts.h).
+ * Those sleeps bound a run that ignored its deadline from below whatever
+ * the load, so a stop within them is a stop at the deadline. */
 static void test_timeout(void)
 {
 	struct fixture f;
@@ -484,17 +487,17 @@ static void test_timeout(void)
 	t1 = now();
 	CHECK_INT(rc, 0);
 	CHECK_INT(threads_now_want(base), base);
-	CHECK(t1 - t0 >= 0.3 && t1 - t0 < 0.3 + 0.5 * SLOW,
+	CHECK(t1 - t0 >= 0.3 && t1 - t0 < 10,
 	      "run with a 0.3 s timeout took %.3f s", t1 - t0);
 	CHECK(!topo_report_verified(r), "timed-out run verified");
 	CHECK_INT(topo_report_iterations(r), 0);
 	CHECK_INT(topo_report_error_count(r), 1);
 	CHECK_INT(topo_report_error(r, 0, &kind, &detail), -1);
 	CHECK_STR(kind, "timeout");
-	CHECK_STR(detail,
-		  "the run did not finish within 0.3 s (iteration 1 of 5)");
+	CHECK(timeout_detail_ok(detail, 0.3, 5, 4096),
+	      "not a documented timeout: %s", detail ? detail : "(null)");
 	tried = atomic_load(&fx.attempts);
-	CHECK(tried > 0 && tried < f.p->nmsg, "%lld of %lld messages tried",
+	CHECK(tried < f.p->nmsg, "%lld of %lld messages tried",
 	      (long long)tried, (long long)f.p->nmsg);
 	/* Nobody is still delivering. */
 	nanosleep(&pause, NULL);
@@ -502,7 +505,8 @@ static void test_timeout(void)
 	topo_report_free(r);
 	fixture_free(&f);
 
-	/* Between iterations: fast ones, each about 10 ms, many of them. */
+	/* Between iterations: fast ones, each about 10 ms, many of them
+	 * (their sleeps alone would take hours). */
 	fault_fixture(&f, 16, 16, "binomial", TOPO_OP_BCAST, NULL, 8);
 	fx_reset(-1, 0, 20000);
 	t0 = now();
@@ -510,17 +514,16 @@ static void test_timeout(void)
 	t1 = now();
 	CHECK_INT(rc, 0);
 	CHECK_INT(threads_now_want(base), base);
-	CHECK(t1 - t0 < 0.2 + 0.5 * SLOW,
+	CHECK(t1 - t0 >= 0.2 && t1 - t0 < 10,
 	      "run with a 0.2 s timeout took %.3f s", t1 - t0);
 	CHECK(!topo_report_verified(r), "timed-out run verified");
-	CHECK(topo_report_iterations(r) >= 1 &&
-		  topo_report_iterations(r) < 1000000,
-	      "%d iterations", topo_report_iterations(r));
+	CHECK(topo_report_iterations(r) < 1000000, "%d iterations",
+	      topo_report_iterations(r));
 	CHECK_INT(topo_report_error_count(r), 1);
 	CHECK_INT(topo_report_error(r, 0, &kind, &detail), -1);
 	CHECK_STR(kind, "timeout");
-	CHECK(strncmp(detail, "the run did not finish within 0.2 s (", 37) == 0,
-	      "%s", detail);
+	CHECK(timeout_detail_ok(detail, 0.2, 1000000, 256),
+	      "not a documented timeout: %s", detail ? detail : "(null)");
 	topo_report_free(r);
 	fixture_free(&f);
 }
@@ -787,18 +790,19 @@ static void test_env_hook(void)
 	in_child("host allocator", NULL, child_host_allocator, NULL);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct fixture f;
 	topo_report *r;
 	topo_error err;
 	int rc;
 
+	check_args(argc, argv);
 	/* Every arena mapped (alloc.c's topo__block_alloc), however small,
 	 * so that each failure path below must return its mappings too. */
 	topo__map_min = 0;
 	/* Children first: fork is simplest with no thread started yet. */
-	test_env_hook();
+	CHECK_RUN(env_hook, test_env_hook());
 	CHECK_INT(threads_now_want(1), 1);
 	/* A first run starts whatever threads the runtime keeps. */
 	fault_fixture(&f, 2, 2, "binomial", TOPO_OP_BCAST, NULL, 8);
@@ -810,12 +814,12 @@ int main(void)
 	base = threads_now_want(1 + RUNTIME_THREADS);
 	CHECK_INT(base, 1 + RUNTIME_THREADS);
 	for (int threads = 1; threads <= 8; threads *= 2)
-		test_failed_delivery(threads);
-	test_failed_later();
-	test_verify_last();
-	test_timeout();
-	test_alloc(1);
-	test_alloc(SANITIZED ? 2 : 4);
+		CHECK_RUN(failed_delivery, test_failed_delivery(threads));
+	CHECK_RUN(failed_later, test_failed_later());
+	CHECK_RUN(verify_last, test_verify_last());
+	CHECK_RUN(timeout, test_timeout());
+	CHECK_RUN(alloc, test_alloc(1));
+	CHECK_RUN(alloc, test_alloc(SANITIZED ? 2 : 4));
 	CHECK_INT(threads_now_want(base), base);
 	fx_reset(-1, 0, 0);
 	/* failed, stalled and timed-out runs returned their mapped arenas */

@@ -641,12 +641,13 @@ static void test_warm(void)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	test_all_ops();
-	test_reset_covers();
-	test_starts();
-	test_warm();
+	check_args(argc, argv);
+	CHECK_RUN(all_ops, test_all_ops());
+	CHECK_RUN(reset_covers, test_reset_covers());
+	CHECK_RUN(starts, test_starts());
+	CHECK_RUN(warm, test_warm());
 	free(w.count);
 	for (int t = 0; t < MAX_HOMES; t++)
 		for (int32_t q = 0; q < WARM_MEMBERS; q++)

@@ -1633,22 +1633,23 @@ static void test_dot(void)
 	topo_machine_free(m3);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	check_args(argc, argv);
 	check_seed("test_io", 20240601);
-	test_tiny_text();
-	test_network_sections();
-	test_escaping();
-	test_write_errors();
-	test_round_trips();
-	test_wide_round_trip();
-	test_broken();
-	test_generated_networks();
-	test_names_and_extras();
-	test_hand_edited();
-	test_no_routes();
-	test_files();
-	test_out_of_memory();
-	test_dot();
+	CHECK_RUN(tiny_text, test_tiny_text());
+	CHECK_RUN(network_sections, test_network_sections());
+	CHECK_RUN(escaping, test_escaping());
+	CHECK_RUN(write_errors, test_write_errors());
+	CHECK_RUN(round_trips, test_round_trips());
+	CHECK_RUN(wide_round_trip, test_wide_round_trip());
+	CHECK_RUN(broken, test_broken());
+	CHECK_RUN(generated_networks, test_generated_networks());
+	CHECK_RUN(names_and_extras, test_names_and_extras());
+	CHECK_RUN(hand_edited, test_hand_edited());
+	CHECK_RUN(no_routes, test_no_routes());
+	CHECK_RUN(files, test_files());
+	CHECK_RUN(out_of_memory, test_out_of_memory());
+	CHECK_RUN(dot, test_dot());
 	return check_done("test_io");
 }

@@ -483,11 +483,12 @@ static void test_scale(void)
 	free(first);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	check_args(argc, argv);
 	check_seed("test_local", 1);
-	test_groups();
-	test_refusals();
-	test_scale();
+	CHECK_RUN(groups, test_groups());
+	CHECK_RUN(refusals, test_refusals());
+	CHECK_RUN(scale, test_scale());
 	return check_done("test_local");
 }

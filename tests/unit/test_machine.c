@@ -1089,23 +1089,24 @@ static void test_speed(void)
 	free(json);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	check_args(argc, argv);
 	check_seed("test_machine", 20261125);
-	test_kary();
-	test_torus();
-	test_tree();
-	test_defaults();
-	test_syntax();
-	test_keys();
-	test_values();
-	test_limit();
-	test_network();
-	test_groups();
-	test_group_list();
-	test_files();
-	test_read_paths();
-	test_enomem();
-	test_speed();
+	CHECK_RUN(kary, test_kary());
+	CHECK_RUN(torus, test_torus());
+	CHECK_RUN(tree, test_tree());
+	CHECK_RUN(defaults, test_defaults());
+	CHECK_RUN(syntax, test_syntax());
+	CHECK_RUN(keys, test_keys());
+	CHECK_RUN(values, test_values());
+	CHECK_RUN(limit, test_limit());
+	CHECK_RUN(network, test_network());
+	CHECK_RUN(groups, test_groups());
+	CHECK_RUN(group_list, test_group_list());
+	CHECK_RUN(files, test_files());
+	CHECK_RUN(read_paths, test_read_paths());
+	CHECK_RUN(enomem, test_enomem());
+	CHECK_RUN(speed, test_speed());
 	return check_done("test_machine");
 }

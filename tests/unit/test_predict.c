@@ -904,14 +904,15 @@ static void test_shortcuts(void)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	check_args(argc, argv);
 	check_seed("test_predict", 1010);
-	test_bcast_forms();
-	test_reduce_gather_forms();
-	test_edges();
-	test_lean_same();
-	test_shortcuts();
+	CHECK_RUN(bcast_forms, test_bcast_forms());
+	CHECK_RUN(reduce_gather_forms, test_reduce_gather_forms());
+	CHECK_RUN(edges, test_edges());
+	CHECK_RUN(lean_same, test_lean_same());
+	CHECK_RUN(shortcuts, test_shortcuts());
 	/* Again with every array of trees, plans and predictions populated
 	 * in the background (alloc.c), as only machines of millions of
 	 * members have them otherwise: the same closed forms, and the same
@@ -920,13 +921,13 @@ int main(void)
 		size_t was = topo__populate_min;
 
 		topo__populate_min = 1;
-		test_bcast_forms();
-		test_lean_same();
-		test_shortcuts();
+		CHECK_RUN(bcast_forms, test_bcast_forms());
+		CHECK_RUN(lean_same, test_lean_same());
+		CHECK_RUN(shortcuts, test_shortcuts());
 		topo__populate_min = was;
 	}
-	test_costs();
-	test_enomem();
-	test_timeout();
+	CHECK_RUN(costs, test_costs());
+	CHECK_RUN(enomem, test_enomem());
+	CHECK_RUN(timeout, test_timeout());
 	return check_done("test_predict");
 }

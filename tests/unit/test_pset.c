@@ -128,8 +128,8 @@ static void random_set(struct pset_work *w, struct pset *s, int64_t size,
 		}
 		return;
 	}
-	CHECK_INT(topo__pset_union_progs(w, v, random_progs(v, 12, size, want),
-					 size, s),
+	CHECK_INT(topo__pset_union_progs(w, v, random_progs(v, 12, size, want), size,
+				   s),
 		  0);
 }
 
@@ -221,8 +221,8 @@ static void test_expand_widen(struct pset_work *w)
 			random_set(w, &srows, unit, rows);
 		for (int64_t x = 0; x < size; x++)
 			want[x] = in[x / unit] && (!filter || rows[x % unit]);
-		CHECK_INT(topo__pset_expand(w, &sin, unit,
-					    filter ? &srows : NULL, &out),
+		CHECK_INT(topo__pset_expand(w, &sin, unit, filter ? &srows : NULL,
+				      &out),
 			  0);
 		same(filter ? "expand with rows" : "expand", &out, want, size);
 
@@ -336,10 +336,8 @@ static void test_huge(struct pset_work *w)
 	sets[1] = s2;
 	CHECK_INT(topo__pset_chain(w, sets, minus, 2, &out), 0);
 	CHECK_INT(out.n, 1);
-	CHECK_INT(topo__pset_count(&out),
-		  multiples(3, 0, N) - multiples(6, 0, N));
-	CHECK(topo__pset_invalid(&out, N) == NULL, "%s",
-	      topo__pset_invalid(&out, N));
+	CHECK_INT(topo__pset_count(&out), multiples(3, 0, N) - multiples(6, 0, N));
+	CHECK(topo__pset_invalid(&out, N) == NULL, "%s", topo__pset_invalid(&out, N));
 	/* Two coprime strides of 65,537 and 65,539: an lcm past the cap,
 	 * so one literal stretch, marked member by member. */
 	CHECK_INT(topo__pset_union_progs(w, big, 2, N, &out), 0);
@@ -348,8 +346,7 @@ static void test_huge(struct pset_work *w)
 		      /* x = 0 mod 65537 and 1 mod 65539: x = 65537 * 32769 */
 		      (65537LL * 32769 < N ? 1 : 0));
 	{
-		int32_t *m =
-		    malloc((size_t)topo__pset_count(&out) * sizeof(*m));
+		int32_t *m = malloc((size_t)topo__pset_count(&out) * sizeof(*m));
 
 		CHECK_INT(topo__pset_members(&out, m), 0);
 		CHECK(m[0] == 0 && m[1] == 1 && m[2] == 65537 && m[3] == 65540,
@@ -391,18 +388,19 @@ static void test_huge(struct pset_work *w)
 	topo__pset_free(&out);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct pset_work *w;
 
+	check_args(argc, argv);
 	check_seed("test_pset", 4242);
 	w = topo__pset_work_new();
-	test_union_and(w);
-	test_chain(w);
-	test_expand_widen(w);
-	test_huge(w);
+	CHECK_RUN(union_and, test_union_and(w));
+	CHECK_RUN(chain, test_chain(w));
+	CHECK_RUN(expand_widen, test_expand_widen(w));
+	CHECK_RUN(huge, test_huge(w));
 	topo__pset_work_free(w);
-	test_enomem();
+	CHECK_RUN(enomem, test_enomem());
 	topo__pset_tune = tune_default;
 	return check_done("test_pset");
 }

@@ -713,7 +713,7 @@ static void test_default(const topo_machine *m16, const topo_machine *m)
 
 /* ---------------------------------------------------------------------- */
 
-int main(void)
+int main(int argc, char **argv)
 {
 	/* 16 endpoints on 4 nodes; uneven machines: 3, 1, 4, 2 tasks, and
 	 * 2, 5, 1, 3, 2 tasks of 2 endpoints. */
@@ -727,40 +727,49 @@ int main(void)
 	topo_machine *ms[2] = {machine(4, ta, 1, pa), machine(5, tb, 2, pb)};
 	const topo_group *gs[3];
 
-	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		char spec[40];
-		topo_group *g;
-
-		snprintf(spec, sizeof(spec), "ep 0:%d", (int)sizes[i] - 1);
-		g = group(m16, spec);
-		check_group(g, spec);
-		topo_group_free(g);
-	}
-	for (int i = 0; i < 2; i++)
-		for (size_t j = 0; j < sizeof(uneven) / sizeof(uneven[0]);
-		     j++) {
-			char name[80];
+	check_args(argc, argv);
+	if (check_want("groups")) {
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			char spec[40];
 			topo_group *g;
 
-			if (topo_spec_check(ms[i], uneven[j], NULL) != 0)
-				continue;
-			snprintf(name, sizeof(name), "machine %d \"%s\"", i,
-				 uneven[j]);
-			g = group(ms[i], uneven[j]);
-			check_group(g, name);
+			snprintf(spec, sizeof(spec), "ep 0:%d",
+				 (int)sizes[i] - 1);
+			g = group(m16, spec);
+			check_group(g, spec);
 			topo_group_free(g);
 		}
-	gs[0] = group(m16, "ep 0:4");
-	gs[1] = group(m16, "ep 0:7");
-	gs[2] = group(ms[1], "cols 9:0:-3");
-	check_types(gs, 3);
-	for (int i = 0; i < 3; i++)
-		topo_group_free((topo_group *)gs[i]);
-	test_direct(m16, ms);
-	test_large(m16);
-	test_nomem(ms[1]);
-	test_refusals(ms[0]);
-	test_default(m16, ms[1]);
+	}
+	if (check_want("uneven_groups")) {
+		for (int i = 0; i < 2; i++)
+			for (size_t j = 0;
+			     j < sizeof(uneven) / sizeof(uneven[0]); j++) {
+				char name[80];
+				topo_group *g;
+
+				if (topo_spec_check(ms[i], uneven[j], NULL) !=
+				    0)
+					continue;
+				snprintf(name, sizeof(name),
+					 "machine %d \"%s\"", i, uneven[j]);
+				g = group(ms[i], uneven[j]);
+				check_group(g, name);
+				topo_group_free(g);
+			}
+	}
+	if (check_want("types")) {
+		gs[0] = group(m16, "ep 0:4");
+		gs[1] = group(m16, "ep 0:7");
+		gs[2] = group(ms[1], "cols 9:0:-3");
+		check_types(gs, 3);
+		for (int i = 0; i < 3; i++)
+			topo_group_free((topo_group *)gs[i]);
+	}
+	CHECK_RUN(direct, test_direct(m16, ms));
+	CHECK_RUN(large, test_large(m16));
+	CHECK_RUN(nomem, test_nomem(ms[1]));
+	CHECK_RUN(refusals, test_refusals(ms[0]));
+	CHECK_RUN(default, test_default(m16, ms[1]));
 
 	topo_machine_free(m16);
 	topo_machine_free(ms[0]);

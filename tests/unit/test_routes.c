@@ -795,12 +795,13 @@ static void test_random_edits(void)
 	      faulty_replays);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	check_args(argc, argv);
 	check_seed("test_routes", 20261123);
-	test_v2_texts();
-	test_sizes();
-	test_rule_errors();
-	test_random_edits();
+	CHECK_RUN(v2_texts, test_v2_texts());
+	CHECK_RUN(sizes, test_sizes());
+	CHECK_RUN(rule_errors, test_rule_errors());
+	CHECK_RUN(random_edits, test_random_edits());
 	return check_done("test_routes");
 }

@@ -1039,15 +1039,16 @@ static void test_nomem(void)
 	topo_tree_free(t);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	check_args(argc, argv);
 	check_seed("test_sched", 20261124);
 	uneven_groups(gspecs, NGSPECS, ms, gs);
-	test_coverage();
-	test_types();
-	test_cut_dependency();
-	test_refusals();
-	test_nomem();
+	CHECK_RUN(coverage, test_coverage());
+	CHECK_RUN(types, test_types());
+	CHECK_RUN(cut_dependency, test_cut_dependency());
+	CHECK_RUN(refusals, test_refusals());
+	CHECK_RUN(nomem, test_nomem());
 	uneven_groups_free(NGSPECS, ms, gs);
 	return check_done("test_sched");
 }

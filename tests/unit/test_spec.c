@@ -988,24 +988,25 @@ out:
 	test_huge();
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	static const int32_t ta[] = {3, 2, 4}, tb[] = {1, 3, 1, 2};
 	topo_machine *a, *b;
 
+	check_args(argc, argv);
 	check_seed("test_spec", 3003);
 	a = machine(3, ta, 2, 2);
 	b = machine(4, tb, 1, 1);
 	if (a != NULL && b != NULL) {
-		test_examples(a);
-		test_hand_members(a, b);
-		test_hand_errors(a);
-		test_bad_arguments(a);
-		test_enomem(a);
+		CHECK_RUN(examples, test_examples(a));
+		CHECK_RUN(hand_members, test_hand_members(a, b));
+		CHECK_RUN(hand_errors, test_hand_errors(a));
+		CHECK_RUN(bad_arguments, test_bad_arguments(a));
+		CHECK_RUN(enomem, test_enomem(a));
 	}
 	topo_machine_free(a);
 	topo_machine_free(b);
-	test_random();
-	test_big();
+	CHECK_RUN(random, test_random());
+	CHECK_RUN(big, test_big());
 	return check_done("test_spec");
 }

@@ -758,18 +758,19 @@ static void test_tree_nomem(void)
 	topo_machine_free(m);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	check_args(argc, argv);
 	check_seed("test_trees", 20240601);
-	test_uneven();
-	test_round_robin();
-	test_no_member_ancestor();
-	test_endpoints();
-	test_shape_names();
-	test_from_parent();
-	test_random();
-	test_shared_memo();
-	test_compile();
-	test_tree_nomem();
+	CHECK_RUN(uneven, test_uneven());
+	CHECK_RUN(round_robin, test_round_robin());
+	CHECK_RUN(no_member_ancestor, test_no_member_ancestor());
+	CHECK_RUN(endpoints, test_endpoints());
+	CHECK_RUN(shape_names, test_shape_names());
+	CHECK_RUN(from_parent, test_from_parent());
+	CHECK_RUN(random, test_random());
+	CHECK_RUN(shared_memo, test_shared_memo());
+	CHECK_RUN(compile, test_compile());
+	CHECK_RUN(tree_nomem, test_tree_nomem());
 	return check_done("test_trees");
 }

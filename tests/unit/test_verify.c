@@ -1906,25 +1906,26 @@ static void test_copy_from_send(void)
 	topo__verify_member_task = was;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	check_args(argc, argv);
 	make_tree();
-	test_new_ops();
-	test_pattern();
-	test_pattern_pieces();
-	test_pattern_copies();
-	test_pattern_values();
-	test_verify_par();
-	test_verify_keep();
-	test_verify_members();
-	test_reduce_inputs();
-	test_reduce_order();
-	test_reduce_all();
-	test_reduce_hand();
-	test_faults();
-	test_copy_from_send();
-	test_verify_pieces();
-	test_many();
+	CHECK_RUN(new_ops, test_new_ops());
+	CHECK_RUN(pattern, test_pattern());
+	CHECK_RUN(pattern_pieces, test_pattern_pieces());
+	CHECK_RUN(pattern_copies, test_pattern_copies());
+	CHECK_RUN(pattern_values, test_pattern_values());
+	CHECK_RUN(verify_par, test_verify_par());
+	CHECK_RUN(verify_keep, test_verify_keep());
+	CHECK_RUN(verify_members, test_verify_members());
+	CHECK_RUN(reduce_inputs, test_reduce_inputs());
+	CHECK_RUN(reduce_order, test_reduce_order());
+	CHECK_RUN(reduce_all, test_reduce_all());
+	CHECK_RUN(reduce_hand, test_reduce_hand());
+	CHECK_RUN(faults, test_faults());
+	CHECK_RUN(copy_from_send, test_copy_from_send());
+	CHECK_RUN(verify_pieces, test_verify_pieces());
+	CHECK_RUN(many, test_many());
 	topo_tree_free(tree);
 	topo_group_free(grp);
 	topo_machine_free(mach);

@@ -380,12 +380,13 @@ static void test_not_lead(void)
 	topo_report_free(d.r);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	test_timeouts();
-	test_cadence();
-	test_seconds();
-	test_stops();
-	test_not_lead();
+	check_args(argc, argv);
+	CHECK_RUN(timeouts, test_timeouts());
+	CHECK_RUN(cadence, test_cadence());
+	CHECK_RUN(seconds, test_seconds());
+	CHECK_RUN(stops, test_stops());
+	CHECK_RUN(not_lead, test_not_lead());
 	return check_done("test_driver");
 }

@@ -494,18 +494,9 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-	size_t n = sizeof(tests) / sizeof(tests[0]);
-	int ran = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		if (argc > 1 && strcmp(argv[1], tests[i].name) != 0)
-			continue;
-		tests[i].run();
-		ran++;
-	}
-	if (ran == 0) {
-		fprintf(stderr, "test_jget: no test named \"%s\"\n", argv[1]);
-		return 2;
-	}
+	check_args(argc, argv);
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+		if (check_want(tests[i].name))
+			tests[i].run();
 	return check_done("test_jget");
 }

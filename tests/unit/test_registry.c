@@ -163,11 +163,12 @@ static void test_flags_hold(void)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	test_lists();
-	test_out_of_range();
-	test_default_tree();
-	test_flags_hold();
+	check_args(argc, argv);
+	CHECK_RUN(lists, test_lists());
+	CHECK_RUN(out_of_range, test_out_of_range());
+	CHECK_RUN(default_tree, test_default_tree());
+	CHECK_RUN(flags_hold, test_flags_hold());
 	return check_done("test_registry");
 }

@@ -105,7 +105,7 @@ static int injected_failure(void)
  * costly (a paravirtualised guest: each one exits to the hypervisor) the
  * faults and the TLB misses of the planning that walks those arrays can
  * take more than half of the whole run (docs/CONSTANTS.md).  So a
- * block of at least topo__hugepage_min bytes asks the kernel for
+ * block of at least topo__tune.hugepage_min bytes asks the kernel for
  * transparent huge pages (MADV_HUGEPAGE) over the 2 MiB-aligned part of
  * it, before any of its pages is touched: the kernel then maps 2 MiB at a
  * fault where it has them, and 4 KiB pages where it has not.  Only advice:
@@ -116,13 +116,13 @@ static int injected_failure(void)
  */
 #define HUGE_PAGE ((uintptr_t)2 << 20)
 
-size_t topo__hugepage_min = (size_t)8 << 20;
+/* (the default of topo__tune.hugepage_min: tune.c) */
 
 static void *advise_huge(void *p, size_t size)
 {
 	uintptr_t a, b;
 
-	if (p == NULL || size < topo__hugepage_min)
+	if (p == NULL || size < topo__tune.hugepage_min)
 		return p;
 	a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
 	b = ((uintptr_t)p + size) & ~(HUGE_PAGE - 1);
@@ -174,14 +174,14 @@ void *topo__mallocarray(size_t count, size_t size)
  * shadow (an eighth of its size) when it maps it and again when it is
  * freed, a large part of a second for a gigabyte (docs/CONSTANTS.md),
  * which the deadline of a run cannot cut short.  So a block of at least
- * topo__map_min bytes is mapped here: over-allocated by a huge page and
+ * topo__tune.map_min bytes is mapped here: over-allocated by a huge page and
  * trimmed to start on a 2 MiB boundary, advised to use huge pages over
  * all of it, and followed by a page with no access, so that a write
  * past its (page-rounded) end faults in every build, where the heap's
  * redzone caught it under a sanitizer only.  Zeroed, like any fresh
  * anonymous mapping.
  */
-size_t topo__map_min = (size_t)8 << 20;
+/* (the default of topo__tune.map_min: tune.c) */
 
 static _Atomic long blocks_mapped;
 
@@ -198,7 +198,7 @@ void *topo__block_alloc(struct topo__block *b, size_t size)
 
 	b->p = NULL;
 	b->mapped = 0;
-	if (size < topo__map_min)
+	if (size < topo__tune.map_min)
 		return b->p = topo__malloc(size);
 	if (injected_failure())
 		return NULL;
@@ -272,7 +272,7 @@ void topo__free(void *p)
 
 /* Arrays smaller than this fault in quickly enough (a test lowers it to
  * have every array populated). */
-size_t topo__populate_min = (size_t)16 << 20;
+/* (the default of topo__tune.populate_min: tune.c) */
 
 /* Populated at a time, between looks at the stop flag: a few huge pages,
  * some milliseconds where a virtual machine's host backs its memory at
@@ -304,7 +304,7 @@ static void *populate_main(void *arg)
 
 void topo__populate_add(struct topo__populate *pp, void *p, size_t len)
 {
-	if (p != NULL && len >= topo__populate_min && len > 0 &&
+	if (p != NULL && len >= topo__tune.populate_min && len > 0 &&
 	    pp->n < sizeof(pp->p) / sizeof(pp->p[0])) {
 		pp->p[pp->n] = p;
 		pp->len[pp->n++] = len;

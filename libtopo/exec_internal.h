@@ -186,13 +186,6 @@ static inline bool topo__run_verifies(const struct topo_run_params *q, int it,
 {
 	return q->verify != TOPO_VERIFY_LAST || it == iterations - 1;
 }
-/* For tests (predict.c): the simulation's shortcuts turned off, to check
- * that they change nothing. */
-struct topo__predict_tune {
-	bool no_dissemination; /* always in time order */
-	bool no_batch;	       /* sends made ready together queue apart */
-};
-extern struct topo__predict_tune topo__predict_tune;
 
 int topo__predict_params_read(struct topo_predict_params *q,
 			      const struct topo_predict_params *params,
@@ -349,10 +342,9 @@ void topo__pattern_fill_at(const struct topo_plan *p, int32_t r,
 			   uint64_t off, void *buf, size_t len);
 /* The copy of the pattern loops in use (verify.c): 1 the baseline, 2
  * SSE4.1, 3 AVX2, 4 AVX-512 (AMD only; x86-64, 1 elsewhere), the widest
- * the processor runs, or at most topo__pattern_simd_cap where that is above 0
- * (tests set it: every copy makes the same bytes). */
+ * the processor runs, or at most topo__tune.pattern_simd_cap where that is
+ * above 0 (tests set it: every copy makes the same bytes). */
 int topo__pattern_simd(void);
-extern int topo__pattern_simd_cap;
 /* The byte that RECV and WORK are reset to before every iteration. */
 #define TOPO__POISON 0xA5
 
@@ -397,25 +389,6 @@ struct topo__verify_time {
 	struct topo__verify_keep *keep;
 };
 
-/* Bytes checked in all from which a check is shared between threads
- * (verify.c; tests lower it). */
-extern int64_t topo__verify_par_min;
-
-/* Members per task when the members' checks are shared between threads
- * (verify.c: from four tasks on; tests lower it). */
-extern int32_t topo__verify_member_task;
-
-/* Bytes per task when a few members' buffers are checked in pieces, and
- * the buffer size from which they are (verify.c; tests lower it). */
-extern int64_t topo__verify_piece;
-
-/* Successors one task of a run releases: a message with more shares the
- * rest as tasks of this many (exec.c; tests lower it). */
-extern int64_t topo__release_chunk;
-/* A bcast flood of at least this many messages, none a duplicate, is
- * numbered depth first (coll/bcast/flood.c); tests lower it. */
-extern int64_t topo__flood_depth_first;
-
 /* Checks member buffers after an iteration; buf(ctx, r, kind) gives
  * member r's buffer.  Calls report(ctx2, e) for each error found (at most
  * `max` reported, all counted); returns the number of errors. */
@@ -445,7 +418,6 @@ int64_t topo__verify_barrier(const struct topo_plan *p, const int64_t *stamp,
 			     void (*report)(void *ctx2,
 					    const struct topo__verify_error *e),
 			     void *ctx2, int64_t max);
-
 
 /* ---------------------------------------------------------------------- */
 /* Transports: how a message's bytes get from one member to another. */
@@ -556,11 +528,6 @@ static inline bool topo__msg_in_bounds(const struct topo_plan *p,
 
 extern const struct topo__transport_ops topo__transport_inproc;
 
-/* Whether the in-process transport streams its large copies (see
- * transport_inproc.c): -1 when its arenas are at least twice the
- * last-level cache (the default: topo__stream_run), 0 never, 1 always
- * (tests). */
-extern int topo__stream_copies;
 /* Whether a run whose arenas total need bytes streams its large copies by
  * default, on a machine whose last-level cache is llc bytes (<= 0: not
  * described; 32 MiB is taken). */
@@ -569,30 +536,11 @@ int topo__stream_run(int64_t need, int64_t llc);
  * sharing CPUs, but at most 16 MiB for each of them (sharing < 1, not
  * known: size); 0 when size <= 0 (not described). */
 int64_t topo__llc_share(int64_t size, int64_t sharing);
-/* Whether runs split their reset and first messages between the
- * participants by address (exec.c, homes): -1 where it helps (the
- * default), 0 never, 1 whenever the transport gives its slices (tests). */
-extern int topo__exec_homes;
 /* Tests: when set, called by each participant of a run with homes for
  * every range of a send buffer it reads in the reset, where the run
  * chose them message by message (exec.c, homes); concurrently. */
 extern void (*topo__warm_probe)(int home, int32_t member, int64_t lo,
 				int64_t hi);
-/* The most messages out of send buffers for which it does (16384; tests
- * set 0); beyond, each participant reads its first messages' sources and
- * its part of every send buffer. */
-extern int64_t topo__warm_ranges_max;
-/* Whether the in-process transport fuses a reduction's first copy with
- * its first combine (transport_inproc.c): 1 (the default), 0 never
- * (tests, benchmarks). */
-extern int topo__fuse_copies;
-/* Messages of at least this many bytes are delivered in parts, and a part
- * of at least this many bytes is halved whenever a participant is idle
- * (exec.c, parts): 0 never (tests set it low, benchmarks to 0). */
-extern int64_t topo__split_min;
-/* 1: such a part is halved whether or not a participant is idle (tests:
- * parts on every run); 0 (the default): only for an idle one. */
-extern int topo__split_eager;
 /* Copies of at most this many bytes are moved by the run itself (exec.c),
  * not by the transport. */
 #define TOPO__SMALL_COPY 16
@@ -606,9 +554,6 @@ extern int topo__split_eager;
  * may join one its sort key while the lanes are made (32), an entry (16)
  * and half a lane (a cache line, 64). */
 #define TOPO__LANE_BYTES ((int64_t)84)
-/* Combines of at least this many bytes into the same bytes run in a lane
- * (exec.c): 0 never (tests, benchmarks). */
-extern int64_t topo__lane_min;
 /* Called, when set, for every combine that joins a lane while another
  * participant is delivering one of its combines (tests). */
 extern void (*topo__lane_probe)(int64_t msg, int worker);
@@ -751,10 +696,9 @@ bool topo__pool_dropping(struct topo__pool *pool);
  * a task was lost. */
 int topo__pool_wait(struct topo__pool *pool, const struct timespec *deadline);
 /* Wakes the sleeping workers so that they spin for up to 2 ms
- * (topo__pool_wake_spin_ns; tests raise it), ready for work about to be
+ * (topo__tune.pool_wake_spin_ns; tests raise it), ready for work about to be
  * released (a no-op where idle participants do not spin). */
 void topo__pool_wake(struct topo__pool *pool);
-extern int64_t topo__pool_wake_spin_ns;
 /* Ends the longer spin of topo__pool_wake, also for workers spinning now:
  * they go back to the short spin after their last task, then sleep.  For
  * a run whose plan is too small to share, once the work it woke them for

@@ -8,7 +8,7 @@
  * "ep 0::2" over 2^31 endpoints is one run with a 2-bit pattern, "node 7" is
  * one run holding everything, so the cost of working with a set follows the
  * spec that made it, not the size of the machine.  A pattern whose period
- * would exceed topo__pset_tune.cap (lcm of coprime strides) is kept
+ * would exceed topo__tune.pset.cap (lcm of coprime strides) is kept
  * literally over the stretch it covers instead: that is the worst case, the
  * cost of a bitmap over that stretch.
  */
@@ -43,16 +43,6 @@ struct pset {
 /* Scratch shared by the operations of one evaluation (caches and the
  * combining buffers); zero-initialise, release with topo__pset_work_free. */
 struct pset_work;
-
-/* Thresholds, settable by tests to force every path on small sets. */
-struct pset_tune {
-	int64_t cap;	/* longest period kept periodic (bits) */
-	int64_t sparse; /* a pattern with fewer than period / sparse members
-			 * is applied member by member, not word by word */
-	size_t many;	/* a union of more classes than this is marked
-			 * straight into one bitmap */
-};
-extern struct pset_tune topo__pset_tune;
 
 struct pset_work *topo__pset_work_new(void);
 void topo__pset_work_free(struct pset_work *w);

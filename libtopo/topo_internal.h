@@ -13,6 +13,7 @@
 #endif
 
 #include "topo.h"
+#include "tune.h"
 
 #include <stdarg.h>
 #include <pthread.h>
@@ -44,17 +45,13 @@ struct topo__populate {
 	bool started;
 	_Atomic bool stop;
 };
-extern size_t topo__populate_min; /* bytes; tests lower it */
 void topo__populate_add(struct topo__populate *pp, void *p, size_t len);
 void topo__populate_start(struct topo__populate *pp);
 void topo__populate_wait(struct topo__populate *pp);
 void topo__populate_stop(struct topo__populate *pp);
 void *topo__realloc(void *p, size_t size);
-/* Blocks of at least this many bytes are advised to use transparent huge
- * pages (alloc.c; tests lower it to have every block advised). */
-extern size_t topo__hugepage_min;
 /* A large buffer straight from the kernel (alloc.c): blocks of at least
- * topo__map_min bytes are anonymous mappings of their own, aligned to
+ * topo__tune.map_min bytes are anonymous mappings of their own, aligned to
  * 2 MiB, advised to use huge pages, zeroed, and followed by an
  * inaccessible guard page; smaller ones come from topo__malloc.  Failure
  * injection counts each like any allocation.  topo__block_free(b) on a
@@ -63,7 +60,6 @@ struct topo__block {
 	void *p;
 	size_t mapped; /* bytes mapped, guard page included; 0: malloc's */
 };
-extern size_t topo__map_min; /* bytes; tests lower it */
 void *topo__block_alloc(struct topo__block *b, size_t size);
 void topo__block_free(struct topo__block *b);
 /* Mapped blocks not yet freed: leak checkers see the heap only, so tests

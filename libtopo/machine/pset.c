@@ -8,7 +8,7 @@
  * other: the sweeps below remember the last one and reuse it.
  *
  * Combining patterns of periods p and q gives period lcm(p, q).  Up to
- * topo__pset_tune.cap bits the result stays periodic (reduced to its
+ * topo__tune.pset.cap bits the result stays periodic (reduced to its
  * smallest period by the primes of the lcm); beyond, or when the lcm
  * exceeds the stretch being combined, the result is written literally over
  * that stretch: a pattern whose period is the stretch.  Literal stretches
@@ -32,9 +32,6 @@
 #include <string.h>
 
 typedef uint64_t word;
-
-struct pset_tune topo__pset_tune = {
-    .cap = (int64_t)1 << 24, .sparse = 64, .many = 64};
 
 struct pset_pat {
 	int64_t period;	 /* >= 1 */
@@ -681,7 +678,7 @@ static int acc_fit(struct acc *A, int64_t p)
 	len = A->len / gcd(A->len, p) * p;
 	if (len == A->len)
 		return 0;
-	if (len <= topo__pset_tune.cap && len < span)
+	if (len <= topo__tune.pset.cap && len < span)
 		return acc_relayout(A, len, false);
 	return acc_relayout(A, span, true);
 }
@@ -741,7 +738,7 @@ static int acc_op(struct acc *A, const struct pset_run *t, enum op op)
 	if (p == NULL && op == OP_AND)
 		return 0;
 	if (p != NULL && A->literal && op != OP_AND &&
-	    p->ones * topo__pset_tune.sparse < p->period) {
+	    p->ones * topo__tune.pset.sparse < p->period) {
 		/* Sparse: member by member.  Residue k holds the x with
 		 * (x + off) mod period = k. */
 		int64_t s = A->a + ilo, e = A->a + ihi;
@@ -945,7 +942,7 @@ static int cmp_i64(const void *a, const void *b)
 
 /*
  * The stretch [a, b) when the sets that could add anything to it hold few
- * members (fewer than one per topo__pset_tune.sparse integers): their
+ * members (fewer than one per topo__tune.pset.sparse integers): their
  * members are listed, and each is kept when the highest set above floor
  * that holds it is added.  *done false: not sparse, nothing done.
  */
@@ -962,7 +959,7 @@ static int chain_sparse(const struct pset_run *const *act, const bool *minus,
 	     k = hbits_below(partial, (size_t)k))
 		if (!minus[k])
 			bound += run_bound(act[k], a, b);
-	if (bound >= (b - a) / topo__pset_tune.sparse)
+	if (bound >= (b - a) / topo__tune.pset.sparse)
 		return 0;
 	*done = true;
 	if (bound == 0)
@@ -1202,9 +1199,9 @@ int topo__pset_and(struct pset_work *w, const struct pset *a,
 			} else if (y->pat == NULL) {
 				rc = push(out, lo, hi, x->pat, x->off);
 			} else if (run_bound(x, lo, hi) <
-					   (hi - lo) / topo__pset_tune.sparse ||
+				       (hi - lo) / topo__tune.pset.sparse ||
 				   run_bound(y, lo, hi) <
-					   (hi - lo) / topo__pset_tune.sparse) {
+				       (hi - lo) / topo__tune.pset.sparse) {
 				/* Few members: list the sparser, test the
 				 * other. */
 				rc = and_sparse(x, y, lo, hi, out);
@@ -1301,7 +1298,7 @@ static int union_literal(struct pset_work *w, const struct pset_prog *v,
 	}
 	for (size_t i = 0; i < n; i++)
 		bound += (v[i].last - v[i].lo) / v[i].step + 1;
-	if (bound < (hi - lo) / topo__pset_tune.sparse) {
+	if (bound < (hi - lo) / topo__tune.pset.sparse) {
 		/* Few members: list them. */
 		int64_t *m = topo__mallocarray((size_t)bound, sizeof(*m));
 		size_t k = 0;
@@ -1328,7 +1325,7 @@ static int union_literal(struct pset_work *w, const struct pset_prog *v,
 		A->empty = false;
 		if (step == 1) {
 			bits_set_range(A->c, v[i].lo - lo, v[i].last + 1 - lo);
-		} else if (step >= topo__pset_tune.sparse) {
+		} else if (step >= topo__tune.pset.sparse) {
 			for (int64_t x = v[i].lo; x <= v[i].last; x += step)
 				bit_set(A->c, x - lo);
 		} else {
@@ -1350,7 +1347,7 @@ static int union_literal(struct pset_work *w, const struct pset_prog *v,
 static bool prog_few(const struct pset_prog *p)
 {
 	return p->step > 1 && ((p->last - p->lo) / p->step < 4 ||
-			       p->step > topo__pset_tune.cap);
+			       p->step > topo__tune.pset.cap);
 }
 
 int topo__pset_union_progs(struct pset_work *w, struct pset_prog *v, size_t n,
@@ -1408,7 +1405,7 @@ int topo__pset_union_progs(struct pset_work *w, struct pset_prog *v, size_t n,
 		v[k++] = v[i];
 	}
 	n = k;
-	if (nclass > topo__pset_tune.many) {
+	if (nclass > topo__tune.pset.many) {
 		rc = union_literal(w, v, n, out);
 		goto out;
 	}
@@ -1500,7 +1497,7 @@ int topo__pset_expand(struct pset_work *w, const struct pset *in, int64_t unit,
 	piece_clear(&w->exp);
 	w->exp_src = NULL;
 	w->exp_unit = 0;
-	if (rows != NULL && unit <= topo__pset_tune.cap) {
+	if (rows != NULL && unit <= topo__tune.pset.cap) {
 		rowbits = topo__calloc(nwords(unit), sizeof(word));
 		if (rowbits == NULL)
 			return TOPO_ENOMEM;
@@ -1518,7 +1515,7 @@ int topo__pset_expand(struct pset_work *w, const struct pset *in, int64_t unit,
 
 		if (r->pat == NULL && rows == NULL) {
 			rc = push(out, r->lo * unit, r->hi * unit, NULL, 0);
-		} else if (period <= topo__pset_tune.cap / unit &&
+		} else if (period <= topo__tune.pset.cap / unit &&
 			   (rows == NULL || rowbits != NULL)) {
 			struct piece piece;
 

@@ -48,8 +48,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct topo__predict_tune topo__predict_tune;
-
 /* ---------------------------------------------------------------------- */
 /* Operations and events */
 
@@ -216,7 +214,6 @@ struct topo_prediction {
 	struct topo_path_step *steps;
 	int64_t msgs[2], bytes[2]; /* transport messages: [0] shm, [1] net */
 };
-
 
 /* A ready operation of the member a dissemination is running. */
 struct lop {
@@ -821,7 +818,7 @@ static int complete(struct sim *s, int64_t k, int op, int32_t h, double done)
 		while (j < s->nfreed && ID_TYPE(s->freed[j]) == type)
 			j++;
 		if (j - i >= 2 && (type == EV_SEND || type == EV_CALC) &&
-		    !topo__predict_tune.no_batch)
+		    !topo__tune.predict.no_batch)
 			rc = ready_group(s, s->freed + i, j - i, h, pred, done);
 		else
 			for (; rc == 0 && i < j; i++)
@@ -1467,7 +1464,7 @@ static int sim_setup(struct sim *s)
 		topo__free(one);
 		topo__free(two);
 	}
-	if (topo__predict_tune.no_dissemination)
+	if (topo__tune.predict.no_dissemination)
 		s->dissem = false;
 	if (has_reduce) {
 		s->cause[2] = topo__calloc(M + 1, sizeof(uint32_t));

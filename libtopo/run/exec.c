@@ -45,7 +45,7 @@
 #define SEED_TASK(i) (-1 - (int64_t)(i))
 #define SEED_BATCH 4096
 /* Release tasks: task -1 - nroots - k releases the successors
- * p->succ[k ..], at most topo__release_chunk of them and not past the end
+ * p->succ[k ..], at most topo__tune.release_chunk of them and not past the end
  * of the list k is in (release()). */
 #define RELEASE_TASK(x, k) (-1 - (x)->nroots - (int64_t)(k))
 /* Part tasks: task -1 - part_base - k delivers x->part[k] (see parts,
@@ -291,7 +291,7 @@ static inline bool runs_inline(const struct run *x, const struct topo_plan *p,
 	       p->succ_off[s] == p->succ_off[s + 1];
 }
 
-int64_t topo__release_chunk = 4096;
+/* (the default of topo__tune.release_chunk: tune.c) */
 
 /* The last index i in [0, n) with a[i] <= k, for a sorted a with
  * a[0] <= k: where k falls in a list of starts (empty ranges, which share
@@ -319,7 +319,7 @@ static int64_t owner_of(const struct topo_plan *p, int64_t k)
 
 /* Releases p->succ[k0 .. k1 - 1], successors of one message: each whose
  * last wait this was runs at once (runs_inline) or goes onto the worker's
- * stack.  A list longer than topo__release_chunk (a flat tree's root, with
+ * stack.  A list longer than topo__tune.release_chunk (a flat tree's root, with
  * a successor per member) keeps its first chunk and pushes the others as
  * release tasks, so that an idle thread takes its share of the leaves
  * that would otherwise all run here.  (Gathering the ones that run at
@@ -330,11 +330,11 @@ static void release(struct run *x, const struct topo_plan *p, int64_t k0,
 {
 	const uint8_t *conly = p->conly;
 
-	if (k1 - k0 > topo__release_chunk) {
-		for (int64_t k = k0 + topo__release_chunk; k < k1;
-		     k += topo__release_chunk)
+	if (k1 - k0 > topo__tune.release_chunk) {
+		for (int64_t k = k0 + topo__tune.release_chunk; k < k1;
+		     k += topo__tune.release_chunk)
 			topo__pool_push(x->pool, RELEASE_TASK(x, k), worker);
-		k1 = k0 + topo__release_chunk;
+		k1 = k0 + topo__tune.release_chunk;
 	}
 
 	/* Over a million members each successor's record is a cache miss:
@@ -434,10 +434,10 @@ static void finish_push(struct run *x, int64_t i, int worker)
  * while another may have nothing to do: two members' allgather of 1 MiB
  * blocks is four copies along two chains, and the thread whose chain ends
  * first waits for the other's last copy.  So a message of at least
- * topo__split_min bytes is delivered SPLIT_CHUNK bytes at a time, and
+ * topo__tune.split_min bytes is delivered SPLIT_CHUNK bytes at a time, and
  * before each chunk the thread looks whether a participant is spinning
  * idle (topo__pool_hungry, one relaxed load): if one is and at least
- * topo__split_min bytes are left, it hands the upper half of them to the
+ * topo__tune.split_min bytes are left, it hands the upper half of them to the
  * shared queue as a part task and goes on with the lower half.  A part
  * splits again the same way.  nwait[i], which has done its work once the
  * message runs, counts its parts still being delivered (1 to start); the
@@ -447,17 +447,17 @@ static void finish_push(struct run *x, int64_t i, int worker)
  * one thread's last copy would otherwise run alone.  Each offer costs a
  * lock of the pool's queue and a cache line or two between threads, about
  * a microsecond here, against the 5 us that half of the smallest part
- * (topo__split_min, 256 KiB) takes to copy.  Parts stop at PART_CAP an
+ * (topo__tune.split_min, 256 KiB) takes to copy.  Parts stop at PART_CAP an
  * iteration (an idle pool is not that fickle; the rest go whole).
  */
 #define SPLIT_CHUNK ((int64_t)128 << 10)
 #define PART_CAP 4096
-int64_t topo__split_min = (int64_t)256 << 10;
-int topo__split_eager = 0;
+/* (the default of topo__tune.split_min: tune.c) */
+/* (the default of topo__tune.split_eager: tune.c) */
 
 static inline bool splits(const struct run *x, int64_t i)
 {
-	return x->part != NULL && x->p->msg[i].len >= topo__split_min &&
+	return x->part != NULL && x->p->msg[i].len >= topo__tune.split_min &&
 	       x->tr->splits(x->state, x->p, i);
 }
 
@@ -484,14 +484,14 @@ static bool offer(struct run *x, int64_t i, int64_t lo, int64_t hi)
 static void deliver_parts(struct run *x, int64_t i, int64_t lo, int64_t hi,
 			  int worker)
 {
-	int64_t min = topo__split_min;
+	int64_t min = topo__tune.split_min;
 
 	while (lo < hi) {
 		int64_t end;
 		int rc;
 
 		if (hi - lo >= min && min > 0 &&
-		    (topo__split_eager || topo__pool_hungry(x->pool))) {
+		    (topo__tune.split_eager || topo__pool_hungry(x->pool))) {
 			int64_t mid = lo + ((hi - lo) / 2 & ~(int64_t)63);
 
 			if (mid > lo && offer(x, i, mid, hi))
@@ -517,7 +517,7 @@ static void deliver_parts(struct run *x, int64_t i, int64_t lo, int64_t hi,
  * another combined into the same bytes slept on that range until it was
  * free, with nothing else to do, while the combines into the other
  * segments waited: in one iteration of that reduce of 1 MiB, 166 us of
- * 483.  So REDUCEs of at least topo__lane_min bytes into exactly the same
+ * 483.  So REDUCEs of at least topo__tune.lane_min bytes into exactly the same
  * bytes of the same buffer (two or more of them, not delivered in parts)
  * form a lane.  A participant that takes one while the lane is empty
  * delivers it at once, one compare-and-swap on the lane's count; one that
@@ -542,7 +542,7 @@ static void deliver_parts(struct run *x, int64_t i, int64_t lo, int64_t hi,
  * then took 1.04 and 1.08 times as long, their lanes passing lines
  * between the threads.
  */
-int64_t topo__lane_min = (int64_t)64 << 10;
+/* (the default of topo__tune.lane_min: tune.c) */
 void (*topo__lane_probe)(int64_t msg, int worker);
 
 /* Message i, a combine of a lane (x->lane_at[i] >= 0): joins the lane,
@@ -624,8 +624,9 @@ static void run_task(void *ctx, int64_t task, int worker)
 		int64_t end = p->succ_off[owner_of(p, k) + 1];
 
 		release(x, p, k,
-			end - k > topo__release_chunk ? k + topo__release_chunk
-						      : end,
+			end - k > topo__tune.release_chunk
+			    ? k + topo__tune.release_chunk
+			    : end,
 			worker);
 		return;
 	}
@@ -992,7 +993,7 @@ static unsigned char read_lines(const unsigned char *c, int64_t lo, int64_t hi)
 
 /* Runs with homes: -1 where they help (above), 0 never, 1 whenever the
  * transport gives its slices and there are 2 threads or more (tests). */
-int topo__exec_homes = -1;
+/* (the default of topo__tune.exec_homes: tune.c) */
 /* At most this many roots are sorted by home, and members split by
  * offset; a plan with more roots (a gather in a million chunks) starts
  * from one participant, as without homes. */
@@ -1057,7 +1058,7 @@ static int64_t home_max(struct run *x, bool by_offset, int64_t *load)
 /* At most this many messages out of send buffers are sorted into the
  * ranges the homes read in the reset (plan_warm), 24 bytes each; more (a
  * reduce over a million members of 8 bytes) keep the reads by part. */
-int64_t topo__warm_ranges_max = 16384;
+/* (the default of topo__tune.warm_ranges_max: tune.c) */
 
 void (*topo__warm_probe)(int home, int32_t member, int64_t lo, int64_t hi);
 
@@ -1081,8 +1082,8 @@ static bool reads_send(const struct topo__msg *m)
 /* x->warm_ranges and x->warm_at (see Homes): the bytes of send buffers that
  * each message reads, under the home of its destination, sorted and merged.
  * Left NULL when the reset reads nothing (!x->warm_send) or
- * more than topo__warm_ranges_max messages read send buffers.  Returns 0 or -1
- * (no memory). */
+ * more than topo__tune.warm_ranges_max messages read send buffers.  Returns 0
+ * or -1 (no memory). */
 static int plan_warm(struct run *x)
 {
 	const struct topo_plan *p = x->p;
@@ -1091,7 +1092,7 @@ static int plan_warm(struct run *x)
 	if (!x->warm_send)
 		return 0;
 	for (int64_t i = 0; i < p->nmsg; i++)
-		if (reads_send(&p->msg[i]) && ++n > topo__warm_ranges_max)
+		if (reads_send(&p->msg[i]) && ++n > topo__tune.warm_ranges_max)
 			return 0;
 	x->warm_ranges =
 	    topo__mallocarray((size_t)(n > 0 ? n : 1), sizeof(*x->warm_ranges));
@@ -1139,10 +1140,11 @@ static int plan_homes(struct run *x, int threads)
 	int n = threads;
 
 	x->nhome = 0;
-	if (x->sl == NULL || threads < 2 || topo__exec_homes == 0 ||
+	if (x->sl == NULL || threads < 2 || topo__tune.exec_homes == 0 ||
 	    x->nroots > HOME_ROOTS_MAX)
 		return 0;
-	if (topo__exec_homes < 0 && (!x->heavy || !topo__pool_spins(x->pool)))
+	if (topo__tune.exec_homes < 0 &&
+	    (!x->heavy || !topo__pool_spins(x->pool)))
 		return 0;
 	x->home_roots = topo__calloc((size_t)n + 1, sizeof(int64_t));
 	sorted = topo__mallocarray((size_t)(x->nroots > 0 ? x->nroots : 1),
@@ -1304,11 +1306,11 @@ static bool lane_candidate(const struct run *x, int64_t i)
 {
 	const struct topo__msg *m = &x->p->msg[i];
 
-	return m->kind == TOPO__REDUCE && m->len >= topo__lane_min &&
+	return m->kind == TOPO__REDUCE && m->len >= topo__tune.lane_min &&
 	       !splits(x, i);
 }
 
-/* The run's lanes (see Lanes): none for one thread, with topo__lane_min
+/* The run's lanes (see Lanes): none for one thread, with topo__tune.lane_min
  * 0, or where no two combines write the same bytes.  Returns 0 or -1 (no
  * memory). */
 static int plan_lanes(struct run *x)
@@ -1318,7 +1320,7 @@ static int plan_lanes(struct run *x)
 	int64_t n = 0, k = 0, e = 0;
 	int32_t nl = 0;
 
-	if (x->threads < 2 || topo__lane_min <= 0)
+	if (x->threads < 2 || topo__tune.lane_min <= 0)
 		return 0;
 	for (int64_t i = 0; i < p->nmsg; i++)
 		n += lane_candidate(x, i);
@@ -1616,7 +1618,7 @@ static int prepare(struct inproc *ip)
 	x->part_base = INT64_MAX;
 	atomic_init(&x->nparts, 0);
 	if (x->deliver == tr->deliver_trusted && tr->deliver_part != NULL &&
-	    x->threads > 1 && topo__split_min > 0) {
+	    x->threads > 1 && topo__tune.split_min > 0) {
 		x->part = topo__mallocarray(PART_CAP, sizeof(*x->part));
 		if (x->part == NULL)
 			return TOPO_ENOMEM;

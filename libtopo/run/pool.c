@@ -33,7 +33,7 @@
  * participant has a CPU of its own (participants pinned, below); with more
  * participants than CPUs a spinner would take the time slice of the one
  * it waits for, so it blocks at once.  topo__pool_wake makes the workers
- * spin longer (topo__pool_wake_spin_ns, extending a spin under way) before
+ * spin longer (topo__tune.pool_wake_spin_ns, extending a spin under way) before
  * work the caller is about to release, and topo__pool_calm ends that
  * longer spin; topo__pool_ready also waits until they all spin, so that
  * even a plan of two tasks is shared at once.  The caller waiting for the
@@ -110,7 +110,7 @@
 /* How long workers woken by topo__pool_wake spin at least: long enough to
  * cover the untimed preparation of an iteration (resetting its buffers)
  * between the wake-up and the first task. */
-int64_t topo__pool_wake_spin_ns = 2000000;
+/* (the default of topo__tune.pool_wake_spin_ns: tune.c) */
 /* How long topo__pool_ready waits at most for the workers to spin: a few
  * futex wake-ups on a virtual machine. */
 #define READY_NS 1000000
@@ -559,7 +559,7 @@ void topo__pool_wake(struct topo__pool *pool)
 	if (pool->spin_ns == 0)
 		return;
 	atomic_store_explicit(&pool->spin_until,
-			      now_ns() + topo__pool_wake_spin_ns,
+			      now_ns() + topo__tune.pool_wake_spin_ns,
 			      memory_order_relaxed);
 	pthread_mutex_lock(&pool->mu);
 	if (pool->nsleep > 0)

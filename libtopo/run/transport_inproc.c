@@ -188,7 +188,7 @@ static int64_t arena_bytes(const struct topo_plan *p, int b)
 	return total;
 }
 
-int topo__stream_copies = -1;
+/* (the default of topo__tune.stream_copies: tune.c) */
 
 int topo__stream_run(int64_t need, int64_t llc)
 {
@@ -247,14 +247,14 @@ static void stream_copy(unsigned char *dst, const unsigned char *src,
 #endif
 }
 
-int topo__fuse_copies = 1;
+/* (the default of topo__tune.fuse_copies: tune.c) */
 
 /* s->fuse and s->park for p (see the file comment): left NULL when the
- * plan has no fused copies or topo__fuse_copies is 0.  Returns 0 or
+ * plan has no fused copies or topo__tune.fuse_copies is 0.  Returns 0 or
  * TOPO_ENOMEM. */
 static int find_fusable(struct inproc *s, const struct topo_plan *p)
 {
-	if (!topo__fuse_copies || p->fuse == NULL)
+	if (!topo__tune.fuse_copies || p->fuse == NULL)
 		return 0;
 	s->park = topo__calloc((size_t)p->nmsg + 1, TOPO__PARK_BYTES);
 	if (s->park == NULL)
@@ -315,9 +315,9 @@ static int inproc_open(void **state, const struct topo_plan *p, topo_error *err)
 	s->type = p->params.type;
 	s->op = p->params.redop;
 	s->stream_min = INT64_MAX;
-	if (topo__stream_copies > 0)
+	if (topo__tune.stream_copies > 0)
 		s->stream_min = STREAM_MIN;
-	else if (topo__stream_copies < 0) {
+	else if (topo__tune.stream_copies < 0) {
 		if (topo__stream_run(need, outermost_cache()))
 			s->stream_min = STREAM_MIN;
 	}

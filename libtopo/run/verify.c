@@ -128,17 +128,18 @@
 #define SIMD_CLONES 0
 #endif
 
-int topo__pattern_simd_cap;
+/* (the default of topo__tune.pattern_simd_cap: tune.c) */
 
 /* The widest of the pattern loops' copies the processor can run: 1 the
- * baseline, 2 SSE4.1, 3 AVX2, 4 AVX-512; at most topo__pattern_simd_cap
+ * baseline, 2 SSE4.1, 3 AVX2, 4 AVX-512; at most topo__tune.pattern_simd_cap
  * where that is set. */
 static int simd_level(void)
 {
 #if SIMD_CLONES
 	static int known; /* __atomic: 0 not yet asked */
 	int v = __atomic_load_n(&known, __ATOMIC_RELAXED),
-	    cap = __atomic_load_n(&topo__pattern_simd_cap, __ATOMIC_RELAXED);
+	    cap =
+		__atomic_load_n(&topo__tune.pattern_simd_cap, __ATOMIC_RELAXED);
 
 	if (v == 0) {
 		__builtin_cpu_init();
@@ -999,18 +1000,18 @@ static void run_tasks(struct topo__verify_time *time, int share, int64_t ntask,
 /* Bytes checked in all (a reduction: members times the bytes of each's
  * input) from which the verification is worth sharing between threads (a
  * test lowers it). */
-int64_t topo__verify_par_min = (int64_t)1 << 20;
+/* (the default of topo__tune.verify_par_min: tune.c) */
 
 /*
  * Work over members cut into tasks for time->par: runs of
- * topo__verify_member_task whole members, or, for a few members with a
- * buffer of topo__verify_piece bytes or more to check, pieces of that
+ * topo__tune.verify_member_task whole members, or, for a few members with a
+ * buffer of topo__tune.verify_piece bytes or more to check, pieces of that
  * many bytes of each member's (one task for a member with fewer), so that
  * 16 members' 1 MiB, or 2 members' 16 MiB, are checked on every thread
  * and not one member to a thread.  over >= 0: the one member `over`
  * alone (a bcast's or a scatter's root).
  */
-int64_t topo__verify_piece = (int64_t)256 << 10;
+/* (the default of topo__tune.verify_piece: tune.c) */
 
 /* Members from which pieces are not cut (their table would cost more than
  * it shares). */
@@ -1033,10 +1034,11 @@ static int cut_make(struct cut *u, const struct check *c, const uint8_t *mine,
 		    int64_t (*len)(const struct check *c, const uint8_t *mine,
 				   int32_t r))
 {
-	int64_t per =
-	    topo__verify_member_task > 0 ? topo__verify_member_task : 1;
-	int64_t piece = topo__verify_piece - topo__verify_piece % 64, k = 0,
-		most = 0;
+	int64_t per = topo__tune.verify_member_task > 0
+			  ? topo__tune.verify_member_task
+			  : 1;
+	int64_t piece = topo__tune.verify_piece - topo__tune.verify_piece % 64,
+		k = 0, most = 0;
 
 	if (piece < 64)
 		piece = 64; /* a multiple of every element size */
@@ -1072,12 +1074,13 @@ static int cut_make(struct cut *u, const struct check *c, const uint8_t *mine,
 	return 0;
 }
 
-/* Worth sharing: pieces from topo__verify_par_min bytes in all, runs of
+/* Worth sharing: pieces from topo__tune.verify_par_min bytes in all, runs of
  * whole members from four tasks. */
 static int cut_share(const struct cut *u)
 {
-	return u->per == 0 ? u->ntask >= 2 && u->bytes >= topo__verify_par_min
-			   : u->ntask >= 4;
+	return u->per == 0
+		   ? u->ntask >= 2 && u->bytes >= topo__tune.verify_par_min
+		   : u->ntask >= 4;
 }
 
 /* Task k: members [*r0, *r1), or bytes [*lo, *hi) of member *r0 (*r1 =
@@ -1199,7 +1202,7 @@ static void reduce_all(struct check *c, struct topo__verify_time *time)
 	job.late = 0;
 	ntask = (len + CHUNK - 1) / CHUNK;
 	run_tasks(time,
-		  ntask > 1 && (int64_t)p->n * len >= topo__verify_par_min,
+		  ntask > 1 && (int64_t)p->n * len >= topo__tune.verify_par_min,
 		  ntask, reduce_task, &job, &job.late);
 	/* A reduction the deadline cut short is not kept. */
 	if (!c->kept && keep != NULL && !time->timed_out) {
@@ -1474,7 +1477,7 @@ static void check_member(struct check *c, int32_t r, const struct tally *tally)
 
 /*
  * The members' checks shared between threads (time->par): tasks of
- * topo__verify_member_task members, or pieces of a few members' receive
+ * topo__tune.verify_member_task members, or pieces of a few members' receive
  * buffers (struct cut), each checking its own without reporting, in a
  * check of its own (its scratch, its count).  A task that finds an error,
  * or does not run, leaves its members to the loop in topo__verify_until,
@@ -1482,7 +1485,7 @@ static void check_member(struct check *c, int32_t r, const struct tally *tally)
  * run, the usual case, is thus checked on every thread; 8,388,608 members
  * of a bcast took a quarter of a second on one.
  */
-int32_t topo__verify_member_task = 16384;
+/* (the default of topo__tune.verify_member_task: tune.c) */
 
 /* The bytes of member r's RECV that its check reads: its result. */
 static int64_t member_len(const struct check *c, const uint8_t *mine, int32_t r)

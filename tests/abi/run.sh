@@ -11,7 +11,7 @@
 #   link     a program linked with -ltopo can call topo_strerror but not an
 #            internal function (topo__err): hidden to the linker, not only
 #            to nm
-#   layers   libtopo/sys/ and alloc.c call nothing above them
+#   layers   libtopo/sys/ and alloc.c call nothing above them (tune.c aside)
 #   man      each of NAMES is in the SYNOPSIS of one libtopo(3) family page
 #            (man/libtopo-*.3), in topo.h's order within the page, and
 #            described after it (a .Fn NAME past the SYNOPSIS); the overview
@@ -111,14 +111,14 @@ ok "link: the program calling topo__err fails for another reason: $(cat "$work/i
 
 # layers: the lowest rooms depend on nothing above them.  The system room
 # (libtopo/sys/) calls no libtopo function outside itself, and the
-# allocator (alloc.c) none outside itself and sys/: both are what every
-# other room stands on.
+# allocator (alloc.c) none outside itself, sys/ and the tunable thresholds
+# (tune.c, data only): both are what every other room stands on.
 nm --defined-only "$B"/libtopo/sys/*.o | awk 'NF == 3 { print $3 }' | sort -u >"$work/sys.def"
 nm -u "$B"/libtopo/sys/*.o | awk '$2 ~ /^topo_/ { print $2 }' | sort -u >"$work/sys.used"
 ok "layers: sys/ objects missing from $B/libtopo/sys" test -s "$work/sys.def"
 ok "layers: libtopo/sys calls up: $(comm -23 "$work/sys.used" "$work/sys.def" | tr '\n' ' ')" \
 	test -z "$(comm -23 "$work/sys.used" "$work/sys.def")"
-nm --defined-only "$B"/libtopo/alloc.o | awk 'NF == 3 { print $3 }' | sort -u >"$work/alloc.def"
+nm --defined-only "$B"/libtopo/alloc.o "$B"/libtopo/tune.o | awk 'NF == 3 { print $3 }' | sort -u >"$work/alloc.def"
 sort -u "$work/sys.def" "$work/alloc.def" >"$work/low.def"
 nm -u "$B"/libtopo/alloc.o | awk '$2 ~ /^topo_/ { print $2 }' | sort -u >"$work/alloc.used"
 ok "layers: alloc.c calls up: $(comm -23 "$work/alloc.used" "$work/low.def" | tr '\n' ' ')" \

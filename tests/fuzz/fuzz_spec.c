@@ -379,7 +379,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 							 64},
 					      tiny = {3, 2, 1};
 
-		topo__pset_tune = t == 0 ? shipped : tiny;
+		topo__tune.pset = t == 0 ? shipped : tiny;
 		for (int i = 0; i < NMACHINES; i++) {
 			topo_group *g = eval(machines[i], spec);
 
@@ -394,7 +394,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			topo_group_free(g);
 		}
 	}
-	topo__pset_tune = (struct pset_tune){(int64_t)1 << 24, 64, 64};
+	topo__tune.pset = (struct pset_tune){(int64_t)1 << 24, 64, 64};
 	free(text);
 	free(spec);
 	return 0;

@@ -414,7 +414,7 @@ static void check_flood(const topo_tree *t, int32_t L)
 		  p->n == 1 ? (int64_t)flood_bytes : 0);
 	/* Numbered depth first when asked (every table here is correct),
 	 * and from 5 members on, never by accident when not. */
-	if (topo__flood_depth_first == 0)
+	if (topo__tune.flood_depth_first == 0)
 		CHECK(depth_first_order(p), "%s: not numbered depth first",
 		      label);
 	check_replay(p, 1);
@@ -434,7 +434,7 @@ static void test_depth_first(const topo_machine *m)
 	static const char *const dshapes[] = {"binomial", "kary:3", "chain",
 					      "physical", "hierarchical"};
 	topo_group *g = group(m, "all");
-	int64_t saved = topo__flood_depth_first;
+	int64_t saved = topo__tune.flood_depth_first;
 	char what[96];
 
 	for (size_t s = 0; s < sizeof(dshapes) / sizeof(dshapes[0]); s++) {
@@ -450,11 +450,11 @@ static void test_depth_first(const topo_machine *m)
 		pp.root = g->members[3];
 		pp.bytes = 40;
 		pp.segment = 16;
-		topo__flood_depth_first = INT64_MAX;
+		topo__tune.flood_depth_first = INT64_MAX;
 		topo_error_clear(&err);
 		CHECK(topo_plan_new(&bfs, t, &pp, &err) == 0, "%s", err.text);
 		/* at the threshold exactly: renumbered */
-		topo__flood_depth_first = g->size - 1;
+		topo__tune.flood_depth_first = g->size - 1;
 		CHECK(topo_plan_new(&dfs, t, &pp, &err) == 0, "%s", err.text);
 		if (bfs != NULL && dfs != NULL) {
 			int64_t *pos =
@@ -510,7 +510,7 @@ static void test_depth_first(const topo_machine *m)
 		if (strcmp(dshapes[s], "binomial") == 0) {
 			topo_plan_free(dfs);
 			dfs = NULL;
-			topo__flood_depth_first = g->size;
+			topo__tune.flood_depth_first = g->size;
 			CHECK(topo_plan_new(&dfs, t, &pp, &err) == 0, "%s",
 			      err.text);
 			CHECK(dfs != NULL && !depth_first_order(dfs),
@@ -520,7 +520,7 @@ static void test_depth_first(const topo_machine *m)
 		topo_plan_free(dfs);
 		topo_tree_free(t);
 	}
-	topo__flood_depth_first = saved;
+	topo__tune.flood_depth_first = saved;
 	label = "depth first";
 	topo_group_free(g);
 }
@@ -1318,13 +1318,13 @@ static void test_nomem(const topo_machine *m)
 	    {TOPO_OP_SCATTER, "direct"},     {TOPO_OP_GATHER, "chunked"},
 	    {TOPO_OP_GATHER, "tree"},	     {TOPO_OP_REDUCE, "tree"},
 	    {TOPO_OP_REDUCE, "hierarchical"}};
-	int64_t saved = topo__flood_depth_first;
+	int64_t saved = topo__tune.flood_depth_first;
 
 	for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++) {
 		int rc = -1, other = 0;
 		long k;
 
-		topo__flood_depth_first = i == 1 ? 0 : saved;
+		topo__tune.flood_depth_first = i == 1 ? 0 : saved;
 		for (k = 0; k < 100000 && rc != 0; k++) {
 			topo_error err;
 			topo_plan *p;
@@ -1343,7 +1343,7 @@ static void test_nomem(const topo_machine *m)
 		      topo_op_name(a[i].op), a[i].algo, other, rc);
 		CHECK(k > 3, "%s: only %ld allocations", a[i].algo, k);
 	}
-	topo__flood_depth_first = saved;
+	topo__tune.flood_depth_first = saved;
 	topo_tree_free(t);
 	topo_group_free(g);
 }
@@ -1586,9 +1586,9 @@ int main(int argc, char **argv)
 	 * the same checks and replays, and then the order. */
 	flood_bytes = 24;
 	for (int df = 0; df < 2; df++) {
-		int64_t saved = topo__flood_depth_first;
+		int64_t saved = topo__tune.flood_depth_first;
 
-		topo__flood_depth_first = df ? 0 : saved;
+		topo__tune.flood_depth_first = df ? 0 : saved;
 		if (check_want("flood")) {
 			flood_segment = 0;
 			over_all((const topo_machine *const *)ms, 2, specs,
@@ -1599,7 +1599,7 @@ int main(int argc, char **argv)
 		}
 		CHECK_RUN(faulty_tables, test_faulty_tables(ms[0]));
 		CHECK_RUN(explicit_tables, test_explicit_tables(ms[1]));
-		topo__flood_depth_first = saved;
+		topo__tune.flood_depth_first = saved;
 	}
 	CHECK_RUN(depth_first, test_depth_first(ms[1]));
 

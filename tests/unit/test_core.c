@@ -165,13 +165,13 @@ static const void *first_huge(const void *p)
 	return (const void *)(((uintptr_t)p + HUGE - 1) & ~(HUGE - 1));
 }
 
-/* Blocks of topo__hugepage_min bytes and more are advised to use huge
+/* Blocks of topo__tune.hugepage_min bytes and more are advised to use huge
  * pages (alloc.c), from malloc, calloc and realloc alike; smaller ones are
  * not; and the blocks hold what was written, calloc's zeroed. */
 static void test_huge_pages(void)
 {
 	unsigned char *small, *big, *zeroed, *grown;
-	size_t min = topo__hugepage_min;
+	size_t min = topo__tune.hugepage_min;
 
 	if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) != 0) {
 		check_skip("test_core: no transparent huge pages here: "
@@ -213,13 +213,13 @@ static void test_huge_pages(void)
 		      "advised block written end to end");
 	}
 	/* A lower threshold advises the smaller block too. */
-	topo__hugepage_min = min / 4;
+	topo__tune.hugepage_min = min / 4;
 	topo__free(small);
 	small = topo__malloc(min / 2);
 	CHECK(small != NULL, "small block allocated again");
 	if (small != NULL)
 		CHECK_INT(advised_huge(first_huge(small)), 1);
-	topo__hugepage_min = min;
+	topo__tune.hugepage_min = min;
 	/* a size that wraps is refused before calloc or the advice */
 	CHECK(topo__calloc(SIZE_MAX / 2, 4) == NULL, "calloc refuses overflow");
 out:
@@ -253,14 +253,14 @@ static void mapping_perms(const void *addr, char perms[8])
 	fclose(f);
 }
 
-/* Large buffers (topo__block_alloc): from topo__map_min bytes a mapping of
+/* Large buffers (topo__block_alloc): from topo__tune.map_min bytes a mapping of
  * their own, 2 MiB-aligned, zeroed, writable end to end, advised to use
  * huge pages, with no access to the page after their page-rounded end,
  * and gone when freed; smaller ones from malloc; failure injected into
  * either. */
 static void test_blocks(void)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), min = topo__map_min,
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), min = topo__tune.map_min,
 	       size = min + 3 * MIB + 100,
 	       len = (size + page - 1) & ~(page - 1);
 	struct topo__block big = {0}, small = {0}, none = {0};
@@ -325,12 +325,12 @@ static void test_blocks(void)
 		  none.p == NULL,
 	      "block of SIZE_MAX refused");
 	/* A lower threshold maps small blocks too. */
-	topo__map_min = 0;
+	topo__tune.map_min = 0;
 	q = topo__block_alloc(&small, 1);
 	CHECK(q != NULL && small.mapped == 2 * page, "one byte mapped: %zu",
 	      small.mapped);
 	topo__block_free(&small);
-	topo__map_min = min;
+	topo__tune.map_min = min;
 	CHECK_INT(topo__blocks_mapped(), 0);
 }
 

@@ -1069,14 +1069,14 @@ static void test_llc_share(void)
 	CHECK_INT(topo__cpu_list_count("0-99999999999999999999999"), 0);
 }
 
-/* Streamed copies (topo__stream_copies): bytes at any alignment and
+/* Streamed copies (topo__tune.stream_copies): bytes at any alignment and
  * length land exactly, those around them untouched, whether streaming is
  * forced, refused or left to the arena's size; and whole runs of the
  * operations that copy large blocks verify with it forced. */
 static void test_stream(void)
 {
 	const struct topo__transport_ops *tr = &topo__transport_inproc;
-	int was = topo__stream_copies;
+	int was = topo__tune.stream_copies;
 	topo_machine *m = small_machine();
 	topo_group *g = group_of(m, "world", NULL, 12);
 	topo_tree t = fake_tree(g, 0);
@@ -1089,10 +1089,10 @@ static void test_stream(void)
 	    {3, 2, 100000 + 31}};
 
 	/* modes -1..1 with arenas from malloc, then 0 and 1 with arenas
-	 * mapped (topo__map_min 0: alloc.c's topo__block_alloc) */
+	 * mapped (topo__tune.map_min 0: alloc.c's topo__block_alloc) */
 	for (int k = 0; k < 5; k++) {
 		int mode = k < 3 ? k - 1 : k - 3;
-		size_t map_was = topo__map_min;
+		size_t map_was = topo__tune.map_min;
 		struct topo_plan *p =
 		    hand_plan(&t, TOPO_OP_BCAST, 8, TOPO_INT8, TOPO_SUM);
 		const size_t nc = sizeof(cases) / sizeof(cases[0]);
@@ -1101,9 +1101,9 @@ static void test_stream(void)
 		topo_error err;
 		int ok = 1;
 
-		topo__stream_copies = mode;
+		topo__tune.stream_copies = mode;
 		if (k >= 3)
-			topo__map_min = 0;
+			topo__tune.map_min = 0;
 		bufsize(p, TOPO__SEND, 1, big);
 		bufsize(p, TOPO__RECV, 2, big);
 		for (size_t c = 0; c < nc; c++)
@@ -1112,7 +1112,7 @@ static void test_stream(void)
 		finish(p);
 		topo_error_clear(&err);
 		CHECK_INT(tr->open(&state, p, &err), 0);
-		topo__map_min = map_was;
+		topo__tune.map_min = map_was;
 		src = tr->buffer(state, 1, TOPO__SEND);
 		dst = tr->buffer(state, 2, TOPO__RECV);
 		/* a mapped arena's first member at its mapping's start */
@@ -1155,7 +1155,7 @@ static void test_stream(void)
 		topo_error err;
 		int64_t c[11];
 
-		topo__stream_copies = mode;
+		topo__tune.stream_copies = mode;
 		for (int32_t r = 1; r <= 3; r++) {
 			bufsize(p, TOPO__SEND, r, big);
 			bufsize(p, TOPO__RECV, r, big);
@@ -1205,7 +1205,7 @@ static void test_stream(void)
 
 	/* Whole runs, streaming forced: 6 members, blocks of 300 KiB
 	 * (bcast and reduce-scatter in 64 KiB segments). */
-	topo__stream_copies = 1;
+	topo__tune.stream_copies = 1;
 	{
 		static const enum topo_op ops[] = {
 		    TOPO_OP_SCATTER, TOPO_OP_GATHER, TOPO_OP_ALLGATHER,
@@ -1242,7 +1242,7 @@ static void test_stream(void)
 		topo_group_free(g6);
 		topo_machine_free(m6);
 	}
-	topo__stream_copies = was;
+	topo__tune.stream_copies = was;
 	topo_group_free(g);
 	topo_machine_free(m);
 }
@@ -1289,7 +1289,7 @@ static void test_fuse(void)
 	topo_group *g = group_of(m, "world", NULL, 4);
 	topo_tree t = fake_tree(g, 0);
 	const int64_t big = 4096;
-	int was = topo__fuse_copies;
+	int was = topo__tune.fuse_copies;
 	void *state = NULL;
 	topo_error err;
 
@@ -1299,7 +1299,7 @@ static void test_fuse(void)
 	for (int fuse = 0; fuse <= 1; fuse++) {
 		static const int64_t lens[] = {4, 16, 20, 4096, 65536 + 12};
 
-		topo__fuse_copies = fuse;
+		topo__tune.fuse_copies = fuse;
 		for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
 			struct topo_plan *p = fuse_plan(&t, lens[i], false);
 			bool parks = fuse && lens[i] > TOPO__SMALL_COPY;
@@ -1336,7 +1336,7 @@ static void test_fuse(void)
 			topo_plan_free(p);
 		}
 	}
-	topo__fuse_copies = 1;
+	topo__tune.fuse_copies = 1;
 
 	/* Copies that must not park, each in bytes of its own. */
 	{
@@ -1433,17 +1433,17 @@ static void test_fuse(void)
 		state = NULL;
 		topo_plan_free(p);
 	}
-	topo__fuse_copies = was;
+	topo__tune.fuse_copies = was;
 	topo_group_free(g);
 	topo_machine_free(m);
 }
 
 /*
- * Parts (exec.c): a message of at least topo__split_min bytes may be
+ * Parts (exec.c): a message of at least topo__tune.split_min bytes may be
  * delivered in parts by several threads.  First the transport's side:
  * which messages may split, and that a part moves exactly its bytes,
  * copied, streamed or combined.  Then runs of every operation and
- * algorithm with parts made eagerly (topo__split_eager: whether or not a
+ * algorithm with parts made eagerly (topo__tune.split_eager: whether or not a
  * thread is idle), so that every run splits: each ends verified, with at
  * least one part a splittable message an iteration and at most one per
  * 192 of its bytes (halves of at least 256 - 64).
@@ -1471,7 +1471,7 @@ static void test_part_transport(void)
 	const int64_t L = 20000; /* int32 elements, B bytes: copies of as
 				    many stream when asked to */
 	const int64_t B = 4 * L;
-	int was_stream = topo__stream_copies;
+	int was_stream = topo__tune.stream_copies;
 	unsigned char *before = malloc((size_t)B), *want = malloc((size_t)B);
 	void *state = NULL;
 	topo_error err;
@@ -1502,7 +1502,7 @@ static void test_part_transport(void)
 			-1);
 		dep(p, d, c);
 		finish(p);
-		topo__stream_copies = stream;
+		topo__tune.stream_copies = stream;
 		topo_error_clear(&err);
 		CHECK_INT(tr->open(&state, p, &err), 0);
 		CHECK(tr->splits != NULL && tr->deliver_part != NULL,
@@ -1555,7 +1555,7 @@ static void test_part_transport(void)
 		state = NULL;
 		topo_plan_free(p);
 	}
-	topo__stream_copies = was_stream;
+	topo__tune.stream_copies = was_stream;
 	/* Fused copies and their combines never split: the first combine
 	 * writes the copy's bytes whole. */
 	{
@@ -1592,8 +1592,8 @@ static void test_part_runs(void)
 		     {2056, TOPO_DOUBLE, TOPO_MAX},
 		     {1601, TOPO_INT8, TOPO_BXOR}};
 	const int64_t min = 512;
-	int64_t was_min = topo__split_min;
-	int was_eager = topo__split_eager;
+	int64_t was_min = topo__tune.split_min;
+	int was_eager = topo__tune.split_eager;
 	topo_machine *m = small_machine();
 	topo_group *g = group_of(m, "world", NULL, 12);
 	topo_tree *t = NULL, *th = NULL;
@@ -1605,8 +1605,8 @@ static void test_part_runs(void)
 	topo_error_clear(&err);
 	CHECK_INT(topo_tree_new(&t, g, "physical", &err), 0);
 	CHECK_INT(topo_tree_new(&th, g, "hierarchical", &err), 0);
-	topo__split_min = min;
-	topo__split_eager = 1;
+	topo__tune.split_min = min;
+	topo__tune.split_eager = 1;
 	for (size_t o = 0; o < nalgos; o++)
 		for (size_t k = 0;
 		     k < sizeof(kinds) / sizeof(kinds[0]) &&
@@ -1675,7 +1675,7 @@ static void test_part_runs(void)
 	/* Most plans have messages to split at these sizes. */
 	CHECK(split_runs >= 40, "%lld runs in parts", (long long)split_runs);
 	/* Never: no parts, and the runs are as verified. */
-	topo__split_min = 0;
+	topo__tune.split_min = 0;
 	{
 		struct topo_plan_params q;
 		topo_plan *p = NULL;
@@ -1690,8 +1690,8 @@ static void test_part_runs(void)
 		topo_report_free(r);
 		/* the default: parts only for an idle thread, 256 KiB and
 		 * up */
-		topo__split_min = was_min;
-		topo__split_eager = 0;
+		topo__tune.split_min = was_min;
+		topo__tune.split_eager = 0;
 		topo_plan_free(p);
 		topo_plan_params_init(&q, sizeof(q), TOPO_OP_SCATTER);
 		q.algorithm = "direct";
@@ -1704,8 +1704,8 @@ static void test_part_runs(void)
 		topo_report_free(r);
 		topo_plan_free(p);
 	}
-	topo__split_min = was_min;
-	topo__split_eager = was_eager;
+	topo__tune.split_min = was_min;
+	topo__tune.split_eager = was_eager;
 	topo_tree_free(th);
 	topo_tree_free(t);
 	topo_group_free(g);
@@ -2223,7 +2223,7 @@ static void test_small_copies(int threads)
 
 /*
  * A message with many successors shares them as release tasks of
- * topo__release_chunk (exec.c): a bcast of len bytes over 1500 members in
+ * topo__tune.release_chunk (exec.c): a bcast of len bytes over 1500 members in
  * which the root's own copy releases member 1's and members 2..999's, and
  * member 1's releases members 1000..1499's, two long lists side by side.
  * At chunks of 1, 2, 7 and 4096 successors, on 1 and 4 threads, with
@@ -2237,7 +2237,7 @@ static void test_release_chunks(void)
 	topo_machine *m = machine(1, tasks, 1);
 	topo_group *g = group_of(m, "world", NULL, 1500);
 	topo_tree t = fake_tree(g, 0);
-	int64_t saved = topo__release_chunk;
+	int64_t saved = topo__tune.release_chunk;
 	char what[96];
 
 	for (int64_t len = 8; len <= 24; len += 16) {
@@ -2266,7 +2266,7 @@ static void test_release_chunks(void)
 			for (int threads = 1; threads <= 4; threads *= 4) {
 				topo_report *r;
 
-				topo__release_chunk = chunks[c];
+				topo__tune.release_chunk = chunks[c];
 				r = run(p, threads, 3, 0);
 				snprintf(what, sizeof(what),
 					 "%lld-byte bcast, release chunks of "
@@ -2280,7 +2280,7 @@ static void test_release_chunks(void)
 		}
 		topo_plan_free(p);
 	}
-	topo__release_chunk = saved;
+	topo__tune.release_chunk = saved;
 	topo_group_free(g);
 	topo_machine_free(m);
 }
@@ -2298,10 +2298,10 @@ static void test_flood_depth_first(void)
 	static const int32_t tasks[] = {16, 16, 16, 16, 16};
 	topo_machine *m = machine(5, tasks, 1);
 	topo_group *g = group_of(m, "world", NULL, 80);
-	int64_t saved = topo__flood_depth_first;
+	int64_t saved = topo__tune.flood_depth_first;
 	char what[96];
 
-	topo__flood_depth_first = 0;
+	topo__tune.flood_depth_first = 0;
 	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
 		topo_tree *t = NULL;
 		topo_error err;
@@ -2332,7 +2332,7 @@ static void test_flood_depth_first(void)
 		}
 		topo_tree_free(t);
 	}
-	topo__flood_depth_first = saved;
+	topo__tune.flood_depth_first = saved;
 	topo_group_free(g);
 	topo_machine_free(m);
 	{
@@ -2477,11 +2477,11 @@ static void test_verify_threads(void)
 	topo_machine *m = machine(1, tasks, 1);
 	topo_group *g = group_of(m, "world", NULL, n);
 	topo_tree t = fake_tree(g, root);
-	int64_t was = topo__verify_par_min;
-	int32_t was_task = topo__verify_member_task;
+	int64_t was = topo__tune.verify_par_min;
+	int32_t was_task = topo__tune.verify_member_task;
 
-	topo__verify_par_min = 0;
-	topo__verify_member_task = 3;
+	topo__tune.verify_par_min = 0;
+	topo__tune.verify_member_task = 3;
 	for (int scribble = 0; scribble < 2; scribble++) {
 		struct topo_plan *p =
 		    hand_plan(&t, TOPO_OP_ALLREDUCE, (size_t)bytes, TOPO_INT32,
@@ -2556,8 +2556,8 @@ static void test_verify_threads(void)
 		topo_report_free(r);
 		topo_plan_free(p);
 	}
-	topo__verify_par_min = was;
-	topo__verify_member_task = was_task;
+	topo__tune.verify_par_min = was;
+	topo__tune.verify_member_task = was_task;
 	topo_group_free(g);
 	topo_machine_free(m);
 }

@@ -800,7 +800,7 @@ int main(int argc, char **argv)
 	check_args(argc, argv);
 	/* Every arena mapped (alloc.c's topo__block_alloc), however small,
 	 * so that each failure path below must return its mappings too. */
-	topo__map_min = 0;
+	topo__tune.map_min = 0;
 	/* Children first: fork is simplest with no thread started yet. */
 	CHECK_RUN(env_hook, test_env_hook());
 	CHECK_INT(threads_now_want(1), 1);

@@ -4,7 +4,7 @@
  * between the participants, and start each on the messages waiting for
  * nothing that write into its part (topo__pool_push_to).  Homes are on
  * by default only for heavy runs on participants with CPUs of their own;
- * here topo__exec_homes forces them on (or off) for small plans.
+ * here topo__tune.exec_homes forces them on (or off) for small plans.
  *
  * Checked, through a transport that wraps the in-process one:
  *  - every operation and algorithm verifies with homes, on 2 and 3
@@ -18,7 +18,7 @@
  *    those its home's messages read (every message's home by its
  *    destination, as the roots'), in sorted and merged ranges; none
  *    through that path without homes, or for a plan with more messages
- *    out of send buffers than topo__warm_ranges_max;
+ *    out of send buffers than topo__tune.warm_ranges_max;
  *  - each participant starts on its home: the first message the caller
  *    delivers is home 0's last root, and those the workers deliver are
  *    the other homes' last roots, the homes worked out here from the rule
@@ -147,7 +147,7 @@ static void test_all_ops(void)
 	size_t nalgos = all_algos(&algos);
 	int runs = 0;
 
-	topo__exec_homes = 1;
+	topo__tune.exec_homes = 1;
 	for (size_t i = 0; i < nalgos; i++)
 		for (size_t s = 0; s < sizeof(shapes) / sizeof(*shapes); s++)
 			for (int threads = 2; threads <= 3; threads++) {
@@ -171,7 +171,7 @@ static void test_all_ops(void)
 				topo_report_free(r);
 				fixture_free(&f);
 			}
-	topo__exec_homes = -1;
+	topo__tune.exec_homes = -1;
 	CHECK_INT(runs, 2 * 2 * (int)nalgos);
 }
 
@@ -211,10 +211,10 @@ static int skip_caught(const topo_plan *p, int64_t m, int homes)
 	topo_report *r;
 	int caught;
 
-	topo__exec_homes = homes;
+	topo__tune.exec_homes = homes;
 	w_reset(m, 2);
 	r = run(p, 2, 2);
-	topo__exec_homes = -1;
+	topo__tune.exec_homes = -1;
 	caught = r != NULL && !topo_report_verified(r);
 	topo_report_free(r);
 	return caught;
@@ -233,7 +233,7 @@ static void test_reset_covers(void)
 			continue;
 		/* nothing skipped: verified either way */
 		for (int homes = 0; homes <= 1; homes++) {
-			topo__exec_homes = homes;
+			topo__tune.exec_homes = homes;
 			w_reset(-1, 0);
 			r = run(f.p, 2, 2);
 			CHECK(topo_report_verified(r),
@@ -395,7 +395,7 @@ static void start_case(const struct plan_case *pc, int threads,
 	for (int t = 0; t < threads; t++)
 		CHECK(last[t] >= 0, "%s %s, %d threads: home %d has no roots",
 		      topo_op_name(pc->op), pc->algorithm, threads, t);
-	topo__exec_homes = 1;
+	topo__tune.exec_homes = 1;
 	for (int k = 0; k < 10; k++) {
 		topo_report *r;
 
@@ -406,7 +406,7 @@ static void start_case(const struct plan_case *pc, int threads,
 		wrong += !started_home(last, threads);
 		topo_report_free(r);
 	}
-	topo__exec_homes = -1;
+	topo__tune.exec_homes = -1;
 	CHECK(wrong == 0,
 	      "%s %s, %d threads: %d of 10 runs did not start each "
 	      "participant on its home's last root",
@@ -542,12 +542,12 @@ static void warm_case(const struct plan_case *pc, int n)
 	}
 	free(msg_home);
 
-	topo__exec_homes = 1;
+	topo__tune.exec_homes = 1;
 	topo__warm_probe = warm_probe;
 	w_reset(-1, 0);
 	r = run(f.p, n, 1);
 	topo__warm_probe = NULL;
-	topo__exec_homes = -1;
+	topo__tune.exec_homes = -1;
 	CHECK(topo_report_verified(r), "%s %s: not verified",
 	      topo_op_name(pc->op), pc->algorithm);
 	topo_report_free(r);
@@ -581,20 +581,20 @@ static void warm_case(const struct plan_case *pc, int n)
 }
 
 /* The ranges the probe sees in a verified run of p on 2 threads, homes
- * as given (topo__exec_homes) and topo__warm_ranges_max at max. */
+ * as given (topo__tune.exec_homes) and topo__tune.warm_ranges_max at max. */
 static int64_t probed_run(const topo_plan *p, int homes, int64_t max)
 {
 	topo_report *r;
 
 	probe_reset(p);
-	topo__exec_homes = homes;
-	topo__warm_ranges_max = max;
+	topo__tune.exec_homes = homes;
+	topo__tune.warm_ranges_max = max;
 	topo__warm_probe = warm_probe;
 	w_reset(-1, 0);
 	r = run(p, 2, 1);
 	topo__warm_probe = NULL;
-	topo__warm_ranges_max = 16384;
-	topo__exec_homes = -1;
+	topo__tune.warm_ranges_max = 16384;
+	topo__tune.exec_homes = -1;
 	CHECK(topo_report_verified(r),
 	      "homes %d, at most %lld ranges: not "
 	      "verified",

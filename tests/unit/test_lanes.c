@@ -1,6 +1,6 @@
 /*
  * test_lanes.c - the run's lanes (exec.c): REDUCEs of at least
- * topo__lane_min bytes into exactly the same bytes (a star's combines into
+ * topo__tune.lane_min bytes into exactly the same bytes (a star's combines into
  * one accumulator) join a lane, and one participant at a time delivers a
  * lane's combines while the others go on with other work, instead of
  * sleeping on the transport's range lock.
@@ -12,7 +12,7 @@
  *    lane (the probe, topo__lane_probe, is called) and never delivers a
  *    combine while another is being delivered into the same bytes; each
  *    combine that joined is delivered by another thread than the one
- *    that joined it; every byte verifies.  Without lanes (topo__lane_min
+ *    that joined it; every byte verifies.  Without lanes (topo__tune.lane_min
  *    0, or combines below it, or one thread) the same arrangement does
  *    put two deliveries into the same bytes at once, and the probe is
  *    never called: so the arrangement provokes what lanes prevent.  That
@@ -25,7 +25,7 @@
  *    Under valgrind, which runs one thread at a time, only those are
  *    checked, and the arrangement's answer is a counted skip;
  *  - every reducing operation and algorithm verifies with lanes formed
- *    from tiny combines up (topo__lane_min 1), on 2 and 3 threads, on
+ *    from tiny combines up (topo__tune.lane_min 1), on 2 and 3 threads, on
  *    machines of even and uneven tasks per node, several iterations;
  *  - a delivery that fails inside a lane ends the run with that message
  *    reported, and the next run over the same plan verifies.
@@ -177,7 +177,7 @@ static topo_report *run(const topo_plan *p, int threads, int iterations,
 /* Contention arranged */
 
 /* One segment of 512 KiB, so that its combines are large enough for the
- * default topo__lane_min and for a heavy run (idle workers spin and
+ * default topo__tune.lane_min and for a heavy run (idle workers spin and
  * share), over 8 members of one node: a star, the root's fused copy and
  * 7 combines into the same bytes, all released at once by the copy. */
 #define STAR_BYTES ((size_t)512 << 10)
@@ -267,32 +267,32 @@ static void arranged_plain(const topo_plan *p, int iters, int threads,
 static void test_arranged(void)
 {
 	struct fixture f;
-	int64_t lane_min = topo__lane_min;
-	int homes = topo__exec_homes, iters = UNDER_VALGRIND ? 2 : 8;
+	int64_t lane_min = topo__tune.lane_min;
+	int homes = topo__tune.exec_homes, iters = UNDER_VALGRIND ? 2 : 8;
 
 	star(&f);
 	if (f.p == NULL)
 		return;
 	CHECK(f.p->nmsg < MAX_MSG, "%lld messages", (long long)f.p->nmsg);
-	topo__exec_homes = 0;
+	topo__tune.exec_homes = 0;
 	topo__lane_probe = lane_probe;
 
-	/* Lanes (the default topo__lane_min). */
+	/* Lanes (the default topo__tune.lane_min). */
 	arranged_lanes(f.p, iters);
 
 	/* No lanes: the same arrangement puts two deliveries into the same
 	 * bytes (one of them waiting on the transport's range lock). */
 	for (int k = 0; k < 3; k++) {
-		const char *why[] = {"topo__lane_min 0", "combines below it",
-				     "one thread"};
+		const char *why[] = {"topo__tune.lane_min 0",
+				     "combines below it", "one thread"};
 
-		topo__lane_min = k == 0	  ? 0
-				 : k == 1 ? (int64_t)1 << 20
-					  : lane_min;
+		topo__tune.lane_min = k == 0   ? 0
+				      : k == 1 ? (int64_t)1 << 20
+					       : lane_min;
 		arranged_plain(f.p, iters, k < 2 ? 2 : 1, why[k]);
 	}
-	topo__lane_min = lane_min;
-	topo__exec_homes = homes;
+	topo__tune.lane_min = lane_min;
+	topo__tune.exec_homes = homes;
 	topo__lane_probe = NULL;
 	fixture_free(&f);
 }
@@ -328,12 +328,12 @@ static void reducing_case(enum topo_op op, const char *algorithm,
 
 static void test_all_reducing(void)
 {
-	int64_t lane_min = topo__lane_min;
+	int64_t lane_min = topo__tune.lane_min;
 	size_t sizes[] = {64, 4096};
 	const struct op_algo *algos;
 	size_t nalgos = all_algos(&algos);
 
-	topo__lane_min = 1;
+	topo__tune.lane_min = 1;
 	for (size_t a = 0; a < nalgos; a++)
 		if (topo_op_reduces(algos[a].op))
 			for (size_t s = 0; s < 2; s++)
@@ -341,7 +341,7 @@ static void test_all_reducing(void)
 					reducing_case(algos[a].op,
 						      algos[a].name, shapes[s],
 						      sizes[z]);
-	topo__lane_min = lane_min;
+	topo__tune.lane_min = lane_min;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -351,13 +351,13 @@ static void test_failure(void)
 {
 	struct fixture f;
 	topo_report *r;
-	int rc, homes = topo__exec_homes;
+	int rc, homes = topo__tune.exec_homes;
 	const char *kind = NULL, *text = NULL;
 
 	star(&f);
 	if (f.p == NULL)
 		return;
-	topo__exec_homes = 0;
+	topo__tune.exec_homes = 0;
 	w_reset(f.p, false, 3);
 	r = run(f.p, 2, 3, &rc);
 	CHECK_INT(rc, 0);
@@ -383,7 +383,7 @@ static void test_failure(void)
 	CHECK(r != NULL && topo_report_verified(r),
 	      "the run after a failed one verifies");
 	topo_report_free(r);
-	topo__exec_homes = homes;
+	topo__tune.exec_homes = homes;
 	fixture_free(&f);
 }
 

@@ -556,11 +556,11 @@ static void test_threads(void)
 	     1},
 	    {"1, \"tasks_per_node\": 6", TOPO_OP_REDUCE, "direct", 8192, 0, 0},
 	};
-	int64_t lane_min = topo__lane_min;
+	int64_t lane_min = topo__tune.lane_min;
 
 	/* lanes from tiny combines up too: chains must hold through them */
 	for (int lanes = 0; lanes < 2; lanes++) {
-		topo__lane_min = lanes ? 1 : lane_min;
+		topo__tune.lane_min = lanes ? 1 : lane_min;
 		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 			struct fixture f;
 			struct topo_plan_params pp;
@@ -600,7 +600,7 @@ static void test_threads(void)
 			fixture_free(&f);
 		}
 	}
-	topo__lane_min = lane_min;
+	topo__tune.lane_min = lane_min;
 	CHECK(atomic_load(&wt.pauses) > 0,
 	      "only %lld pauses", (long long)atomic_load(&wt.pauses));
 	CHECK_INT(atomic_load(&wt.late), 0);

@@ -475,13 +475,13 @@ static void caller_case(int threads)
 static void ready_case(void)
 {
 	struct timespec d = {0, 20 * 1000 * 1000}, deadline = in(60);
-	int64_t was = topo__pool_wake_spin_ns;
+	int64_t was = topo__tune.pool_wake_spin_ns;
 
 	if (topo__cpus_allowed(NULL, 0) < 2) {
 		check_skip("ready: fewer than 2 CPUs");
 		return;
 	}
-	topo__pool_wake_spin_ns = (int64_t)60 * 1000 * 1000 * 1000;
+	topo__tune.pool_wake_spin_ns = (int64_t)60 * 1000 * 1000 * 1000;
 	for (int round = 0; round < (UNDER_VALGRIND ? 1 : 5); round++) {
 		struct ctx *c = ctx_new(MEETING, 2);
 		double t0 = now();
@@ -512,7 +512,7 @@ static void ready_case(void)
 		topo__pool_free(c->pool);
 		ctx_free(c);
 	}
-	topo__pool_wake_spin_ns = was;
+	topo__tune.pool_wake_spin_ns = was;
 }
 
 /* A task aborts: its successor, pushed after the abort, is dropped. */
@@ -639,7 +639,7 @@ static void idle_case(void)
 static void calm_case(void)
 {
 	struct ctx *c = ctx_new(FLAT, 1);
-	int64_t was = topo__pool_wake_spin_ns;
+	int64_t was = topo__tune.pool_wake_spin_ns;
 	int threads = (int)topo__cpus_allowed(NULL, 0);
 	double used;
 
@@ -649,7 +649,7 @@ static void calm_case(void)
 		ctx_free(c);
 		return;
 	}
-	topo__pool_wake_spin_ns = (int64_t)60 * 1000 * 1000 * 1000;
+	topo__tune.pool_wake_spin_ns = (int64_t)60 * 1000 * 1000 * 1000;
 	pool_new(c, threads);
 	topo__pool_wake(c->pool);
 	/* A spinning worker uses whatever CPU the host gives it, which a
@@ -669,7 +669,7 @@ static void calm_case(void)
 	CHECK_INT(topo__pool_wait(c->pool, NULL), 0);
 	CHECK_INT(count_ran(c, 0, c->n, 1), c->n);
 	topo__pool_free(c->pool);
-	topo__pool_wake_spin_ns = was;
+	topo__tune.pool_wake_spin_ns = was;
 	ctx_free(c);
 }
 
@@ -691,7 +691,7 @@ static double thread_cpu_now(void)
 static void caller_spin_case(void)
 {
 	struct ctx *c = ctx_new(NAP, 1);
-	int64_t was = topo__pool_wake_spin_ns;
+	int64_t was = topo__tune.pool_wake_spin_ns;
 	double t0, used;
 
 	if (topo__cpus_allowed(NULL, 0) < 2 || UNDER_VALGRIND) {
@@ -701,7 +701,7 @@ static void caller_spin_case(void)
 		return;
 	}
 	CHECK_INT(pthread_getcpuclockid(pthread_self(), &c->nap_clock), 0);
-	topo__pool_wake_spin_ns = (int64_t)60 * 1000 * 1000 * 1000;
+	topo__tune.pool_wake_spin_ns = (int64_t)60 * 1000 * 1000 * 1000;
 	pool_new(c, 2);
 	topo__pool_wake(c->pool);
 	t0 = thread_cpu_now();
@@ -723,7 +723,7 @@ static void caller_spin_case(void)
 	      "calmed: the caller used %.3f s of CPU waiting 0.6 s", used);
 	CHECK_INT(count_ran(c, 0, c->n, 2), c->n);
 	topo__pool_free(c->pool);
-	topo__pool_wake_spin_ns = was;
+	topo__tune.pool_wake_spin_ns = was;
 	ctx_free(c);
 }
 

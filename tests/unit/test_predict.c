@@ -881,14 +881,14 @@ static void test_shortcuts(void)
 					 " E %d", (int)mach->eps_per_task);
 			}
 			for (int mode = 0; mode < 4; mode++) {
-				topo__predict_tune.no_dissemination = mode & 1;
-				topo__predict_tune.no_batch = mode & 2;
+				topo__tune.predict.no_dissemination = mode & 1;
+				topo__tune.predict.no_batch = mode & 2;
 				r[mode] = predict(mach, tree, ops[oi].op,
 						  ops[oi].algo, by, &c, true,
 						  NULL, NULL);
 			}
-			topo__predict_tune.no_dissemination = false;
-			topo__predict_tune.no_batch = false;
+			topo__tune.predict.no_dissemination = false;
+			topo__tune.predict.no_batch = false;
 			for (int mode = 1; mode < 4; mode++)
 				if (r[0] != NULL && r[mode] != NULL)
 					same_prediction(r[mode], r[0],
@@ -918,13 +918,13 @@ int main(int argc, char **argv)
 	 * members have them otherwise: the same closed forms, and the same
 	 * predictions in every mode. */
 	{
-		size_t was = topo__populate_min;
+		size_t was = topo__tune.populate_min;
 
-		topo__populate_min = 1;
+		topo__tune.populate_min = 1;
 		CHECK_RUN(bcast_forms, test_bcast_forms());
 		CHECK_RUN(lean_same, test_lean_same());
 		CHECK_RUN(shortcuts, test_shortcuts());
-		topo__populate_min = was;
+		topo__tune.populate_min = was;
 	}
 	CHECK_RUN(costs, test_costs());
 	CHECK_RUN(enomem, test_enomem());

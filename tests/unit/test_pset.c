@@ -29,9 +29,9 @@ static void random_tune(void)
 	static const int64_t sparse[] = {1, 2, 5, 64, 100000};
 	static const size_t many[] = {0, 1, 2, 3, 64};
 
-	topo__pset_tune.cap = caps[check_rand_range(0, 6)];
-	topo__pset_tune.sparse = sparse[check_rand_range(0, 4)];
-	topo__pset_tune.many = many[check_rand_range(0, 4)];
+	topo__tune.pset.cap = caps[check_rand_range(0, 6)];
+	topo__tune.pset.sparse = sparse[check_rand_range(0, 4)];
+	topo__tune.pset.many = many[check_rand_range(0, 4)];
 }
 
 static const char *tune_text(void)
@@ -39,8 +39,8 @@ static const char *tune_text(void)
 	static char buf[96];
 
 	snprintf(buf, sizeof(buf), "cap %lld sparse %lld many %zu",
-		 (long long)topo__pset_tune.cap,
-		 (long long)topo__pset_tune.sparse, topo__pset_tune.many);
+		 (long long)topo__tune.pset.cap,
+		 (long long)topo__tune.pset.sparse, topo__tune.pset.many);
 	return buf;
 }
 
@@ -257,7 +257,7 @@ static void test_enomem(void)
 	for (size_t t = 0; t < sizeof(tunes) / sizeof(tunes[0]); t++) {
 		long k;
 
-		topo__pset_tune = tunes[t];
+		topo__tune.pset = tunes[t];
 		for (k = 0; k < 1000; k++) {
 			struct pset_work *w;
 			struct pset a = {0}, b = {0}, c = {0}, d = {0},
@@ -306,7 +306,7 @@ static void test_enomem(void)
 		CHECK(k > 3 && k < 1000, "tune %zu: succeeded after %ld failures",
 		      t, k);
 	}
-	topo__pset_tune = tune_default;
+	topo__tune.pset = tune_default;
 }
 
 /* Sets over [0, 2^31 - 1): the cost follows the runs, and counts and
@@ -327,7 +327,7 @@ static void test_huge(struct pset_work *w)
 	bool minus[2] = {false, true};
 	int32_t first[8];
 
-	topo__pset_tune = tune_default;
+	topo__tune.pset = tune_default;
 	CHECK_INT(topo__pset_union_progs(w, &even, 1, N, &s2), 0);
 	CHECK_INT(topo__pset_union_progs(w, &three, 1, N, &s3), 0);
 	CHECK_INT(s2.n, 1);
@@ -401,6 +401,6 @@ int main(int argc, char **argv)
 	CHECK_RUN(huge, test_huge(w));
 	topo__pset_work_free(w);
 	CHECK_RUN(enomem, test_enomem());
-	topo__pset_tune = tune_default;
+	topo__tune.pset = tune_default;
 	return check_done("test_pset");
 }

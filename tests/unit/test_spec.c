@@ -760,12 +760,12 @@ static void random_tune(bool on)
 	static const struct pset_tune def = {(int64_t)1 << 24, 64, 64};
 
 	if (!on) {
-		topo__pset_tune = def;
+		topo__tune.pset = def;
 		return;
 	}
-	topo__pset_tune.cap = caps[check_rand_range(0, 4)];
-	topo__pset_tune.sparse = sparse[check_rand_range(0, 4)];
-	topo__pset_tune.many = many[check_rand_range(0, 3)];
+	topo__tune.pset.cap = caps[check_rand_range(0, 4)];
+	topo__tune.pset.sparse = sparse[check_rand_range(0, 4)];
+	topo__tune.pset.many = many[check_rand_range(0, 3)];
 }
 
 static void test_random(void)

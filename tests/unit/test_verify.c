@@ -1110,7 +1110,7 @@ static void test_new_ops(void)
 }
 
 /* Every copy of the pattern loops (baseline, SSE4.1, AVX2, AVX-512: those
- * this processor runs, topo__pattern_simd_cap lowering the choice) makes
+ * this processor runs, topo__tune.pattern_simd_cap lowering the choice) makes
  * the same bytes, for every operation's inputs, type and operator, from
  * offsets within a block and across the 2^32-element boundary. */
 static void test_pattern_copies(void)
@@ -1123,9 +1123,9 @@ static void test_pattern_copies(void)
 	struct run x;
 
 	CHECK(top >= 1 && top <= 4, "pattern copy %d", top);
-	topo__pattern_simd_cap = 1;
+	topo__tune.pattern_simd_cap = 1;
 	CHECK_INT(topo__pattern_simd(), 1);
-	topo__pattern_simd_cap = 0;
+	topo__tune.pattern_simd_cap = 0;
 	CHECK_INT(topo__pattern_simd(), top);
 	printf("test_verify: pattern copies 1..%d compared\n", top);
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
@@ -1144,11 +1144,12 @@ static void test_pattern_copies(void)
 				setup(&x, tree, ops[i], t, op, ts, 1);
 				for (size_t o = 0; o < 4; o++)
 					for (int32_t r = 0; r < 3; r++) {
-						topo__pattern_simd_cap = 1;
+						topo__tune.pattern_simd_cap = 1;
 						topo__pattern_fill_at(
 						    &x.p, r, offs[o], want, LEN);
 						for (int c = 2; c <= top; c++) {
-							topo__pattern_simd_cap =
+							topo__tune
+							    .pattern_simd_cap =
 							    c;
 							memset(got, 0, LEN);
 							topo__pattern_fill_at(
@@ -1158,7 +1159,7 @@ static void test_pattern_copies(void)
 								      LEN) != 0;
 						}
 					}
-				topo__pattern_simd_cap = 0;
+				topo__tune.pattern_simd_cap = 0;
 				CHECK(bad == 0,
 				      "%s %s %s: %ld fills differ between "
 				      "copies",
@@ -1337,12 +1338,12 @@ static void test_verify_par(void)
 {
 	static const enum topo_op ops[] = {TOPO_OP_REDUCE, TOPO_OP_ALLREDUCE,
 					   TOPO_OP_REDUCE_SCATTER};
-	int64_t was = topo__verify_par_min;
+	int64_t was = topo__tune.verify_par_min;
 	struct par_log l;
 	bool late;
 	struct run x;
 
-	topo__verify_par_min = 0;
+	topo__tune.verify_par_min = 0;
 	l.stop_after = -1;
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
 		enum topo_op op = ops[i];
@@ -1422,7 +1423,7 @@ static void test_verify_par(void)
 		l.stop_after = -1;
 		run_free(&x);
 	}
-	topo__verify_par_min = was;
+	topo__tune.verify_par_min = was;
 }
 
 /* Whether the last verify_par reported the errors that one thread's check
@@ -1455,12 +1456,12 @@ static void test_verify_keep(void)
 {
 	static const enum topo_op ops[] = {TOPO_OP_REDUCE, TOPO_OP_ALLREDUCE,
 					   TOPO_OP_REDUCE_SCATTER};
-	int64_t was = topo__verify_par_min;
+	int64_t was = topo__tune.verify_par_min;
 	struct par_log l;
 	bool late;
 	struct run x;
 
-	topo__verify_par_min = 0;
+	topo__tune.verify_par_min = 0;
 	l.stop_after = -1;
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
 		enum topo_op op = ops[i];
@@ -1547,7 +1548,7 @@ static void test_verify_keep(void)
 		topo__verify_keep_free(NULL);
 		run_free(&x);
 	}
-	topo__verify_par_min = was;
+	topo__tune.verify_par_min = was;
 }
 
 /* The members' checks, shared out in tasks of 2 members (7 members: 4
@@ -1560,12 +1561,12 @@ static void test_verify_members(void)
 	static const enum topo_op ops[] = {
 	    TOPO_OP_BCAST,  TOPO_OP_SCATTER,   TOPO_OP_GATHER,
 	    TOPO_OP_REDUCE, TOPO_OP_ALLGATHER, TOPO_OP_ALLTOALL};
-	int32_t was = topo__verify_member_task;
+	int32_t was = topo__tune.verify_member_task;
 	struct par_log l;
 	bool late;
 	struct run x;
 
-	topo__verify_member_task = 2;
+	topo__tune.verify_member_task = 2;
 	l.stop_after = -1;
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
 		enum topo_op op = ops[i];
@@ -1585,7 +1586,7 @@ static void test_verify_members(void)
 		CHECK_INT(verify_par(&x, &l, NULL, &late), 0);
 		CHECK(!late, "%s: timed out", name);
 		/* (A reduction of 7 members is made on one thread, below
-		 * topo__verify_par_min: these are the members' tasks.) */
+		 * topo__tune.verify_par_min: these are the members' tasks.) */
 		CHECK_INT(l.calls, 1 + sends);
 		CHECK_INT(l.tasks, 4 + 4 * sends);
 
@@ -1648,7 +1649,7 @@ static void test_verify_members(void)
 		CHECK_INT(verify_par(&x, &l, NULL, &late), 0);
 		run_free(&x);
 	}
-	topo__verify_member_task = was;
+	topo__tune.verify_member_task = was;
 }
 
 /* Tasks of a buffer of l bytes cut in pieces of `piece`: at least one. */
@@ -1659,7 +1660,7 @@ static int64_t pieces_of(int64_t l, int64_t piece)
 
 /*
  * A few members with big buffers are checked in pieces (struct cut in
- * verify.c): here pieces of 128 bytes (topo__verify_piece 150, rounded
+ * verify.c): here pieces of 128 bytes (topo__tune.verify_piece 150, rounded
  * down to a multiple of 64) of 7 members' 200-byte blocks, so that pieces
  * and blocks never line up.  A correct run is checked in exactly the
  * pieces the sizes give, on the shared path; a wrong byte at every piece
@@ -1674,11 +1675,12 @@ static void test_verify_pieces(void)
 	    TOPO_OP_REDUCE,	    TOPO_OP_ALLREDUCE, TOPO_OP_ALLGATHER,
 	    TOPO_OP_REDUCE_SCATTER, TOPO_OP_ALLTOALL};
 	const int64_t nb = 200, piece = 128;
-	int64_t was_min = topo__verify_par_min, was_piece = topo__verify_piece;
+	int64_t was_min = topo__tune.verify_par_min,
+		was_piece = topo__tune.verify_piece;
 	struct run x;
 
-	topo__verify_par_min = 0;
-	topo__verify_piece = 150;
+	topo__tune.verify_par_min = 0;
+	topo__tune.verify_piece = 150;
 	for (size_t oi = 0; oi < sizeof(ops) / sizeof(ops[0]); oi++) {
 		enum topo_op op = ops[oi];
 		const char *name = topo_op_name(op);
@@ -1797,8 +1799,8 @@ static void test_verify_pieces(void)
 		CHECK_INT(verify_par(&x, &l, NULL, &late), 0);
 		run_free(&x);
 	}
-	topo__verify_par_min = was_min;
-	topo__verify_piece = was_piece;
+	topo__tune.verify_par_min = was_min;
+	topo__tune.verify_piece = was_piece;
 }
 
 /*
@@ -1815,11 +1817,11 @@ static void test_copy_from_send(void)
 					   TOPO_OP_GATHER, TOPO_OP_ALLGATHER,
 					   TOPO_OP_ALLTOALL};
 	const int64_t nb = 12, k = 7;
-	int32_t was = topo__verify_member_task;
+	int32_t was = topo__tune.verify_member_task;
 	struct run x;
 	char want[160];
 
-	topo__verify_member_task = 2;
+	topo__tune.verify_member_task = 2;
 	for (size_t oi = 0; oi < sizeof(ops) / sizeof(ops[0]); oi++) {
 		enum topo_op op = ops[oi];
 		const char *name = topo_op_name(op);
@@ -1903,7 +1905,7 @@ static void test_copy_from_send(void)
 		CHECK_INT(verify(&x, MAXERR), 0);
 		run_free(&x);
 	}
-	topo__verify_member_task = was;
+	topo__tune.verify_member_task = was;
 }
 
 int main(int argc, char **argv)

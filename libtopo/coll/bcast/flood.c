@@ -290,7 +290,7 @@ static int order_forwards(struct flood *f, int32_t maxdeg)
 }
 
 /*
- * Depth-first numbering, for a flood of at least topo__flood_depth_first
+ * Depth-first numbering, for a flood of at least topo__tune.flood_depth_first
  * messages that sends no duplicate.  A worker runs a bcast depth first:
  * a message releases its member's forwards (a leaf's own copy runs at
  * once) and the last one it pushes runs next (exec.c, a LIFO stack).  In
@@ -306,7 +306,7 @@ static int order_forwards(struct flood *f, int32_t maxdeg)
  * only predicted: the simulation takes the messages in time order, which
  * is breadth first, and so is memory's.
  */
-int64_t topo__flood_depth_first = (int64_t)1 << 16;
+/* (the default of topo__tune.flood_depth_first: tune.c) */
 
 static int depth_first(struct flood *f)
 {
@@ -557,7 +557,7 @@ int topo__plan_bcast_flood(struct topo_plan *p, topo_error *err)
 	if (rc == 0)
 		rc = order_forwards(&f, maxdeg);
 	if (rc == 0 && !p->predict_only && f.ndup == 0 &&
-	    f.cnt >= topo__flood_depth_first)
+	    f.cnt >= topo__tune.flood_depth_first)
 		rc = depth_first(&f);
 	if (rc == 0)
 		rc = dup_deps(&f, &dd, &nd, has_dup);

@@ -27,7 +27,7 @@
  * what would be padding.
  */
 #define TOPO_INTERNAL
-#include "exec_internal.h"
+#include "plan/plan.h"
 
 #include <string.h>
 

@@ -9,7 +9,7 @@
 #ifndef TOPO_PREDICT_INTERNAL_H
 #define TOPO_PREDICT_INTERNAL_H
 
-#include "exec_internal.h"
+#include "plan/plan.h"
 
 #include <string.h>
 

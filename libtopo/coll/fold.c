@@ -8,7 +8,7 @@
  */
 #define TOPO_INTERNAL
 #include "coll_pattern.h"
-#include "exec_internal.h"
+#include "plan/plan.h"
 
 int topo__fold_ids_new(struct topo__fold_ids *ids, const struct topo__fold *f,
 		       const char *what, topo_error *err)

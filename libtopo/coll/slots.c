@@ -6,7 +6,7 @@
  */
 #define TOPO_INTERNAL
 #include "coll_pattern.h"
-#include "exec_internal.h"
+#include "plan/plan.h"
 
 int topo__slots_each(struct topo_plan *p, int32_t expect, int64_t *slot0,
 		     topo_error *err)

@@ -17,7 +17,7 @@
  */
 #define TOPO_INTERNAL
 #include "engine.h"
-#include "exec_internal.h"
+#include "plan/plan.h"
 #include "plan_memory.h"
 #include "run/driver.h"
 #include "topo_mpi.h"

@@ -20,7 +20,7 @@
  * (engine.c), where only received combines qualify.
  */
 #define TOPO_INTERNAL
-#include "exec_internal.h"
+#include "run/transport.h"
 
 /* Whether message f of p may be fused with copy c: a REDUCE into exactly
  * c's bytes, not claimed by another copy. */

@@ -25,7 +25,7 @@
  * itself (the others' are the largest any has, for the bounds checks).
  */
 #define TOPO_INTERNAL
-#include "exec_internal.h"
+#include "plan/plan.h"
 
 #include <stdlib.h>
 #include <string.h>

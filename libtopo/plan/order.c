@@ -34,7 +34,7 @@
  * the plan's dependencies alone: combines in the order of arrival.
  */
 #define TOPO_INTERNAL
-#include "exec_internal.h"
+#include "plan/plan.h"
 
 #include <stdlib.h>
 

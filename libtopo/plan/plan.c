@@ -18,7 +18,7 @@
  * fail.  The transport checks again, exactly, before it allocates.
  */
 #define TOPO_INTERNAL
-#include "exec_internal.h"
+#include "run/transport.h"
 #include "plan_memory.h"
 #include "coll/registry.h"
 

@@ -28,7 +28,7 @@
  * as before, 0.83 ms vectorised; the rest is memory bandwidth.
  */
 #define TOPO_INTERNAL
-#include "exec_internal.h"
+#include "plan/plan.h"
 
 #include <string.h>
 

@@ -7,7 +7,7 @@
 #ifndef TOPO_RUN_REPORT_H
 #define TOPO_RUN_REPORT_H
 
-#include "exec_internal.h"
+#include "plan/plan.h"
 
 /* Errors kept in a report; all of them are counted. */
 #define TOPO__REPORT_MAX_ERRORS 1000

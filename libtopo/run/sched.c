@@ -15,7 +15,7 @@
  * before it.
  */
 #define TOPO_INTERNAL
-#include "exec_internal.h"
+#include "run/sched.h"
 
 #include <stdlib.h>
 #include <string.h>

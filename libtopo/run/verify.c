@@ -48,7 +48,7 @@
  * reduce of 16 MiB 1.25, 16 members' reduce-scatter of 1 MiB blocks 1.9).
  */
 #define TOPO_INTERNAL
-#include "exec_internal.h"
+#include "run/transport.h"
 
 #include <inttypes.h>
 #include <stdio.h>

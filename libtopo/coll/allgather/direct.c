@@ -42,7 +42,7 @@
  */
 #define TOPO_INTERNAL
 #include "coll_pattern.h"
-#include "exec_internal.h"
+#include "plan/plan.h"
 
 /* alltoall direct's rounds, with the one block for all. */
 int topo__plan_allgather_direct(struct topo_plan *p, topo_error *err)

@@ -11,7 +11,7 @@
 #define TOPO_COLL_ALLREDUCE_H
 
 #include "coll_pattern.h"
-#include "exec_internal.h"
+#include "plan/plan.h"
 
 #include <string.h>
 

@@ -24,7 +24,7 @@
  */
 #define TOPO_INTERNAL
 #include "allreduce.h"
-#include "exec_internal.h"
+#include "plan/plan.h"
 
 int topo__plan_allreduce_hierarchical(struct topo_plan *p, topo_error *err)
 {

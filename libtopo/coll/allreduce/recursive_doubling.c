@@ -39,7 +39,7 @@
  */
 #define TOPO_INTERNAL
 #include "allreduce.h"
-#include "exec_internal.h"
+#include "plan/plan.h"
 
 #include <string.h>
 

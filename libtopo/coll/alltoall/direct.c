@@ -26,7 +26,7 @@
  */
 #define TOPO_INTERNAL
 #include "coll_pattern.h"
-#include "exec_internal.h"
+#include "plan/plan.h"
 
 /* pairwise's rounds without its chains (coll/alltoall/pairwise.c). */
 int topo__plan_alltoall_direct(struct topo_plan *p, topo_error *err)

@@ -41,7 +41,7 @@
  * while segment k is still on its way.
  */
 #define TOPO_INTERNAL
-#include "exec_internal.h"
+#include "plan/plan.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -20,7 +20,7 @@
  * for the root's own block.
  */
 #define TOPO_INTERNAL
-#include "exec_internal.h"
+#include "plan/plan.h"
 
 #include <string.h>
 

@@ -38,7 +38,7 @@
  * none.
  */
 #define TOPO_INTERNAL
-#include "exec_internal.h"
+#include "plan/plan.h"
 
 #include <string.h>
 

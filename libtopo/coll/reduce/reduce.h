@@ -7,7 +7,7 @@
 #ifndef TOPO_COLL_REDUCE_H
 #define TOPO_COLL_REDUCE_H
 
-#include "exec_internal.h"
+#include "plan/plan.h"
 
 /* The messages of one segment of the reduce up the tree that others wait
  * for: init[v] is member v's copy into its accumulator (-1: none), up[v]

@@ -46,7 +46,7 @@
  */
 #define TOPO_INTERNAL
 #include "reduce.h"
-#include "exec_internal.h"
+#include "plan/plan.h"
 
 #include <string.h>
 

@@ -39,7 +39,7 @@
  * copies name none.
  */
 #define TOPO_INTERNAL
-#include "exec_internal.h"
+#include "plan/plan.h"
 
 #include <string.h>
 

@@ -23,7 +23,7 @@
  */
 #define TOPO_INTERNAL
 #include "coll_pattern.h"
-#include "exec_internal.h"
+#include "plan/plan.h"
 
 #include <string.h>
 

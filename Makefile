@@ -166,10 +166,9 @@ $(B)/%.o: %.c $(wildcard libtopo/*.h libtopo/*/*.h libtopo/*/*/*.h cli/*.h tests
 	$(CC) $(ALL_CFLAGS) -Ilibtopo -Icli -c $< -o $@
 
 # The reduction kernels' loops start on 64-byte lines, wherever a change
-# elsewhere in the file moves them: 2 members' reduce of 1 MiB took 1.2-1.4
-# times as long when an unrelated change moved topo__reduce3 by 32 bytes
-# (a 2-vCPU Xeon guest, 7-11 interleaved rounds), and as long as before
-# with both builds aligned.
+# elsewhere in the file moves them: an unrelated change that moved
+# topo__reduce3 by 32 bytes made reductions markedly slower, and aligning
+# both builds undid it (docs/CONSTANTS.md).
 KERNEL_ALIGN := -falign-functions=64 -falign-loops=64
 $(B)/libtopo/run/redop.o $(B)/pic/libtopo/run/redop.o: ALL_CFLAGS += $(KERNEL_ALIGN)
 

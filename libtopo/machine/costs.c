@@ -67,31 +67,17 @@ static double value(const struct topo_costs *c, size_t k)
  *    so that a prediction and LogGOPSim agree out of the box; they describe
  *    no particular network.  hop 100: assumed, not measured, the order of
  *    one switch traversal in current HPC fabrics.
- *  - shm: fitted by tests/bench/loggp_fit.c (make bench-costs; the run is
- *    tests/bench/results/costs.md and loggp.csv) on 2026-11-23: Open MPI
- *    4.1.4, vader BTL with CMA single copy, two processes bound to the two
- *    cores of a 2-core Debian 12 KVM guest whose /proc/cpuinfo says "AMD
- *    EPYC" (family 25, model 1).  The PRTT method of Hoefler, Lichei and
- *    Rehm (IPDPS 2007): RTT(8), bursts of 16 sends with and without a delay
- *    (g, o_s), a receive timed after its message arrived (o_r), the slope of
- *    RTT/2 over 64 KiB..1 MiB (G).  Median over 9 runs of each run's median
- *    over 41 rounds: RTT(8) 481 ns, o_s 121, o_r 200, g 150, G 0.120 ns/B.
- *    o_s + o_r exceeds RTT(8)/2 (L would be -27 ns): between two cores the
- *    overheads take the whole one-way time, so L is 0 and o is
- *    (RTT(8)/2 - 7G)/2 = 120, which keeps the model's round trip the
- *    measured one.  The runs fell in two modes, a run at a time: RTT(8)
- *    360..480 ns and G 0.09..0.12 ns/B in five, 840..900 ns and
- *    0.25..0.28 ns/B in four (the guest's own load does not explain it;
- *    where the host puts the two virtual CPUs may), so these are an order
- *    of magnitude: measure your machine.  Messages of 64 KiB..1 MiB cost
- *    about 6 us more than L + 2o + (s - 1) G (rendezvous), which the model
- *    leaves out.
- *  - reduce: measured by tests/bench/reduce_rate.c on the same host and day
- *    (tests/bench/results/reduce.csv): libtopo's own sum kernel
- *    (topo__reduce) on two warm buffers of 1 MiB, in L3; median over 9 runs
- *    of each run's median over 101 rounds, two significant digits.  The
- *    runs spread by about +-20% (up to 2x in a slow run); other operators
- *    cost up to 3x the sum (double min), the bitwise ones about 0.44 ns/B.
+ *  - shm: fitted by tests/bench/loggp_fit.c (make bench-costs;
+ *    tests/bench/results/costs.md and loggp.csv) between two cores with
+ *    the PRTT method of Hoefler, Lichei and Rehm (IPDPS 2007).  Between
+ *    two cores the overheads take the whole one-way time, so L is 0 and o
+ *    is chosen to keep the model's round trip the measured one.  The runs
+ *    spread widely: these are an order of magnitude; measure your
+ *    machine.  Rendezvous (about 6 us more for 64 KiB..1 MiB) is left
+ *    out.
+ *  - reduce: libtopo's own sum kernel measured by tests/bench/reduce_rate.c
+ *    (tests/bench/results/reduce.csv), two significant digits.
+ * The figures and method of both: docs/CONSTANTS.md.
  */
 static const struct topo_costs defaults = {
     .size = sizeof(struct topo_costs),

@@ -532,15 +532,10 @@ static void deliver_parts(struct run *x, int64_t i, int64_t lo, int64_t hi,
  * anew.  Like a large message, a lane that the caller runs finishes
  * before the caller sees the deadline.
  *
- * Measured on a 2-vCPU EPYC guest, new time / old, medians of 5-7
- * interleaved rounds: 16 members' reduce of 1 MiB 0.83 (0.54-0.91), their
- * allreduce of 1 MiB and reduce-scatter of 64 KiB blocks 0.99 and 0.98,
- * and of 16 MiB 0.98 each; 2 members (one combine per accumulator, no
- * lanes) 0.94-1.03; reduce of 64 KiB over 65,536 members unchanged.
- * Lanes first took two lines of memory between them and four atomic
- * operations per combine: those 16-member allreduce and reduce-scatter
- * then took 1.04 and 1.08 times as long, their lanes passing lines
- * between the threads.
+ * A lane keeps its count and its stack on one line of memory, with one
+ * atomic operation per combine: lanes spread over two lines with four
+ * atomics passed lines between the threads and cost more than they
+ * saved (docs/CONSTANTS.md).
  */
 /* (the default of topo__tune.lane_min: tune.c) */
 void (*topo__lane_probe)(int64_t msg, int worker);
@@ -947,10 +942,9 @@ static unsigned char read_lines(const unsigned char *c, int64_t lo, int64_t hi)
  * Homes.  The reset between iterations writes every receive and work
  * buffer, and leaves the lines it wrote in the cache of the CPU that ran
  * it; a copy into them from another CPU must first take each line from
- * there.  On a 2-vCPU EPYC guest, 16 MiB reset by one CPU and copied by
- * two, a half each, moved at 37 GB/s; reset by two, each copying the half
- * it reset, at 45 GB/s; each copying the other's half, at 32 GB/s.  An MPI
- * rank finds its buffers where it last used them.
+ * there: copying the half a CPU reset itself is markedly faster than
+ * copying the other's (docs/CONSTANTS.md).  An MPI rank finds its
+ * buffers where it last used them.
  *
  * So a heavy run on a pool whose participants have CPUs of their own
  * (topo__pool_spins) gives each participant a home: a part of the
@@ -979,16 +973,10 @@ static unsigned char read_lines(const unsigned char *c, int64_t lo, int64_t hi)
  * homes do not cut the send buffers the way they cut the destinations:
  * 16 members' chunked gather of 1 MiB blocks, homed by block (members
  * 0-7 and 8-15), read the second half of each block from the other CPU.
- * On that guest (new/old, medians of 5 interleaved rounds): 16 members'
- * reduce-scatter of 64 KiB blocks 0.70, alltoall of 64 KiB blocks 0.81,
- * gather and scatter of 1 MiB blocks 0.96; 2 members' gather of 16 MiB
- * 0.88, reduce-scatter of 1 MiB 0.91, allgather of 1 MiB 0.94; the
- * others within their spread but for 2 members' bcast of 1 MiB, 1.07 (9
- * and 15 rounds, spread 0.82-1.41).  Reading, besides, each participant's
- * fraction of every send buffer, as before, took that bcast to 0.93 (it
- * reads half of a send buffer that no message reads) but 16 MiB gather
- * at 2 members and 1 MiB alltoall and gather at 16 to 1.11-1.13: only the
- * bytes the messages read are read.
+ * Reading, besides, each participant's fraction of every send buffer
+ * helped only a bcast that reads half of a send buffer no message reads,
+ * and cost gathers and alltoalls more: only the bytes the messages read
+ * are read (docs/CONSTANTS.md).
  */
 
 /* Runs with homes: -1 where they help (above), 0 never, 1 whenever the
@@ -1453,12 +1441,9 @@ static void push_seeds(struct run *x)
  * iteration then starts after a pause of the verification's length,
  * which is not what a program calling a collective again and again
  * does, nor what the copy limit (tests/bench/copy_ideal.c) or MPI's back
- * to back calls measure.  On a 2-vCPU EPYC guest such a pause, even one
- * spent spinning without touching memory, slowed the next iteration's
- * copies and combines: 16 members' reduce of 1 MiB took 290-310 us after
- * each verification, 190-200 us with none between (a 2 ms spin in its
- * place: 270-310 us; each 256 KiB combine of the thread that had spun
- * took 7 us at first and 10-16 us by the end, the other thread's 6-7).
+ * to back calls measure.  Such a pause, even one spent spinning without
+ * touching memory, slows the next iteration's copies and combines by
+ * half again (docs/CONSTANTS.md).
  * TOPO_VERIFY_LAST verifies the last iteration only: the others run one
  * after another, each from buffers reset as usual (untimed), so that
  * their bytes are the last one's; a failed delivery or the deadline

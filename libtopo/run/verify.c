@@ -16,9 +16,8 @@
  * scatter only the root has input; the others' SEND, if any, is zeros.
  * The patterns are this file's alone (SPEC fixes none); both are one or two
  * rounds of 32-bit multiply-xorshift per word or element, in loops the
- * compiler vectorises: 0.28-0.34 ns a byte of int32 sum input on the
- * machine of issue 13, where a 64-bit mix and a switch per element took
- * about 1.5.
+ * compiler vectorises, several times faster than a 64-bit mix and a
+ * switch per element (docs/CONSTANTS.md).
  *
  * Reduce inputs are chosen so that every operator gives the same result in
  * every type whatever order the plan combines them in, which lets float
@@ -39,13 +38,10 @@
  * one first (copy_sends), then every RECV is compared with the SEND found
  * intact that it was copied from.
  *
- * The inputs are made again rather than kept: a copy of every input for
- * the verifications to memcmp against took 16 members' verified runs to
- * 0.6 of their time on the EPYC guest of issue 13, but a verification then
- * reads twice the bytes, and the timed iteration after it slowed (reduce-
- * scatter of 64 KiB blocks 1.24, reduce of 1 MiB 1.08), and beyond the
- * cache two streams from memory lost to making the pattern (2 members'
- * reduce of 16 MiB 1.25, 16 members' reduce-scatter of 1 MiB blocks 1.9).
+ * The inputs are made again rather than kept: a kept copy made verified
+ * runs shorter, but a verification then reads twice the bytes, the timed
+ * iteration after it slowed, and beyond the cache two streams from memory
+ * lost to making the pattern (docs/CONSTANTS.md).
  */
 #define TOPO_INTERNAL
 #include "run/transport.h"
@@ -106,10 +102,9 @@
  * The loops that make patterns have three more copies for x86-64
  * processors, for SSE4.1, AVX2 and AVX-512 (F, BW and VL), the widest the
  * processor has taken: SSE4.1's pmulld multiplies four 32-bit lanes in
- * one instruction, which the baseline SSE2 must emulate with shuffles (a
- * third less time per element on the machine of issue 13), AVX2's eight
- * (a verification's pause 0.72-0.85 of SSE4.1's on the EPYC guest of
- * issue 13's bench), AVX-512's sixteen.  A reduction's fill is copied
+ * one instruction, which the baseline SSE2 must emulate with shuffles,
+ * AVX2's eight, AVX-512's sixteen; each wider copy shortened the
+ * verification's pause (docs/CONSTANTS.md).  A reduction's fill is copied
  * whole (reduce_fill: its values and their stores too, not the hash
  * alone).  The AVX-512 copy runs on AMD processors only: Zen 4 and later
  * run 512-bit instructions at full clock, while Intel's Skylake-SP to
@@ -1156,10 +1151,10 @@ static void reduce_task(void *arg, int64_t k)
  * The reduction is the same in every iteration of a run (the inputs are
  * a function of the plan alone), so with time->keep the first
  * verification that completes keeps it, and the later ones compare the
- * RECVs with it and only make the inputs again to check the SENDs: on a
- * 2-vCPU guest a quarter of a verification of reduce-scatter of 16 MiB
- * blocks between 2 members went to the kernel clearing the pages of a
- * new 32 MiB reduction and to combining it.
+ * RECVs with it and only make the inputs again to check the SENDs: a
+ * large part of a large verification otherwise goes to the kernel
+ * clearing the pages of a new reduction and to combining it
+ * (docs/CONSTANTS.md).
  */
 static void reduce_all(struct check *c, struct topo__verify_time *time)
 {

@@ -41,7 +41,7 @@ m=$EX/uneven.json
 
 # A machine whose first token is a 16-character key, and one with a name of
 # 5000 characters: failures while jansson's lexer grows its token buffer
-# (issue 9: a dropped closing quote ran jansson's copy off the heap).
+# (a dropped closing quote once ran jansson's copy off the heap).
 printf '{"tasks_per_node": 2, "nodes": 4, "network": {"type": "kary", "fanout": 2}}' \
     >"$work/key16.json"
 python3 -c '

@@ -71,7 +71,7 @@ for kib in 16000 24000 32000 48000 64000; do
 done
 
 # A wrong file that claims a huge machine gets its real error whatever the
-# limit: everything cheap is checked before anything per node (issue 9:
+# limit: everything cheap is checked before anything per node (once,
 # under any limit below about 8.6 GB, "nodes": 2147483647 turned every
 # later error into "out of memory").
 printf '{"nodes": 2147483647, "tasks_per_node": 1, "network": {"type": "kary", "fanout": 2}, "groups": {"g": "cols 0::0"}}' \

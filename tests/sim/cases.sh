@@ -13,7 +13,7 @@ cases() {
 		echo "reduce tree $tree"
 	done
 	echo "reduce hierarchical hierarchical"
-	# issue 11: the tree algorithms over every tree, the others once
+	# the tree algorithms over every tree, the others once
 	for tree in physical hierarchical binomial chain kary:2; do
 		echo "allreduce tree $tree"
 		echo "allgather tree $tree"

@@ -88,7 +88,7 @@ static const struct algo {
     {TOPO_OP_ALLTOALL, "direct", TREES_ONE, 0},
     {TOPO_OP_BARRIER, "dissemination", TREES_ONE, 0},
     {TOPO_OP_BARRIER, "tree", TREES_ALL, 0},
-    /* issue 13 (appended: indices above are fixed) */
+    /* appended later: indices above are fixed */
     {TOPO_OP_REDUCE, "direct", TREES_ONE, 1},
     {TOPO_OP_ALLGATHER, "direct", TREES_ONE, 0},
 };

@@ -1028,7 +1028,7 @@ static void test_stream_run(void)
 }
 
 /* The cache streaming's rule takes: what its sharing CPUs can hold, at
- * most 16 MiB each (a 2-vCPU guest describing its host's 300 MiB L3
+ * most 16 MiB each (a virtual machine describing its host's 300 MiB L3
  * holds about 32), the size as described where who shares it is not
  * known; and the sysfs CPU lists that count them. */
 static void test_llc_share(void)

@@ -898,7 +898,7 @@ static void timed(const topo_machine *m, const char *label, const char *spec,
 	topo_group_free(g);
 }
 
-/* Issue 9: on 2^31 - 1 endpoints (one task), specs whose terms each span
+/* On 2^31 - 1 endpoints (one task), specs whose terms each span
  * the machine cost what the spec says, not what the machine holds: the
  * results are small so that only the evaluation is timed. */
 static void test_huge(void)

@@ -979,9 +979,9 @@ static void test_many(void)
 }
 
 /*
- * The operations of issue 11: each end state verifies, and one wrong byte
- * in one member's result is found in that member, with the block it came
- * from; a barrier's order is checked from the stamps of its steps.
+ * allreduce, allgather, reduce-scatter, alltoall and barrier: each end
+ * state verifies, and one wrong byte in one member's result is found in
+ * that member, with the block it came from; a barrier's order is checked from the stamps of its steps.
  */
 static void test_new_ops(void)
 {

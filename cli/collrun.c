@@ -1677,6 +1677,7 @@ static int replay(struct args *a, const topo_tree *t, const topo_plan *p,
 	int rc;
 
 	memset(&s, 0, sizeof(s));
+	topo_error_clear(&err);
 	s.a = a;
 	a->run.elapsed = now_s() - start;
 	if (a->fresh)

@@ -91,15 +91,10 @@ static json_t *operation_json(enum topo_op op)
 	return o;
 }
 
-/* Measured, then dumped into a buffer of ours, as collrun's reports are:
- * json_dumps would drop a key it had no memory for without saying so. */
 static int list_json(void)
 {
-	const size_t flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER;
 	json_t *ops = json_array(), *o = json_object();
 	int bad = ops == NULL || o == NULL;
-	char *text = NULL;
-	size_t len = 0;
 
 	for (int op = 0; op < TOPO_OP_COUNT && !bad; op++)
 		bad |= json_array_append_new(ops, operation_json(op));
@@ -107,20 +102,12 @@ static int list_json(void)
 		json_decref(ops);
 	else
 		bad |= json_object_set_new(o, "operations", ops);
-	if (!bad)
-		len = json_dumpb(o, NULL, 0, flags);
-	if (len > 0)
-		text = malloc(len);
-	if (text == NULL || json_dumpb(o, text, len, flags) != len) {
+	if (bad) {
 		json_decref(o);
-		free(text);
-		cli_msg("out of memory");
-		return EXIT_FAILED;
+		o = NULL;
 	}
-	json_decref(o);
-	fwrite(text, 1, len, stdout);
-	putchar('\n');
-	free(text);
+	if (cli_json_write(stdout, o, 0) != 0)
+		return EXIT_FAILED;
 	return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILED;
 }
 

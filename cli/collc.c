@@ -391,6 +391,19 @@ static int add_id(struct args *a, const char *opt, const char *arg,
 /* Options that select what a command works on: trees, groups, members,
  * ranks.  Returns -1 when c was one and is taken, NOT_MINE when it is
  * none of them, or an exit status. */
+/* Sets *slot to arg for an option a command takes once.  Returns -1, or
+ * the exit status of the usage error. */
+static int set_once(const struct command *cmd, const char *opt,
+		    const char *what, const char **slot, const char *arg)
+{
+	if (*slot != NULL)
+		return cli_usage_error(cmd->usage,
+				       "%s: %s takes one %s (given twice)", opt,
+				       cmd->name, what);
+	*slot = arg;
+	return -1;
+}
+
 static int selection_option(struct args *a, const struct command *cmd,
 			    int c, const char *arg)
 {
@@ -398,25 +411,11 @@ static int selection_option(struct args *a, const struct command *cmd,
 
 	switch (c) {
 	case 't':
-		if (compile)
-			return add_trees(a, arg);
-		if (a->tree != NULL)
-			return cli_usage_error(cmd->usage,
-					       "-t: %s takes one tree "
-					       "(given twice)",
-					       cmd->name);
-		a->tree = arg;
-		return -1;
+		return compile ? add_trees(a, arg)
+			       : set_once(cmd, "-t", "tree", &a->tree, arg);
 	case 'g':
-		if (compile)
-			return add_group(a, arg);
-		if (a->group != NULL)
-			return cli_usage_error(cmd->usage,
-					       "-g: %s takes one group "
-					       "(given twice)",
-					       cmd->name);
-		a->group = arg;
-		return -1;
+		return compile ? add_group(a, arg)
+			       : set_once(cmd, "-g", "group", &a->group, arg);
 	case OPT_MEMBER:
 		return add_id(a, "--member", arg, &a->members, &a->nmembers);
 	case OPT_RANK:
@@ -664,11 +663,7 @@ static int cmd_compile(struct args *a)
 		goto done;
 	rc = topo_compiled_write(c, out.f, flags, &err);
 	if (rc != 0) {
-		cli_out_abort(&out);
-		cli_msg("%s: cannot write: %s",
-			a->output != NULL ? a->output : "standard output",
-			err.text);
-		rc = EXIT_FAILED;
+		rc = cli_out_fail(&out, rc, &err);
 		goto done;
 	}
 	rc = cli_out_commit(&out);
@@ -789,6 +784,21 @@ static void put_member(FILE *f, const topo_tree *t, int32_t r, int departures,
 	}
 }
 
+/* Loads the tree the routes and dot commands print: the one positional
+ * argument, group "world" and the physical tree unless -g and -t say
+ * otherwise.  Returns -1, or the exit status. */
+static int load_one_tree(struct args *a, struct cli_tree *tree)
+{
+	if (a->npos != 1)
+		return cli_usage_error(a->cmd->usage,
+				       "%s: expected one ROUTES.json or "
+				       "MACHINE.json",
+				       a->cmd->name);
+	return cli_tree_load(tree, a->pos[0],
+			     a->group != NULL ? a->group : "world",
+			     a->tree != NULL ? a->tree : "physical");
+}
+
 static int cmd_routes(struct args *a)
 {
 	struct cli_tree tree = {0};
@@ -799,13 +809,7 @@ static int cmd_routes(struct args *a)
 	size_t nwant = 0;
 	int rc;
 
-	if (a->npos != 1)
-		return cli_usage_error(a->cmd->usage,
-				       "routes: expected one ROUTES.json or "
-				       "MACHINE.json");
-	rc = cli_tree_load(&tree, a->pos[0],
-			   a->group != NULL ? a->group : "world",
-			   a->tree != NULL ? a->tree : "physical");
+	rc = load_one_tree(a, &tree);
 	if (rc >= 0)
 		goto done;
 	t = tree.t;
@@ -879,13 +883,7 @@ static int cmd_dot(struct args *a)
 	topo_error err;
 	int rc;
 
-	if (a->npos != 1)
-		return cli_usage_error(a->cmd->usage,
-				       "dot: expected one ROUTES.json or "
-				       "MACHINE.json");
-	rc = cli_tree_load(&tree, a->pos[0],
-			   a->group != NULL ? a->group : "world",
-			   a->tree != NULL ? a->tree : "physical");
+	rc = load_one_tree(a, &tree);
 	if (rc >= 0)
 		goto done;
 	rc = cli_out_open(&out, a->output);
@@ -895,15 +893,7 @@ static int cmd_dot(struct args *a)
 	rc = a->nodes ? topo_tree_write_dot_nodes(tree.t, out.f, &err)
 		      : topo_tree_write_dot(tree.t, out.f, &err);
 	if (rc != 0) {
-		cli_out_abort(&out);
-		if (rc == TOPO_ENOMEM) {
-			rc = cli_error(&err, rc);
-			goto done;
-		}
-		cli_msg("%s: cannot write: %s",
-			a->output != NULL ? a->output : "standard output",
-			err.text);
-		rc = EXIT_FAILED;
+		rc = cli_out_fail(&out, rc, &err);
 		goto done;
 	}
 	rc = cli_out_commit(&out);

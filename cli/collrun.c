@@ -34,33 +34,15 @@
  * whose members are threads of one process. */
 static int shown_processes;
 
+/* collrun runs the plan in this process; collrun-mpi, built from this
+ * file, across the ranks of an MPI job. */
 #ifdef COLLRUN_MPI
 #include "collrun_mpi.h"
-
-static int run_plan(const topo_plan *p, const struct topo_run_params *rp,
-		    topo_report **out, topo_error *err)
-{
-	return collrun_mpi_run(p, rp, out, err);
-}
-
-static int plan_new(topo_plan **out, const topo_tree *t,
-		    const struct topo_plan_params *params, topo_error *err)
-{
-	return collrun_mpi_plan(out, t, params, err);
-}
+#define run_plan collrun_mpi_run
+#define plan_new collrun_mpi_plan
 #else
-/* collrun: the plan runs in this process. */
-static int run_plan(const topo_plan *p, const struct topo_run_params *rp,
-		    topo_report **out, topo_error *err)
-{
-	return topo_plan_run(p, rp, out, err);
-}
-
-static int plan_new(topo_plan **out, const topo_tree *t,
-		    const struct topo_plan_params *params, topo_error *err)
-{
-	return topo_plan_new(out, t, params, err);
-}
+#define run_plan topo_plan_run
+#define plan_new topo_plan_new
 #endif
 
 static const char usage_text[] =
@@ -1229,45 +1211,11 @@ static int run_fresh(const topo_plan *p, const struct topo_run_params *rp,
 	return rc;
 }
 
-/* Prints o (taking it) on standard output with `digits` significant
- * digits for reals. */
-static int dump_json(json_t *o, int digits)
-{
-	const size_t flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-			     JSON_REAL_PRECISION(digits);
-	char *text = NULL;
-	size_t len = 0;
-
-	if (o == NULL) {
-		cli_msg("out of memory");
-		return EXIT_FAILED;
-	}
-	/* Six significant digits: microseconds for the usual runs, and no
-	 * binary noise such as 1.170899986391305e-5.  Measured, then dumped
-	 * into a buffer of ours: json_dumpf would leave half a document on
-	 * standard output when it runs out of memory midway, and json_dumps
-	 * drops an object key it could not append to its buffer without
-	 * saying so.  json_dumpb's only allocations (its check for cycles)
-	 * make it return 0. */
-	len = json_dumpb(o, NULL, 0, flags);
-	if (len > 0)
-		text = malloc(len);
-	if (text == NULL || json_dumpb(o, text, len, flags) != len) {
-		json_decref(o);
-		free(text);
-		cli_msg("out of memory");
-		return EXIT_FAILED;
-	}
-	json_decref(o);
-	fwrite(text, 1, len, stdout);
-	putchar('\n');
-	free(text);
-	return 0;
-}
-
 static int print_json(const struct shown *s)
 {
-	return dump_json(report_json(s), 6);
+	/* Six significant digits: microseconds for the usual runs, and no
+	 * binary noise such as 1.170899986391305e-5. */
+	return cli_json_write(stdout, report_json(s), 6);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1571,7 +1519,7 @@ static int predict(const struct args *a, const topo_tree *t,
 	if (rc >= 0)
 		goto out;
 	/* Ten significant digits: nanoseconds up to ten seconds. */
-	rc = a->json ? dump_json(predict_json(&s), 10) : print_predict_text(&s);
+	rc = a->json ? cli_json_write(stdout, predict_json(&s), 10) : print_predict_text(&s);
 	if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
 		cli_msg("standard output: cannot write: %s", strerror(errno));
 		rc = EXIT_FAILED;

@@ -1437,6 +1437,18 @@ static void write_csv(FILE *f, const struct pool *P)
 }
 
 /* The --json object; NULL when out of memory. */
+/* Sets e's "tree" and "algorithm" to column c's; nonzero when one could
+ * not be set. */
+static int set_column(json_t *e, const struct pool *P, size_t c)
+{
+	int bad = json_object_set_new(e, "tree",
+				      json_string(col_tree(P, &P->cols[c])));
+
+	bad |= json_object_set_new(e, "algorithm",
+				   json_string(P->cols[c].algo));
+	return bad != 0;
+}
+
 static json_t *report_json(const struct pool *P)
 {
 	const struct args *a = P->a;
@@ -1482,12 +1494,7 @@ static json_t *report_json(const struct pool *P)
 				const struct cell *x = &P->cells[c * n + s];
 				json_t *e = json_object();
 
-				bad |= json_object_set_new(
-				    e, "tree",
-				    json_string(col_tree(P, &P->cols[c])));
-				bad |= json_object_set_new(
-				    e, "algorithm",
-				    json_string(P->cols[c].algo));
+				bad |= set_column(e, P, c);
 				bad |= json_object_set_new(
 				    e, "bytes",
 				    json_integer((json_int_t)a->sizes[s]));
@@ -1519,12 +1526,7 @@ static json_t *report_json(const struct pool *P)
 				bad |= json_object_set_new(
 				    e, "bytes",
 				    json_integer((json_int_t)a->sizes[s]));
-				bad |= json_object_set_new(
-				    e, "tree",
-				    json_string(col_tree(P, &P->cols[c])));
-				bad |= json_object_set_new(
-				    e, "algorithm",
-				    json_string(P->cols[c].algo));
+				bad |= set_column(e, P, c);
 				bad |= json_object_set_new(
 				    e, "seconds", json_real(x->seconds));
 			}
@@ -1552,36 +1554,6 @@ static json_t *report_json(const struct pool *P)
 		return NULL;
 	}
 	return o;
-}
-
-/* Writes the --json object to f.  Returns 0, or prints why and returns
- * EXIT_FAILED. */
-static int write_json(FILE *f, const struct pool *P)
-{
-	/* Ten significant digits, as collrun --predict --json: nanoseconds
-	 * up to ten seconds.  Measured, then dumped into a buffer of ours
-	 * (see collrun.c: no half document when memory runs out). */
-	const size_t flags =
-	    JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10);
-	json_t *o = report_json(P);
-	char *text = NULL;
-	size_t len = 0;
-
-	if (o != NULL)
-		len = json_dumpb(o, NULL, 0, flags);
-	if (len > 0)
-		text = malloc(len);
-	if (text == NULL || json_dumpb(o, text, len, flags) != len) {
-		json_decref(o);
-		free(text);
-		cli_msg("out of memory");
-		return EXIT_FAILED;
-	}
-	json_decref(o);
-	fwrite(text, 1, len, f);
-	fputc('\n', f);
-	free(text);
-	return 0;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1965,7 +1937,9 @@ static int write_outputs(const struct pool *P)
 	if (rc != 0)
 		return rc;
 	if (a->format == FMT_JSON) {
-		rc = write_json(out.f, P);
+		/* Ten significant digits, as collrun --predict --json:
+		 * nanoseconds up to ten seconds. */
+		rc = cli_json_write(out.f, report_json(P), 10);
 		if (rc != 0) {
 			cli_out_abort(&out);
 			return rc;

@@ -1100,3 +1100,39 @@ int cli_parse_seconds(const char *s, double *out)
 	*out = v;
 	return 0;
 }
+
+int cli_json_write(FILE *f, json_t *o, int digits)
+{
+	const size_t flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+			     JSON_REAL_PRECISION(digits);
+	char *text = NULL;
+	size_t len = 0;
+
+	if (o != NULL)
+		len = json_dumpb(o, NULL, 0, flags);
+	if (len > 0)
+		text = malloc(len);
+	if (text == NULL || json_dumpb(o, text, len, flags) != len) {
+		json_decref(o);
+		free(text);
+		cli_msg("out of memory");
+		return EXIT_FAILED;
+	}
+	json_decref(o);
+	fwrite(text, 1, len, f);
+	fputc('\n', f);
+	free(text);
+	return 0;
+}
+
+int cli_out_fail(struct cli_out *out, int rc, const topo_error *err)
+{
+	const char *path = out->path;
+
+	cli_out_abort(out);
+	if (rc == TOPO_ENOMEM)
+		return cli_error(err, rc);
+	cli_msg("%s: cannot write: %s",
+		path != NULL ? path : "standard output", err->text);
+	return EXIT_FAILED;
+}

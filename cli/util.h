@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "topo.h"
 
 /* Exit statuses of both programs (collc(1), collrun(1)). */
@@ -59,6 +61,10 @@ int cli_out_open(struct cli_out *out, const char *path);
 int cli_out_commit(struct cli_out *out);
 /* Discards the output (removes the temporary file).  Safe to call twice. */
 void cli_out_abort(struct cli_out *out);
+/* After a library writer failed with rc: discards the output and prints
+ * why, "out of memory" as cli_error does, anything else as
+ * "PATH: cannot write: TEXT".  Returns the exit status. */
+int cli_out_fail(struct cli_out *out, int rc, const topo_error *err);
 
 /* Checks, before any work, a directory an option will fill as
  * topo_plan_write_smpi does: path must be a new name or an empty
@@ -67,6 +73,16 @@ void cli_out_abort(struct cli_out *out);
  * and returns EXIT_USAGE.  What only creating it can tell (a missing
  * parent, no permission) is left to the writer. */
 int cli_dir_check(const char *option, const char *path);
+
+/* Writes o (taking it; NULL means out of memory) to f, indented, in
+ * insertion order, reals with `digits` significant digits (0: jansson's
+ * default), then a newline.  Measured, then dumped into a buffer of ours:
+ * json_dumpf would leave half a document behind when memory runs out
+ * midway, and json_dumps drops an object key it could not append to its
+ * buffer without saying so; json_dumpb's only allocations (its check for
+ * cycles) make it return 0.  Returns 0, or prints why and returns
+ * EXIT_FAILED. */
+int cli_json_write(FILE *f, json_t *o, int digits);
 
 /* Writes s to f with control characters other than tab as \xNN: every
  * name from a file or a command line is printed this way. */

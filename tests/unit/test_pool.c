@@ -397,7 +397,7 @@ static void timeout_case(int threads)
 	      "wait returned after %.3f s, before the "
 	      "blocked task did",
 	      t1 - t0);
-	CHECK(t1 - t0 < 5, "wait took %.3f s", t1 - t0);
+	CHECK(t1 - t0 < 30, "wait took %.3f s (a hang?)", t1 - t0);
 	CHECK(c1 - c0 < 0.1, "%d threads used %.3f s of CPU while waiting",
 	      threads, c1 - c0);
 	CHECK_INT(c->ran[0], 1);
@@ -527,7 +527,8 @@ static void abort_case(int threads)
 	topo__pool_push(c->pool, 0, -1);
 	t0 = now();
 	CHECK_INT(topo__pool_wait(c->pool, &deadline), 1);
-	CHECK(now() - t0 < 5, "abort took %.3f s", now() - t0);
+	/* Well short of the 30 s deadline: the abort ended the wait. */
+	CHECK(now() - t0 < 20, "abort took %.3f s", now() - t0);
 	CHECK_INT(count_ran(c, 0, 1001, 1), 1001);
 	CHECK_INT(count_ran(c, 1001, c->n, 0), c->n - 1001);
 	/* Reusable: the chain now runs to its end. */

@@ -10,11 +10,11 @@ plots drawn by gnuplot, and prints a summary of every target, met or missed.
    tables) and `--routes none` at every size, `--routes full` up to
    1,048,576 only: a full table holds about sum(degree^2) targets, and the
    hierarchical tree's alone would be ~150 GB at 8,388,608 endpoints.  Also
-   the uneven machine of issue 8 (65,536 nodes on a binary tree, node 0
+   the uneven machine (65,536 nodes on a binary tree, node 0
    running 2 tasks, the others 1: 65,537 endpoints), by default and with
    --routes full, which --max-size refuses up front (the time to refuse and
    the size it would have written are reported).
-2. spec - stride-spec evaluation (issue 9), topo_group_new alone
+2. spec - stride-spec evaluation, topo_group_new alone
    (spec_time.c): specs whose terms span 2^31 - 1 endpoints (2 KB of
    "ep 0::2 - ep 0::2 + ...", coprime strides, the bitmap worst case) and
    long specs over 1,048,576; result sizes checked against arithmetic.
@@ -23,7 +23,7 @@ plots drawn by gnuplot, and prints a summary of every target, met or missed.
    16 tasks per node, compiled in memory by collrun, --json --iterations 5):
    median over --runs runs of the collective's median seconds, and deliveries
    per second (members - 1) / seconds.
-4. data - bcast, scatter, gather, reduce, and issue 11's allreduce,
+4. data - bcast, scatter, gather, reduce, and allreduce,
    allgather, reduce-scatter and alltoall (reductions int32 sum; the block
    operations' BYTES per block, cases over 64 MiB of blocks per member left
    out) with 2, 4, 8, 16 members
@@ -46,7 +46,7 @@ plots drawn by gnuplot, and prints a summary of every target, met or missed.
    oversubscribed and labelled so, 8 B .. 16 MiB of input; MPI timed with a
    barrier between calls and back to back, collrun also beside the
    memory-copy limit from 1 MiB; medians and spreads over interleaved
-   rounds (issue 13's targets).  Then whole processes at scale: bcast of 8
+   rounds.  Then whole processes at scale: bcast of 8
    B over 8,388,608 members and reduce of 64 KiB over 65,536, wall seconds
    and peak RSS.
 5. costs - the measured defaults of libtopo/machine/costs.c: reduce_rate.c (ns per
@@ -76,7 +76,7 @@ import replay as rbench  # noqa: E402  (replay.py: run_json(), build_mpi_coll())
 import predict_bench as pbench  # noqa: E402  (the predict stage)
 
 OPS = ["bcast", "scatter", "gather", "reduce"]
-# issue 11's operations with data (the barrier has none: replay.py parts 1
+# operations with data (the barrier has none: replay.py parts 1
 # and 3 time it, stage "colls")
 NEW_OPS = ["allreduce", "allgather", "reduce-scatter", "alltoall"]
 DATA_OPS = OPS + NEW_OPS
@@ -189,7 +189,7 @@ def bench_compile(a, out, md, summary):
                   f"{size / MIB:.1f} | {float(med) / eps * 1e9:.0f} | "
                   f"{rss / eps:.0f} |")
     md.append("")
-    md += ["The uneven machine of issue 8: 65,536 nodes on a binary tree, node "
+    md += ["The uneven machine: 65,536 nodes on a binary tree, node "
            "0 running 2 tasks and the others 1 (65,537 endpoints; the "
            "hierarchical tree gives node 0's second member 65,535 children). "
            "With `--routes full` the output would be tens of GB, and "
@@ -221,7 +221,7 @@ def bench_compile(a, out, md, summary):
                            f"{rss / MIB:.0f} MiB (target <= 0.5 s, <= 100 "
                            f"MB): {verdict(ok)}")
         elif eps == 1 << 20 and mode == "full":
-            # The issue 2 target (<= 2 s) was the default's, which wrote
+            # The first target (<= 2 s) was the default's, which wrote
             # every row then: 2.8 GB, bound by the page cache.
             summary.append(f"compile 1,048,576 endpoints, --routes full "
                            f"(opt-in, {size / 1e9:.1f} GB of output): "
@@ -241,7 +241,7 @@ def bench_compile(a, out, md, summary):
 
 
 def bench_uneven(a, collc, tmp):
-    """The 65,537-endpoint machine of issue 8: by default, and --routes full
+    """The 65,537-endpoint machine: by default, and --routes full
     refused by --max-size.  Rows (mode, median, min, max, rss, bytes,
     refused)."""
     mpath = os.path.join(tmp, "uneven.json")
@@ -285,7 +285,7 @@ def bench_uneven(a, collc, tmp):
 
 # ------------------------------------------------------------------ spec
 def bench_spec(a, out, md, summary, bdir):
-    """Stride-spec evaluation (issue 9): topo_group_new alone, loading
+    """Stride-spec evaluation: topo_group_new alone, loading
     excluded (spec_time.c), on 2^31 - 1 endpoints (one task) and on
     1,048,576; every result's size is checked against arithmetic.  And
     collc compile of 4,000 groups over 1,048,576 nodes, end to end."""
@@ -326,7 +326,7 @@ def bench_spec(a, out, md, summary, bdir):
     strides = sorted(set(e for i in range(100000)
                          for e in range(i % 1000, 1 << 20, i + 2)))
     cases = [
-        ("2 KB of ep 0::2 - ep 0::2 + ... (issue 9)", huge,
+        ("2 KB of ep 0::2 - ep 0::2 + ...", huge,
          spec_file("s2k.txt", pairs2k + " - ep 0::2 + ep 0:7"), 8),
         ("16 pairs of the same", huge,
          spec_file("s16.txt", pairs16 + " - ep 0::2 + ep 0:7"), 8),
@@ -400,7 +400,7 @@ def bench_spec(a, out, md, summary, bdir):
     med = statistics.median(walls)
     md += [f"collc compile of 4,000 groups over 1,048,576 nodes (a 90 KB "
            f"file; --routes none -o /dev/null): median {med:.2f} s, "
-           f"{min(walls):.2f}..{max(walls):.2f} s (issue 9: 10 s before).",
+           f"{min(walls):.2f}..{max(walls):.2f} s (the first evaluator took 10 s).",
            ""]
     summary.append(f"compile 4,000 groups over 1,048,576 nodes: {med:.2f} s "
                    f"(target <= 1 s): {verdict(med <= 1)}")

@@ -7,7 +7,7 @@ them (`--routes none`).  The full tables hold about sum(degree^2) targets, which
 hierarchical tree makes quadratic in the members per node: that is the size of
 the data, not of the program's work, and the output-size column shows it.  Each size runs several times; the median wall time and the largest
 peak RSS are reported, plus time and memory per endpoint so that linearity
-shows as flat columns.  Targets (issue 2): 1,048,576 endpoints in <= 2 s and
+shows as flat columns.  Targets: 1,048,576 endpoints in <= 2 s and
 <= 1 GiB.
 
 usage: compile.py BUILD [--runs N] [--max ENDPOINTS] [--out DIR]

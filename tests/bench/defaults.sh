@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/bench/defaults.sh BUILD - the figures behind the default algorithm
-# of each operation of issue 11 (collrun(1) "Algorithms"): every algorithm
+# of each operation (collrun(1) "Algorithms"): every algorithm
 # replayed here (median of 30 iterations, microseconds) and predicted on
 # the described machine with its default costs, over 16 tasks on one node
 # and over examples/uneven.json (22 members on 6 nodes), at 8 B and at

@@ -1,4 +1,4 @@
-"""The predict stage of `make bench` (issue 10): `collrun bcast --predict`
+"""The predict stage of `make bench`: `collrun bcast --predict`
 of 8 bytes over torus machines of 16 tasks per node, 65,536 to 8,388,608
 members, compiled in memory from the machine description, end to end: wall
 seconds of the whole process and its peak RSS (GNU time), median and range
@@ -74,7 +74,7 @@ def bench_predict(a, out, md, summary, bdir, write_csv, verdict):
               ["members", "op", "algorithm", "tree", "runs", "median_s",
                "min_s", "max_s", "peak_rss_mib", "messages",
                "predicted_s", "events"], rows)
-    md += ["## Prediction at scale (issue 10)", "",
+    md += ["## Prediction at scale", "",
            "`collrun OP -t TREE --predict --json MACHINE.json` on torus "
            "machines of 16 tasks per node (8 bytes per member, compiled in "
            "memory): wall seconds of the whole process, loading included, "

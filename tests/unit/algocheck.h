@@ -596,6 +596,53 @@ static inline int64_t races(const struct topo_plan *p, int64_t *m1, int64_t *m2)
 	return races_max(p, 6000, m1, m2);
 }
 
+/* The counts a data algorithm's plan keeps whatever its shape: want
+ * transport messages, each with a receipt slot and no local step with
+ * one, the slots expecting exactly what is sent, and no races. */
+static inline void check_counts(const char *label, const struct topo_plan *p,
+				int64_t want)
+{
+	int64_t local = 0, noslot = 0, expect = 0, r1, r2, nr;
+
+	for (int64_t i = 0; i < p->nmsg; i++) {
+		const struct topo__msg *m = &p->msg[i];
+
+		local += m->src == m->dst;
+		noslot += (m->src == m->dst) != (m->slot < 0);
+	}
+	for (int64_t s = 0; s < p->nslots; s++)
+		expect += p->slot_expect[s];
+	CHECK_INT(p->ntransport, p->nmsg - local);
+	CHECK(p->ntransport == want, "%s: %lld transport messages, want %lld",
+	      label, (long long)p->ntransport, (long long)want);
+	CHECK(noslot == 0,
+	      "%s: %lld local steps with a slot or transport "
+	      "messages without",
+	      label, (long long)noslot);
+	CHECK(expect == p->ntransport, "%s: slots expect %lld, %lld sent",
+	      label, (long long)expect, (long long)p->ntransport);
+	nr = races(p, &r1, &r2);
+	CHECK(nr <= 0, "%s: %lld races, first between messages %lld and %lld",
+	      label, (long long)nr, (long long)r1, (long long)r2);
+}
+
+/* The message to corrupt: the last transport message writing a RECV, or
+ * else the last transport message; -1 when there is none. */
+static inline int64_t last_recv_msg(const struct topo_plan *p)
+{
+	int64_t any = -1;
+
+	for (int64_t i = p->nmsg - 1; i >= 0; i--) {
+		if (p->msg[i].src == p->msg[i].dst)
+			continue;
+		if (p->msg[i].dbuf == TOPO__RECV)
+			return i;
+		if (any < 0)
+			any = i;
+	}
+	return any;
+}
+
 /* ---------------------------------------------------------------------- */
 /* What every member must end with, from the operation's definition */
 

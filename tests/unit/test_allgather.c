@@ -62,54 +62,10 @@ static int64_t want_transport(const char *algo, int32_t n)
 	return (int64_t)P * K + 2 * (int64_t)(n - P);
 }
 
-/* The structure: counts, slots, races. */
-static void check_structure(const struct topo_plan *p, const char *algo)
-{
-	int64_t local = 0, noslot = 0, expect = 0, r1, r2, nr;
-
-	for (int64_t i = 0; i < p->nmsg; i++) {
-		const struct topo__msg *m = &p->msg[i];
-
-		local += m->src == m->dst;
-		noslot += (m->src == m->dst) != (m->slot < 0);
-	}
-	for (int64_t s = 0; s < p->nslots; s++)
-		expect += p->slot_expect[s];
-	CHECK_INT(p->ntransport, p->nmsg - local);
-	CHECK(p->ntransport == want_transport(algo, p->n),
-	      "%s: %lld transport messages, want %lld", label,
-	      (long long)p->ntransport, (long long)want_transport(algo, p->n));
-	CHECK(noslot == 0,
-	      "%s: %lld local steps with a slot or transport "
-	      "messages without",
-	      label, (long long)noslot);
-	CHECK(expect == p->ntransport, "%s: slots expect %lld, %lld sent",
-	      label, (long long)expect, (long long)p->ntransport);
-	nr = races(p, &r1, &r2);
-	CHECK(nr <= 0, "%s: %lld races, first between messages %lld and %lld",
-	      label, (long long)nr, (long long)r1, (long long)r2);
-}
-
-/* The last transport message writing a RECV, or else the last one. */
-static int64_t victim(const struct topo_plan *p)
-{
-	int64_t any = -1;
-
-	for (int64_t i = p->nmsg - 1; i >= 0; i--) {
-		if (p->msg[i].src == p->msg[i].dst)
-			continue;
-		if (p->msg[i].dbuf == TOPO__RECV)
-			return i;
-		if (any < 0)
-			any = i;
-	}
-	return any;
-}
-
 /* A corrupted message must fail the run at its destination. */
 static void check_corrupt(topo_plan *p)
 {
-	int64_t i = victim(p), size;
+	int64_t i = last_recv_msg(p), size;
 	struct topo__msg save;
 	int32_t ep;
 
@@ -143,7 +99,7 @@ static void check_one(const topo_tree *t, const char *algo, size_t bytes,
 	CHECK(rc == 0 && p != NULL, "%s: plan: %s", label, err.text);
 	if (p == NULL)
 		return;
-	check_structure(p, algo);
+	check_counts(label, p, want_transport(algo, p->n));
 	CHECK(run(p, 2, -1), "%s: not verified (2 threads)", label);
 	CHECK(run(p, 4, -1), "%s: not verified (4 threads)", label);
 	if (corrupt && p->n > 1)

@@ -1,8 +1,8 @@
 /*
- * params.c - the parameter structs of the replay (struct topo_plan_params,
- * struct topo_run_params): their initialisers, which set the documented
- * defaults, and the reading of a caller's struct of any version (those
- * two, and the prediction's and the schedule writers' params).
+ * params.c - the parameter structs (struct topo_plan_params,
+ * struct topo_run_params, the prediction's and the schedule writers'
+ * params): their initialisers, which set the documented defaults, and the
+ * reading of a caller's struct of any version.
  *
  * Each struct starts with size, the sizeof the caller was compiled with.
  * A field is read when it lies wholly within those size bytes, and takes
@@ -19,11 +19,11 @@
  * "root endpoint 0, type int8".
  *
  * Adding a field: append it, give it a default in *_defaults (if not 0)
- * and a line in *_fields, and make 0 mean what older versions did.  It must not
- * lie in the tail padding of a released version (neither struct has any today:
- * 104 and 56 bytes on LP64, ending on a field): a program built against
- * that version may leave those bytes unset, and they would be read as the
- * new field.  Add fields in 8-byte units, or with an explicit member for
+ * and a line in *_fields, and make 0 mean what older versions did.  It
+ * must not lie in the tail padding of a released version (neither struct
+ * has any today: 104 and 56 bytes on LP64, ending on a field): a program
+ * built against that version may leave those bytes unset, and they would
+ * be read as the new field.  Add fields in 8-byte units, or with an explicit member for
  * what would be padding.
  */
 #define TOPO_INTERNAL
@@ -49,10 +49,7 @@ struct field {
 	size_t offset;
 	size_t len;
 };
-#define FIELD(type, f)                                                         \
-	{                                                                      \
-		offsetof(type, f), sizeof(((type *)0)->f)                      \
-	}
+#define FIELD(type, f) {offsetof(type, f), sizeof(((type *)0)->f)}
 #define NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
 
 typedef struct topo_plan_params P;
@@ -120,37 +117,56 @@ static struct topo_run_params run_defaults(void)
 	};
 }
 
-int topo_plan_params_init(struct topo_plan_params *p, size_t size,
-			  enum topo_op op)
+/* The start of every initialiser: a caller's struct of size bytes set to
+ * 0 but for its size.  A size beyond any struct is garbage: nothing of p
+ * is touched; one too small to hold the fields without defaults (`min`)
+ * leaves p all 0. */
+static int init_struct(void *p, size_t size, size_t min)
 {
-	struct topo_plan_params d;
-
-	/* A size beyond any struct is garbage: nothing of p is touched. */
 	if (p == NULL || size > MAX_SIZE)
 		return TOPO_EARG;
 	memset(p, 0, size);
-	if (size < PLAN_MIN_SIZE)
+	if (size < min)
 		return TOPO_EARG;
-	d = plan_defaults(op);
+	memcpy(p, &size, sizeof(size)); /* the first member of each */
+	return 0;
+}
+
+int topo_plan_params_init(struct topo_plan_params *p, size_t size,
+			  enum topo_op op)
+{
+	struct topo_plan_params d = plan_defaults(op);
+	int rc;
+
+	rc = init_struct(p, size, PLAN_MIN_SIZE);
+	if (rc != 0)
+		return rc;
 	take_fields(p, &d, size, plan_fields, NFIELDS(plan_fields));
-	p->size = size;
 	p->op = op;
 	return (unsigned)op >= TOPO_OP_COUNT ? TOPO_EARG : 0;
 }
 
 int topo_run_params_init(struct topo_run_params *p, size_t size)
 {
-	struct topo_run_params d;
+	struct topo_run_params d = run_defaults();
+	int rc;
 
-	if (p == NULL || size > MAX_SIZE)
-		return TOPO_EARG;
-	memset(p, 0, size);
-	if (size < RUN_MIN_SIZE)
-		return TOPO_EARG;
-	d = run_defaults();
+	rc = init_struct(p, size, RUN_MIN_SIZE);
+	if (rc != 0)
+		return rc;
 	take_fields(p, &d, size, run_fields, NFIELDS(run_fields));
-	p->size = size;
 	return 0;
+}
+
+/* Every field of these two defaults to 0. */
+int topo_predict_params_init(struct topo_predict_params *p, size_t size)
+{
+	return init_struct(p, size, sizeof(size_t));
+}
+
+int topo_emit_params_init(struct topo_emit_params *p, size_t size)
+{
+	return init_struct(p, size, sizeof(size_t));
 }
 
 /* Checks the size of a caller's struct `name` (this version's is `known`

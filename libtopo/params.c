@@ -1,8 +1,8 @@
 /*
- * params.c - the parameter structs of the replay (struct topo_plan_params,
- * struct topo_run_params): their initialisers, which set the documented
- * defaults, and the reading of a caller's struct of any version (those
- * two, and the prediction's and the schedule writers' params).
+ * params.c - the parameter structs (struct topo_plan_params,
+ * struct topo_run_params, the prediction's and the schedule writers'
+ * params): their initialisers, which set the documented defaults, and the
+ * reading of a caller's struct of any version.
  *
  * Each struct starts with size, the sizeof the caller was compiled with.
  * A field is read when it lies wholly within those size bytes, and takes
@@ -18,12 +18,12 @@
  * TOPO_EARG: a struct that was only zero-initialised must not be read as
  * "root endpoint 0, type int8".
  *
- * Adding a field: append it, give it a default in *_defaults and a line in
- * *_read, and make 0 mean what older versions did.  It must not lie in
- * the tail padding of a released version (neither struct has any today:
- * 104 and 56 bytes on LP64, ending on a field): a program built against
- * that version may leave those bytes unset, and they would be read as the
- * new field.  Add fields in 8-byte units, or with an explicit member for
+ * Adding a field: append it, give it a default in *_defaults (if not 0)
+ * and a line in *_fields, and make 0 mean what older versions did.  It
+ * must not lie in the tail padding of a released version (neither struct
+ * has any today: 104 and 56 bytes on LP64, ending on a field): a program
+ * built against that version may leave those bytes unset, and they would
+ * be read as the new field.  Add fields in 8-byte units, or with an explicit member for
  * what would be padding.
  */
 #define TOPO_INTERNAL
@@ -44,93 +44,136 @@
  * garbage, and the bytes it claims are not read. */
 #define MAX_SIZE 4096
 
-/* Sets the fields of p that lie within its first size bytes to their
- * defaults for op. */
-static void plan_defaults(struct topo_plan_params *p, size_t size,
-			  enum topo_op op)
-{
-	typedef struct topo_plan_params P;
+/* Where a field lies in its struct. */
+struct field {
+	size_t offset;
+	size_t len;
+};
+#define FIELD(type, f) {offsetof(type, f), sizeof(((type *)0)->f)}
+#define NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
 
-	p->size = size;
-	p->op = op;
-	if (HAVE(P, algorithm, size))
-		p->algorithm = NULL;
-	if (HAVE(P, root, size))
-		p->root = -1;
-	if (HAVE(P, bytes, size))
-		p->bytes = op == TOPO_OP_BARRIER ? 0 : 8;
-	if (HAVE(P, type, size))
-		p->type = topo_op_reduces(op) ? TOPO_INT32 : TOPO_INT8;
-	if (HAVE(P, redop, size))
-		p->redop = TOPO_SUM;
-	if (HAVE(P, segment, size))
-		p->segment = 0;
-	if (HAVE(P, chunk, size))
-		p->chunk = 0;
-	if (HAVE(P, timeout, size))
-		p->timeout = 0;
-	if (HAVE(P, progress, size))
-		p->progress = NULL;
-	if (HAVE(P, progress_ctx, size))
-		p->progress_ctx = NULL;
-	if (HAVE(P, elapsed, size))
-		p->elapsed = 0;
-	if (HAVE(P, predict_only, size))
-		p->predict_only = 0;
+typedef struct topo_plan_params P;
+typedef struct topo_run_params R;
+typedef struct topo_predict_params PR;
+typedef struct topo_emit_params E;
+
+/* Each struct's fields after size (and op, which a plan always has),
+ * which a caller's struct may or may not hold. */
+static const struct field plan_fields[] = {
+    FIELD(P, algorithm),    FIELD(P, root),    FIELD(P, bytes),
+    FIELD(P, type),	    FIELD(P, redop),   FIELD(P, segment),
+    FIELD(P, chunk),	    FIELD(P, timeout), FIELD(P, progress),
+    FIELD(P, progress_ctx), FIELD(P, elapsed), FIELD(P, predict_only),
+};
+static const struct field run_fields[] = {
+    FIELD(R, threads),	FIELD(R, iterations),	FIELD(R, timeout),
+    FIELD(R, progress), FIELD(R, progress_ctx), FIELD(R, elapsed),
+    FIELD(R, verify),	FIELD(R, reserved),
+};
+static const struct field predict_fields[] = {
+    FIELD(PR, costs),	     FIELD(PR, timeout), FIELD(PR, progress),
+    FIELD(PR, progress_ctx), FIELD(PR, elapsed),
+};
+static const struct field emit_fields[] = {
+    FIELD(E, costs),	 FIELD(E, timeout),  FIELD(E, elapsed),
+    FIELD(E, max_bytes), FIELD(E, progress), FIELD(E, progress_ctx),
+};
+
+/* Copies from `from` into `to` (two structs of one type) the fields that
+ * lie wholly within the first size bytes; the others, and the padding,
+ * keep what `to` holds.  A size may end inside a field: that field's
+ * bytes are not a value. */
+static void take_fields(void *to, const void *from, size_t size,
+			const struct field *fields, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fields[i].offset + fields[i].len <= size)
+			memcpy((char *)to + fields[i].offset,
+			       (const char *)from + fields[i].offset,
+			       fields[i].len);
 }
 
-static void run_defaults(struct topo_run_params *p, size_t size)
+/* The documented defaults, in a struct of this version's size; the
+ * fields not named are 0 (or NULL). */
+static struct topo_plan_params plan_defaults(enum topo_op op)
 {
-	typedef struct topo_run_params R;
+	return (struct topo_plan_params){
+	    .size = sizeof(struct topo_plan_params),
+	    .op = op,
+	    .root = -1,
+	    .bytes = op == TOPO_OP_BARRIER ? 0 : 8,
+	    .type = topo_op_reduces(op) ? TOPO_INT32 : TOPO_INT8,
+	    .redop = TOPO_SUM,
+	};
+}
 
-	p->size = size;
-	if (HAVE(R, threads, size))
-		p->threads = 0;
-	if (HAVE(R, iterations, size))
-		p->iterations = 1;
-	if (HAVE(R, timeout, size))
-		p->timeout = 60;
-	if (HAVE(R, progress, size))
-		p->progress = NULL;
-	if (HAVE(R, progress_ctx, size))
-		p->progress_ctx = NULL;
-	if (HAVE(R, elapsed, size))
-		p->elapsed = 0;
-	if (HAVE(R, verify, size))
-		p->verify = TOPO_VERIFY_EVERY;
-	if (HAVE(R, reserved, size))
-		p->reserved = 0;
+static struct topo_run_params run_defaults(void)
+{
+	return (struct topo_run_params){
+	    .size = sizeof(struct topo_run_params),
+	    .iterations = 1,
+	    .timeout = 60,
+	    .verify = TOPO_VERIFY_EVERY,
+	};
+}
+
+/* The start of every initialiser: a caller's struct of size bytes set to
+ * 0 but for its size.  A size beyond any struct is garbage: nothing of p
+ * is touched; one too small to hold the fields without defaults (`min`)
+ * leaves p all 0. */
+static int init_struct(void *p, size_t size, size_t min)
+{
+	if (p == NULL || size > MAX_SIZE)
+		return TOPO_EARG;
+	memset(p, 0, size);
+	if (size < min)
+		return TOPO_EARG;
+	memcpy(p, &size, sizeof(size)); /* the first member of each */
+	return 0;
 }
 
 int topo_plan_params_init(struct topo_plan_params *p, size_t size,
 			  enum topo_op op)
 {
-	/* A size beyond any struct is garbage: nothing of p is touched. */
-	if (p == NULL || size > MAX_SIZE)
-		return TOPO_EARG;
-	memset(p, 0, size);
-	if (size < PLAN_MIN_SIZE)
-		return TOPO_EARG;
-	plan_defaults(p, size, op);
+	struct topo_plan_params d = plan_defaults(op);
+	int rc;
+
+	rc = init_struct(p, size, PLAN_MIN_SIZE);
+	if (rc != 0)
+		return rc;
+	take_fields(p, &d, size, plan_fields, NFIELDS(plan_fields));
+	p->op = op;
 	return (unsigned)op >= TOPO_OP_COUNT ? TOPO_EARG : 0;
 }
 
 int topo_run_params_init(struct topo_run_params *p, size_t size)
 {
-	if (p == NULL || size > MAX_SIZE)
-		return TOPO_EARG;
-	memset(p, 0, size);
-	if (size < RUN_MIN_SIZE)
-		return TOPO_EARG;
-	run_defaults(p, size);
+	struct topo_run_params d = run_defaults();
+	int rc;
+
+	rc = init_struct(p, size, RUN_MIN_SIZE);
+	if (rc != 0)
+		return rc;
+	take_fields(p, &d, size, run_fields, NFIELDS(run_fields));
 	return 0;
 }
 
+/* Every field of these two defaults to 0. */
+int topo_predict_params_init(struct topo_predict_params *p, size_t size)
+{
+	return init_struct(p, size, sizeof(size_t));
+}
+
+int topo_emit_params_init(struct topo_emit_params *p, size_t size)
+{
+	return init_struct(p, size, sizeof(size_t));
+}
+
 /* Checks the size of a caller's struct `name` (this version's is `known`
- * bytes, the least acceptable `min`) and copies what this version knows of
- * it into *copy, zero beyond what the caller's holds. */
-static int read_struct(void *copy, const void *given, size_t min, size_t known,
-		       const char *name, const char *init, topo_error *err)
+ * bytes, the least acceptable `min`) and sets *size to it. */
+static int check_struct(const void *given, size_t min, size_t known,
+			const char *name, const char *init, size_t *sizep,
+			topo_error *err)
 {
 	size_t size;
 
@@ -155,6 +198,21 @@ static int read_struct(void *copy, const void *given, size_t min, size_t known,
 			    "%s knows only its first %zu: a field of a later "
 			    "version is not supported by this library",
 			    name, size, i, TOPO_VERSION_STRING, known);
+	*sizep = size;
+	return 0;
+}
+
+/* check_struct(), then copies what this version knows of the struct into
+ * *copy, zero beyond what the caller's holds. */
+static int read_struct(void *copy, const void *given, size_t min, size_t known,
+		       const char *name, const char *init, topo_error *err)
+{
+	size_t size;
+	int rc;
+
+	rc = check_struct(given, min, known, name, init, &size, err);
+	if (rc != 0)
+		return rc;
 	memset(copy, 0, known);
 	memcpy(copy, given, size < known ? size : known);
 	return 0;
@@ -164,76 +222,32 @@ int topo__plan_params_read(struct topo_plan_params *q,
 			   const struct topo_plan_params *params,
 			   topo_error *err)
 {
-	typedef struct topo_plan_params P;
 	struct topo_plan_params given;
-	size_t size;
 	int rc;
 
 	rc = read_struct(&given, params, PLAN_MIN_SIZE, sizeof(given),
 			 "topo_plan_params", "topo_plan_params_init", err);
 	if (rc != 0)
 		return rc;
-	size = given.size;
-	plan_defaults(q, sizeof(*q), given.op);
-	if (HAVE(P, algorithm, size))
-		q->algorithm = given.algorithm;
-	if (HAVE(P, root, size))
-		q->root = given.root;
-	if (HAVE(P, bytes, size))
-		q->bytes = given.bytes;
-	if (HAVE(P, type, size))
-		q->type = given.type;
-	if (HAVE(P, redop, size))
-		q->redop = given.redop;
-	if (HAVE(P, segment, size))
-		q->segment = given.segment;
-	if (HAVE(P, chunk, size))
-		q->chunk = given.chunk;
-	if (HAVE(P, timeout, size))
-		q->timeout = given.timeout;
-	if (HAVE(P, progress, size))
-		q->progress = given.progress;
-	if (HAVE(P, progress_ctx, size))
-		q->progress_ctx = given.progress_ctx;
-	if (HAVE(P, elapsed, size))
-		q->elapsed = given.elapsed;
-	if (HAVE(P, predict_only, size))
-		q->predict_only = given.predict_only;
+	*q = plan_defaults(given.op);
+	take_fields(q, &given, given.size, plan_fields, NFIELDS(plan_fields));
 	return 0;
 }
 
 int topo__run_params_read(struct topo_run_params *q,
 			  const struct topo_run_params *params, topo_error *err)
 {
-	typedef struct topo_run_params R;
 	struct topo_run_params given;
-	size_t size;
 	int rc;
 
-	run_defaults(q, sizeof(*q));
+	*q = run_defaults();
 	if (params == NULL)
 		return 0;
 	rc = read_struct(&given, params, RUN_MIN_SIZE, sizeof(given),
 			 "topo_run_params", "topo_run_params_init", err);
 	if (rc != 0)
 		return rc;
-	size = given.size;
-	if (HAVE(R, threads, size))
-		q->threads = given.threads;
-	if (HAVE(R, iterations, size))
-		q->iterations = given.iterations;
-	if (HAVE(R, timeout, size))
-		q->timeout = given.timeout;
-	if (HAVE(R, progress, size))
-		q->progress = given.progress;
-	if (HAVE(R, progress_ctx, size))
-		q->progress_ctx = given.progress_ctx;
-	if (HAVE(R, elapsed, size))
-		q->elapsed = given.elapsed;
-	if (HAVE(R, verify, size))
-		q->verify = given.verify;
-	if (HAVE(R, reserved, size))
-		q->reserved = given.reserved;
+	take_fields(q, &given, given.size, run_fields, NFIELDS(run_fields));
 	if (q->verify != TOPO_VERIFY_EVERY && q->verify != TOPO_VERIFY_LAST)
 		return topo__err(
 		    err, TOPO_EARG, NULL, NULL,
@@ -248,69 +262,44 @@ int topo__run_params_read(struct topo_run_params *q,
 	return 0;
 }
 
+/* A caller's struct whose fields all default to 0, read into *q (this
+ * version's size); params NULL reads as all defaults. */
+static int read_zeroed(void *q, size_t known, const void *params,
+		       const struct field *fields, size_t n, const char *name,
+		       const char *init, topo_error *err)
+{
+	size_t size;
+	int rc;
+
+	memset(q, 0, known);
+	memcpy(q, &known, sizeof(known)); /* its size, the first member */
+	if (params == NULL)
+		return 0;
+	rc =
+	    check_struct(params, sizeof(size_t), known, name, init, &size, err);
+	if (rc != 0)
+		return rc;
+	/* Only the bytes of whole fields within size are read. */
+	take_fields(q, params, size, fields, n);
+	return 0;
+}
+
 int topo__predict_params_read(struct topo_predict_params *q,
 			      const struct topo_predict_params *params,
 			      topo_error *err)
 {
-	typedef struct topo_predict_params Q;
-	struct topo_predict_params given;
-	size_t size;
-	int rc;
-
-	memset(q, 0, sizeof(*q));
-	q->size = sizeof(*q);
-	if (params == NULL)
-		return 0;
-	rc = read_struct(&given, params, sizeof(size_t), sizeof(given),
-			 "topo_predict_params", "topo_predict_params_init",
-			 err);
-	if (rc != 0)
-		return rc;
-	size = given.size;
-	if (HAVE(Q, costs, size))
-		q->costs = given.costs;
-	if (HAVE(Q, timeout, size))
-		q->timeout = given.timeout;
-	if (HAVE(Q, progress, size))
-		q->progress = given.progress;
-	if (HAVE(Q, progress_ctx, size))
-		q->progress_ctx = given.progress_ctx;
-	if (HAVE(Q, elapsed, size))
-		q->elapsed = given.elapsed;
-	return 0;
+	return read_zeroed(q, sizeof(*q), params, predict_fields,
+			   NFIELDS(predict_fields), "topo_predict_params",
+			   "topo_predict_params_init", err);
 }
 
 int topo__emit_params_read(struct topo_emit_params *q,
 			   const struct topo_emit_params *params,
 			   topo_error *err)
 {
-	typedef struct topo_emit_params Q;
-	struct topo_emit_params given;
-	size_t size;
-	int rc;
-
-	memset(q, 0, sizeof(*q));
-	q->size = sizeof(*q);
-	if (params == NULL)
-		return 0;
-	rc = read_struct(&given, params, sizeof(size_t), sizeof(given),
-			 "topo_emit_params", "topo_emit_params_init", err);
-	if (rc != 0)
-		return rc;
-	size = given.size;
-	if (HAVE(Q, costs, size))
-		q->costs = given.costs;
-	if (HAVE(Q, timeout, size))
-		q->timeout = given.timeout;
-	if (HAVE(Q, elapsed, size))
-		q->elapsed = given.elapsed;
-	if (HAVE(Q, max_bytes, size))
-		q->max_bytes = given.max_bytes;
-	if (HAVE(Q, progress, size))
-		q->progress = given.progress;
-	if (HAVE(Q, progress_ctx, size))
-		q->progress_ctx = given.progress_ctx;
-	return 0;
+	return read_zeroed(q, sizeof(*q), params, emit_fields,
+			   NFIELDS(emit_fields), "topo_emit_params",
+			   "topo_emit_params_init", err);
 }
 
 int topo__costs_read(struct topo_costs *q, const struct topo_costs *c,
@@ -323,15 +312,15 @@ int topo__costs_read(struct topo_costs *q, const struct topo_costs *c,
 	topo__costs_default(q);
 	if (c == NULL)
 		return 0;
-	rc = read_struct(&given, c, sizeof(size_t), sizeof(given),
-			 "topo_costs", "topo_costs_init", err);
+	rc = read_struct(&given, c, sizeof(size_t), sizeof(given), "topo_costs",
+			 "topo_costs_init", err);
 	if (rc != 0)
 		return rc;
 	/* The caller's costs, field by field as far as its struct goes;
 	 * its size stops at a double, every field being one. */
 	size = given.size < sizeof(given) ? given.size : sizeof(given);
-	memcpy((char *)q + sizeof(size_t), (const char *)&given + sizeof(size_t),
-	       size - sizeof(size_t));
+	memcpy((char *)q + sizeof(size_t),
+	       (const char *)&given + sizeof(size_t), size - sizeof(size_t));
 	q->size = sizeof(*q);
 	return 0;
 }

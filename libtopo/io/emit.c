@@ -469,18 +469,6 @@ static int too_large(struct emit *e, uint64_t bytes, uint64_t max)
 			 (unsigned long long)max, limit);
 }
 
-int topo_emit_params_init(struct topo_emit_params *p, size_t size)
-{
-	if (p == NULL || size < sizeof(size_t) || size > 4096) {
-		if (p != NULL && size > 0 && size <= 4096)
-			memset(p, 0, size);
-		return TOPO_EARG;
-	}
-	memset(p, 0, size);
-	p->size = size;
-	return 0;
-}
-
 int topo_plan_emit_goal(const topo_plan *p,
 			const struct topo_emit_params *params, FILE *f,
 			topo_error *err)

@@ -529,6 +529,40 @@ static int32_t count_nodes(const struct cstate *s)
 	return s->L->nruns;
 }
 
+/* What this process sends in a gather: sbuf, or in place its own block,
+ * block `at` of rbuf. */
+static const unsigned char *own_block_in(struct cstate *s,
+					 const struct call *c, bool place,
+					 int at)
+{
+	MPI_Aint elb, ext;
+
+	if (!place)
+		return bytes_in(s, 0, c->sbuf, c->scount, c->stype, c->B,
+				false);
+	PMPI_Type_get_extent(c->rtype, &elb, &ext);
+	return bytes_in(s, 0,
+			(unsigned char *)c->rbuf +
+			    (MPI_Aint)at * c->rcount * ext,
+			c->rcount, c->rtype, c->B, true);
+}
+
+/* Runs e into scratch, one block per member, and on success puts the
+ * blocks where c's rbuf wants them. */
+static int run_to_blocks(const struct call *c, struct cstate *s,
+			 struct pentry *e, struct engine *g,
+			 const unsigned char *send)
+{
+	unsigned char *recv;
+	int rc;
+
+	no_memory(recv = blocks_at(s, 1, c->rbuf, c->rtype, c->B));
+	rc = run(s, e, g, send, recv);
+	if (rc == MPI_SUCCESS)
+		blocks_out(s, recv, c->rbuf, c->rcount, c->rtype, c->B);
+	return rc;
+}
+
 /* The buffers of c's operation, the run, and the results back where the
  * caller wants them. */
 static int exchange(const struct call *c, struct cstate *s, struct pentry *e,
@@ -539,7 +573,6 @@ static int exchange(const struct call *c, struct cstate *s, struct pentry *e,
 	bool root = c->rank == c->root;
 	int64_t B = c->B;
 	int rc;
-	MPI_Aint elb, ext;
 
 	switch (c->op) {
 	case TOPO_OP_BCAST:
@@ -568,24 +601,12 @@ static int exchange(const struct call *c, struct cstate *s, struct pentry *e,
 		return rc;
 	}
 	case TOPO_OP_GATHER:
-		if (root && c->sbuf == MPI_IN_PLACE) {
-			/* the root's own block, from its place in rbuf */
-			PMPI_Type_get_extent(c->rtype, &elb, &ext);
-			send = bytes_in(s, 0,
-					(unsigned char *)c->rbuf +
-					    (MPI_Aint)c->root * c->rcount * ext,
-					c->rcount, c->rtype, B, true);
-		} else {
-			send = bytes_in(s, 0, c->sbuf, c->scount, c->stype, B,
-					false);
-		}
+		/* in place, the root's own block is at its place in rbuf */
+		send = own_block_in(s, c, root && c->sbuf == MPI_IN_PLACE,
+				    c->root);
 		no_memory(send);
-		if (root)
-			no_memory(recv = blocks_at(s, 1, c->rbuf, c->rtype, B));
-		rc = run(s, e, g, send, recv);
-		if (rc == MPI_SUCCESS && root)
-			blocks_out(s, recv, c->rbuf, c->rcount, c->rtype, B);
-		return rc;
+		return root ? run_to_blocks(c, s, e, g, send)
+			    : run(s, e, g, send, NULL);
 	case TOPO_OP_REDUCE:
 	case TOPO_OP_ALLREDUCE:
 		/* in place: the input is copied out of rbuf first */
@@ -607,22 +628,9 @@ static int exchange(const struct call *c, struct cstate *s, struct pentry *e,
 		no_memory(send);
 		return run(s, e, g, send, c->rbuf);
 	case TOPO_OP_ALLGATHER:
-		if (c->sbuf == MPI_IN_PLACE) {
-			PMPI_Type_get_extent(c->rtype, &elb, &ext);
-			send = bytes_in(s, 0,
-					(unsigned char *)c->rbuf +
-					    (MPI_Aint)c->rank * c->rcount * ext,
-					c->rcount, c->rtype, B, true);
-		} else {
-			send = bytes_in(s, 0, c->sbuf, c->scount, c->stype, B,
-					false);
-		}
+		send = own_block_in(s, c, c->sbuf == MPI_IN_PLACE, c->rank);
 		no_memory(send);
-		no_memory(recv = blocks_at(s, 1, c->rbuf, c->rtype, B));
-		rc = run(s, e, g, send, recv);
-		if (rc == MPI_SUCCESS)
-			blocks_out(s, recv, c->rbuf, c->rcount, c->rtype, B);
-		return rc;
+		return run_to_blocks(c, s, e, g, send);
 	case TOPO_OP_ALLTOALL:
 		/* in place, the blocks to send are in rbuf: copied out
 		 * first */
@@ -632,11 +640,7 @@ static int exchange(const struct call *c, struct cstate *s, struct pentry *e,
 			   : blocks_in(s, 0, c->sbuf, c->scount, c->stype, B,
 				       false);
 		no_memory(send);
-		no_memory(recv = blocks_at(s, 1, c->rbuf, c->rtype, B));
-		rc = run(s, e, g, send, recv);
-		if (rc == MPI_SUCCESS)
-			blocks_out(s, recv, c->rbuf, c->rcount, c->rtype, B);
-		return rc;
+		return run_to_blocks(c, s, e, g, send);
 	default:
 		return run(s, e, g, NULL, NULL);
 	}

@@ -1666,18 +1666,6 @@ static int critical_path(struct sim *s, struct topo_prediction *r,
 /* ---------------------------------------------------------------------- */
 /* The interface */
 
-int topo_predict_params_init(struct topo_predict_params *p, size_t size)
-{
-	if (p == NULL || size < sizeof(size_t) || size > 4096) {
-		if (p != NULL && size > 0 && size <= 4096)
-			memset(p, 0, size);
-		return TOPO_EARG;
-	}
-	memset(p, 0, size);
-	p->size = size;
-	return 0;
-}
-
 int topo_plan_predict(const topo_plan *p,
 		      const struct topo_predict_params *params,
 		      topo_prediction **out, topo_error *err)

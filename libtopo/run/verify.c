@@ -786,9 +786,9 @@ struct check {
 	/* a bcast's: the root's input, which every member must hold (NULL:
 	 * made again for each member) */
 	unsigned char *expect;
-	unsigned char *(*buf)(void *ctx, int32_t r, int kind);
+	topo__verify_buf_fn *buf;
 	void *ctx;
-	void (*report)(void *ctx2, const struct topo__verify_error *e);
+	topo__verify_report_fn *report;
 	void *ctx2;
 	int64_t max;
 	int64_t count;
@@ -1598,12 +1598,9 @@ static int found_right(const struct cut *u, const uint8_t *dirty, int32_t r,
 	return 1;
 }
 
-int64_t topo__verify(const struct topo_plan *p,
-		     unsigned char *(*buf)(void *ctx, int32_t r, int kind),
+int64_t topo__verify(const struct topo_plan *p, topo__verify_buf_fn *buf,
 		     void *ctx, const int64_t *slot_count,
-		     void (*report)(void *ctx2,
-				    const struct topo__verify_error *e),
-		     void *ctx2, int64_t max)
+		     topo__verify_report_fn *report, void *ctx2, int64_t max)
 {
 	struct topo__verify_time none = {0,    NULL, NULL, 0,    false, 0,
 					 0,    NULL, NULL, NULL, NULL};
@@ -1613,13 +1610,10 @@ int64_t topo__verify(const struct topo_plan *p,
 }
 
 int64_t topo__verify_until(const struct topo_plan *p,
-			   unsigned char *(*buf)(void *ctx, int32_t r,
-						 int kind),
-			   void *ctx, const int64_t *slot_count,
-			   void (*report)(void *ctx2,
-					  const struct topo__verify_error *e),
-			   void *ctx2, int64_t max,
-			   struct topo__verify_time *time)
+			   topo__verify_buf_fn *buf, void *ctx,
+			   const int64_t *slot_count,
+			   topo__verify_report_fn *report, void *ctx2,
+			   int64_t max, struct topo__verify_time *time)
 {
 	struct check chk, *c = &chk;
 	struct tally *tally = NULL;
@@ -1721,9 +1715,8 @@ int64_t topo__verify_until(const struct topo_plan *p,
 }
 
 int64_t topo__verify_barrier(const struct topo_plan *p, const int64_t *stamp,
-			     void (*report)(void *ctx2,
-					    const struct topo__verify_error *e),
-			     void *ctx2, int64_t max)
+			     topo__verify_report_fn *report, void *ctx2,
+			     int64_t max)
 {
 	struct check chk, *c = &chk;
 	int64_t last = -1, lm = -1;

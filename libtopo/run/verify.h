@@ -33,6 +33,12 @@ struct topo__verify_error {
 	char detail[160];
 };
 
+/* What the checks are given: member r's buffer of a kind (TOPO__SEND,
+ * ...), and where each error found is told. */
+typedef unsigned char *topo__verify_buf_fn(void *ctx, int32_t r, int kind);
+typedef void topo__verify_report_fn(void *ctx2,
+				    const struct topo__verify_error *e);
+
 /* A verification's deadline (topo__now() seconds; 0: none) and progress
  * callback; timed_out says whether it stopped at the deadline. */
 /* What a run's verifications keep from one iteration to the next
@@ -71,22 +77,16 @@ struct topo__verify_time {
 /* Checks member buffers after an iteration; buf(ctx, r, kind) gives
  * member r's buffer.  Calls report(ctx2, e) for each error found (at most
  * `max` reported, all counted); returns the number of errors. */
-int64_t topo__verify(const struct topo_plan *p,
-		     unsigned char *(*buf)(void *ctx, int32_t r, int kind),
+int64_t topo__verify(const struct topo_plan *p, topo__verify_buf_fn *buf,
 		     void *ctx, const int64_t *slot_count,
-		     void (*report)(void *ctx2,
-				    const struct topo__verify_error *e),
-		     void *ctx2, int64_t max);
+		     topo__verify_report_fn *report, void *ctx2, int64_t max);
 /* topo__verify, stopping at time->deadline (time->timed_out set; the
  * errors found so far are counted) and reporting progress. */
 int64_t topo__verify_until(const struct topo_plan *p,
-			   unsigned char *(*buf)(void *ctx, int32_t r,
-						 int kind),
-			   void *ctx, const int64_t *slot_count,
-			   void (*report)(void *ctx2,
-					  const struct topo__verify_error *e),
-			   void *ctx2, int64_t max,
-			   struct topo__verify_time *time);
+			   topo__verify_buf_fn *buf, void *ctx,
+			   const int64_t *slot_count,
+			   topo__verify_report_fn *report, void *ctx2,
+			   int64_t max, struct topo__verify_time *time);
 
 /* A barrier's guarantee, from the order in which its members' marked steps
  * completed (stamp[m]: message m's place in that order, from 0; -1: it
@@ -94,8 +94,7 @@ int64_t topo__verify_until(const struct topo_plan *p,
  * each member that left before the last one entered (kind "left early");
  * returns their number.  0 for other operations or a NULL stamp. */
 int64_t topo__verify_barrier(const struct topo_plan *p, const int64_t *stamp,
-			     void (*report)(void *ctx2,
-					    const struct topo__verify_error *e),
-			     void *ctx2, int64_t max);
+			     topo__verify_report_fn *report, void *ctx2,
+			     int64_t max);
 
 #endif /* TOPO_RUN_VERIFY_H */

@@ -136,6 +136,24 @@ static int32_t time_of(int32_t *ts, int32_t n)
 	return t;
 }
 
+/* hier_measure over the local roots other_run(t) for t = first,
+ * first + step, ...: the time their subtrees take, or 1 + the highest. */
+static int32_t lroots_measure(const struct topo__tview *tv, int32_t first,
+			      int32_t step, int time, int32_t *scratch)
+{
+	int32_t n = 0, h = 0;
+
+	for (int32_t t = first; t < tv->nruns - 1; t += step) {
+		int32_t r = other_run(tv, t);
+
+		if (time)
+			scratch[n++] = lroot_time(tv, r);
+		else if (1 + lroot_height(tv, r) > h)
+			h = 1 + lroot_height(tv, r);
+	}
+	return time ? time_of(scratch, n) : h;
+}
+
 /* Height or flood time (time) of rank v; scratch of v's degree. */
 static int32_t hier_measure(const struct topo__tview *tv, int32_t v, int time,
 			    int32_t *scratch)
@@ -151,15 +169,7 @@ static int32_t hier_measure(const struct topo__tview *tv, int32_t v, int time,
 		/* an identified member: over the local roots dealt to it */
 		if (v == g || k == 0)
 			return 0;
-		for (int32_t t = v - g - 1; t < tv->nruns - 1; t += k) {
-			int32_t r = other_run(tv, t);
-
-			if (time)
-				scratch[n++] = lroot_time(tv, r);
-			else if (1 + lroot_height(tv, r) > h)
-				h = 1 + lroot_height(tv, r);
-		}
-		return time ? time_of(scratch, n) : h;
+		return lroots_measure(tv, v - g - 1, k, time, scratch);
 	}
 	/* the global root: over its node's other members, each a leaf or
 	 * an identified member, or over the other local roots */
@@ -180,15 +190,7 @@ static int32_t hier_measure(const struct topo__tview *tv, int32_t v, int time,
 		}
 		return time ? time_of(scratch, n) : h;
 	}
-	for (int32_t t = 0; t < tv->nruns - 1; t++) {
-		int32_t r = other_run(tv, t);
-
-		if (time)
-			scratch[n++] = lroot_time(tv, r);
-		else if (1 + lroot_height(tv, r) > h)
-			h = 1 + lroot_height(tv, r);
-	}
-	return time ? time_of(scratch, n) : h;
+	return lroots_measure(tv, 0, 1, time, scratch);
 }
 
 static bool hier_below(const struct topo__tview *tv, int32_t v, int32_t x)

@@ -194,6 +194,20 @@ enum { ROUNDS_CHAINED = 1, ROUNDS_ONE_BLOCK = 2 };
 int topo__alltoall_rounds(struct topo_plan *p, const char *name, int flags,
 			  topo_error *err);
 
+/* The message set-ups the builders share (coll/msg.c).  topo__msg_init:
+ * *m cleared, then kind (enum topo__kind) from buffer sbuf to dbuf (enum
+ * topo__buf), len bytes, counted by no receipt slot (-1): the template a
+ * loop starts from before it sets each message's members, offsets and
+ * slot.  topo__local_copy: member's own COPY of len bytes from its sbuf at
+ * soff to its dbuf at doff, a local step no slot counts; *id its id (id
+ * may be NULL).  0, or the error of topo__plan_msg. */
+struct topo__msg;
+void topo__msg_init(struct topo__msg *m, int kind, int sbuf, int dbuf,
+		    int64_t len);
+int topo__local_copy(struct topo_plan *p, int32_t member, int sbuf,
+		     int64_t soff, int dbuf, int64_t doff, int64_t len,
+		     int64_t *id, topo_error *err);
+
 /* The barriers' common parts (coll/barrier/tree.c): the receipt slots
  * every member has, its ENTER's and its LEAVE's (expecting 1 each, set
  * here) and one for the messages it receives (expectation the caller's);

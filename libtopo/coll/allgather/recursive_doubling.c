@@ -43,8 +43,6 @@
 #include "coll_pattern.h"
 #include "plan/plan.h"
 
-#include <string.h>
-
 /* The first 2 rem ranks fold, even into odd; then the own block of
  * every member that takes part. */
 static int fold_and_own(struct topo_plan *p, const struct topo__fold *f,
@@ -54,11 +52,7 @@ static int fold_and_own(struct topo_plan *p, const struct topo__fold *f,
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.sbuf = TOPO__SEND;
-	m.dbuf = TOPO__RECV;
-	m.len = B;
+	topo__msg_init(&m, TOPO__COPY, TOPO__SEND, TOPO__RECV, B);
 	for (int32_t v = 0; rc == 0 && v < f->rem; v++) {
 		m.src = 2 * v;
 		m.dst = 2 * v + 1;
@@ -67,10 +61,10 @@ static int fold_and_own(struct topo_plan *p, const struct topo__fold *f,
 		rc = topo__plan_msg(p, &m, &ids->fold[v], err);
 	}
 	for (int32_t v = 0; rc == 0 && v < f->pof2; v++) {
-		m.src = m.dst = topo__fold_old(f, v);
-		m.doff = (int64_t)m.src * B;
-		m.slot = -1;
-		rc = topo__plan_msg(p, &m, &ids->own[v], err);
+		int32_t r = topo__fold_old(f, v);
+
+		rc = topo__local_copy(p, r, TOPO__SEND, 0, TOPO__RECV,
+				      (int64_t)r * B, B, &ids->own[v], err);
 	}
 	return rc;
 }
@@ -85,9 +79,7 @@ static int step(struct topo_plan *p, const struct topo__fold *f, int64_t B,
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.sbuf = m.dbuf = TOPO__RECV;
+	topo__msg_init(&m, TOPO__COPY, TOPO__RECV, TOPO__RECV, 0);
 	for (int32_t v = 0; rc == 0 && v < f->pof2; v++) {
 		int32_t w = v ^ mask, a = v & ~(mask - 1);
 		int64_t lo = topo__fold_run_lo(f, a),
@@ -116,10 +108,8 @@ static int give_back(struct topo_plan *p, const struct topo__fold *f, int64_t B,
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.sbuf = m.dbuf = TOPO__RECV;
-	m.len = (int64_t)f->n * B;
+	topo__msg_init(&m, TOPO__COPY, TOPO__RECV, TOPO__RECV,
+		       (int64_t)f->n * B);
 	for (int32_t v = 0; rc == 0 && v < f->rem; v++) {
 		int64_t id;
 

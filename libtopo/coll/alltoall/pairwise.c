@@ -34,8 +34,6 @@
 #include "coll_pattern.h"
 #include "plan/plan.h"
 
-#include <string.h>
-
 /* More messages than this is refused (plan.c's limit too). */
 #define ALLTOALL_MAX_MESSAGES ((int64_t)1 << 30)
 
@@ -83,11 +81,7 @@ int topo__alltoall_rounds(struct topo_plan *p, const char *name, int flags,
 	if (rc != 0)
 		return rc;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.sbuf = TOPO__SEND;
-	m.dbuf = TOPO__RECV;
-	m.len = B;
+	topo__msg_init(&m, TOPO__COPY, TOPO__SEND, TOPO__RECV, B);
 	/* Member by member (allgather direct from 4 KiB): each member's
 	 * block, or piece c of it, to every member in round order, so that
 	 * it goes out n times in a row, from the cache. */

@@ -29,8 +29,6 @@
 #include "coll_pattern.h"
 #include "plan/plan.h"
 
-#include <string.h>
-
 /* The gather up the packed layout l (rooted at root), blocks of B bytes:
  * every member's block reaches root's RECV (or its WORK, to be unpacked)
  * as described above, counted by slots slot0 + rank; up[v] is the id of
@@ -45,23 +43,16 @@ int topo__gather_up(struct topo_plan *p, const struct topo__layout *l,
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
+	topo__msg_init(&m, TOPO__COPY, TOPO__SEND, TOPO__WORK, 0);
 	/* Reverse preorder: a member's whole subtree is planned before it,
 	 * so its children's messages exist when it waits for them. */
 	for (int32_t i = p->n - 1; rc == 0 && i > 0; i--) {
 		int32_t v = order[i], pv = par[v];
 		int64_t own = -1;
 
-		if (size[v] > 1) {
-			m.src = m.dst = v;
-			m.sbuf = TOPO__SEND;
-			m.dbuf = TOPO__WORK;
-			m.soff = m.doff = 0;
-			m.len = B;
-			m.slot = -1;
-			rc = topo__plan_msg(p, &m, &own, err);
-		}
+		if (size[v] > 1)
+			rc = topo__local_copy(p, v, TOPO__SEND, 0, TOPO__WORK,
+					      0, B, &own, err);
 		m.src = v;
 		m.dst = pv;
 		m.sbuf = size[v] > 1 ? TOPO__WORK : TOPO__SEND;
@@ -134,28 +125,21 @@ int topo__plan_gather_tree(struct topo_plan *p, topo_error *err)
 	for (int32_t v = 0; rc == 0 && p->slot_expect != NULL && v < n; v++)
 		p->slot_expect[slot0 + v] = coff[v + 1] - coff[v];
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
 	if (rc == 0)
 		rc = topo__gather_up(p, &lay, root, B, slot0, up, err);
 
 	/* The root: its own block, then each packed child's runs. */
-	m.src = m.dst = root;
-	m.sbuf = TOPO__SEND;
-	m.dbuf = TOPO__RECV;
-	m.soff = 0;
-	m.doff = (int64_t)root * B;
-	m.len = B;
-	m.slot = -1;
 	if (rc == 0)
-		rc = topo__plan_msg(p, &m, NULL, err);
+		rc = topo__local_copy(p, root, TOPO__SEND, 0, TOPO__RECV,
+				      (int64_t)root * B, B, NULL, err);
+	topo__msg_init(&m, TOPO__COPY, TOPO__WORK, TOPO__RECV, 0);
+	m.src = m.dst = root;
 	for (int32_t k = coff[root]; rc == 0 && k < coff[root + 1]; k++) {
 		int32_t c = ch[k], lo = pre[c], hi = pre[c] + size[c];
 		int64_t id;
 
 		if (topo__pattern_runs(order, lo, hi) == 1)
 			continue;
-		m.sbuf = TOPO__WORK;
 		for (int32_t j = lo; rc == 0 && j < hi;) {
 			int32_t e = topo__pattern_run_end(order, j, hi);
 

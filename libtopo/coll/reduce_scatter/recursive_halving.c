@@ -47,8 +47,6 @@
 #include "coll_pattern.h"
 #include "plan/plan.h"
 
-#include <string.h>
-
 /* Partial reductions start as the member's own vector (V bytes); then
  * the first 2 rem ranks fold, even into odd. */
 static int init_and_fold(struct topo_plan *p, const struct topo__fold *f,
@@ -58,17 +56,10 @@ static int init_and_fold(struct topo_plan *p, const struct topo__fold *f,
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.slot = -1;
-	m.sbuf = TOPO__SEND;
-	m.dbuf = TOPO__WORK;
-	m.len = V;
-	for (int32_t v = 0; rc == 0 && v < f->pof2; v++) {
-		m.src = m.dst = topo__fold_old(f, v);
-		rc = topo__plan_msg(p, &m, &ids->own[v], err);
-	}
-	m.kind = TOPO__REDUCE;
+	for (int32_t v = 0; rc == 0 && v < f->pof2; v++)
+		rc = topo__local_copy(p, topo__fold_old(f, v), TOPO__SEND, 0,
+				      TOPO__WORK, 0, V, &ids->own[v], err);
+	topo__msg_init(&m, TOPO__REDUCE, TOPO__SEND, TOPO__WORK, V);
 	for (int32_t v = 0; rc == 0 && v < f->rem; v++) {
 		m.src = 2 * v;
 		m.dst = 2 * v + 1;
@@ -91,9 +82,7 @@ static int step(struct topo_plan *p, const struct topo__fold *f, int64_t B,
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__REDUCE;
-	m.sbuf = m.dbuf = TOPO__WORK;
+	topo__msg_init(&m, TOPO__REDUCE, TOPO__WORK, TOPO__WORK, 0);
 	for (int32_t v = 0; rc == 0 && v < f->pof2; v++) {
 		int32_t w = v ^ mask, a = w & ~(mask - 1);
 		int64_t lo = topo__fold_run_lo(f, a),
@@ -124,11 +113,7 @@ static int blocks_out(struct topo_plan *p, const struct topo__fold *f,
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.sbuf = TOPO__WORK;
-	m.dbuf = TOPO__RECV;
-	m.len = B;
+	topo__msg_init(&m, TOPO__COPY, TOPO__WORK, TOPO__RECV, B);
 	for (int32_t v = 0; rc == 0 && v < f->pof2; v++) {
 		for (int part = 0; rc == 0 && part < 1 + (v < f->rem); part++) {
 			int64_t id;
@@ -174,17 +159,9 @@ int topo__plan_reduce_scatter_recursive_halving(struct topo_plan *p,
 		rc = topo__fold_slots(p, &f, &slot0, err);
 	if (rc != 0)
 		return rc;
-	if (n == 1) {
-		struct topo__msg m;
-
-		memset(&m, 0, sizeof(m));
-		m.kind = TOPO__COPY;
-		m.slot = -1;
-		m.sbuf = TOPO__SEND;
-		m.dbuf = TOPO__RECV;
-		m.len = B;
-		return topo__plan_msg(p, &m, NULL, err);
-	}
+	if (n == 1)
+		return topo__local_copy(p, 0, TOPO__SEND, 0, TOPO__RECV, 0, B,
+					NULL, err);
 	rc = topo__fold_ids_new(&ids, &f, "reduce-scatter recursive-halving",
 				err);
 	if (rc != 0)

@@ -10,6 +10,8 @@
 
 #include "topo_internal.h"
 
+struct topo__msg; /* plan/plan.h */
+
 /* The same undirected tree as t, rooted at rank root: parent[r] for every
  * rank, -1 at root.  Only the path from root to t's root turns round.
  * O(n). */
@@ -166,6 +168,20 @@ int topo__fold_step_deps(struct topo_plan *p, const struct topo__fold *f,
 			 const struct topo__fold_ids *ids, int32_t k,
 			 int32_t v, int32_t pw, int64_t id, topo_error *err);
 
+/* Step k of recursive doubling (halving false) or halving over f: every
+ * new rank v moves to w = v ^ mask the blocks (B bytes each, at their
+ * rank-order offsets in both buffers) of the aligned group of mask new
+ * ranks that holds v (doubling, mask = 2^k: passing on all v holds) or w
+ * (halving, mask = pof2 / 2^(k + 1): giving away what w keeps, once w's
+ * buffer holds its own data, ids->own[w]), in tmpl's kind and buffers,
+ * counted by w's slot (slot0 + rank).  Each waits as topo__fold_step_deps
+ * says; then this step's ids become the step before's.  0, or the error
+ * of topo__plan_msg/_dep. */
+int topo__fold_step(struct topo_plan *p, const struct topo__fold *f,
+		    struct topo__fold_ids *ids, const struct topo__msg *tmpl,
+		    int32_t k, bool halving, int64_t B, int64_t slot0,
+		    topo_error *err);
+
 /* Step done: this step's messages become the step before's. */
 static inline void topo__fold_ids_next(struct topo__fold_ids *ids)
 {
@@ -201,7 +217,6 @@ int topo__alltoall_rounds(struct topo_plan *p, const char *name, int flags,
  * slot.  topo__local_copy: member's own COPY of len bytes from its sbuf at
  * soff to its dbuf at doff, a local step no slot counts; *id its id (id
  * may be NULL).  0, or the error of topo__plan_msg. */
-struct topo__msg;
 void topo__msg_init(struct topo__msg *m, int kind, int sbuf, int dbuf,
 		    int64_t len);
 int topo__local_copy(struct topo_plan *p, int32_t member, int sbuf,

@@ -69,36 +69,6 @@ static int fold_and_own(struct topo_plan *p, const struct topo__fold *f,
 	return rc;
 }
 
-/* Step k: v sends the run of its aligned group of 2^k new ranks to
- * v ^ 2^k, into the same offsets of RECV. */
-static int step(struct topo_plan *p, const struct topo__fold *f, int64_t B,
-		int64_t slot0, struct topo__fold_ids *ids, int32_t k,
-		topo_error *err)
-{
-	int32_t mask = (int32_t)1 << k;
-	struct topo__msg m;
-	int rc = 0;
-
-	topo__msg_init(&m, TOPO__COPY, TOPO__RECV, TOPO__RECV, 0);
-	for (int32_t v = 0; rc == 0 && v < f->pof2; v++) {
-		int32_t w = v ^ mask, a = v & ~(mask - 1);
-		int64_t lo = topo__fold_run_lo(f, a),
-			hi = topo__fold_run_lo(f, a + mask);
-
-		m.src = topo__fold_old(f, v);
-		m.dst = topo__fold_old(f, w);
-		m.soff = m.doff = lo * B;
-		m.len = (hi - lo) * B;
-		m.slot = slot0 + m.dst;
-		rc = topo__plan_msg(p, &m, &ids->cur[v], err);
-		if (rc == 0)
-			rc = topo__fold_step_deps(
-			    p, f, ids, k, v, v ^ (mask >> 1), ids->cur[v], err);
-	}
-	topo__fold_ids_next(ids);
-	return rc;
-}
-
 /* The members that sat out get everything (K >= 1 here: rem > 0 means
  * n >= 3). */
 static int give_back(struct topo_plan *p, const struct topo__fold *f, int64_t B,
@@ -131,6 +101,7 @@ int topo__plan_allgather_recursive_doubling(struct topo_plan *p,
 {
 	struct topo__fold f;
 	struct topo__fold_ids ids;
+	struct topo__msg m;
 	int32_t n = p->n;
 	int64_t B = (int64_t)p->params.bytes, slot0 = -1;
 	int rc = 0;
@@ -153,9 +124,12 @@ int topo__plan_allgather_recursive_doubling(struct topo_plan *p,
 					"allgather recursive-doubling", err);
 	if (rc != 0)
 		return rc;
+	/* Step k: v sends the run of its aligned group of 2^k new ranks to
+	 * v ^ 2^k, into the same offsets of RECV. */
+	topo__msg_init(&m, TOPO__COPY, TOPO__RECV, TOPO__RECV, 0);
 	rc = fold_and_own(p, &f, B, slot0, &ids, err);
 	for (int32_t k = 0; rc == 0 && k < f.steps; k++)
-		rc = step(p, &f, B, slot0, &ids, k, err);
+		rc = topo__fold_step(p, &f, &ids, &m, k, false, B, slot0, err);
 	if (rc == 0)
 		rc = give_back(p, &f, B, slot0, &ids, err);
 	topo__fold_ids_free(&ids);

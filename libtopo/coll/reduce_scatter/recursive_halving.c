@@ -71,39 +71,6 @@ static int init_and_fold(struct topo_plan *p, const struct topo__fold *f,
 	return rc;
 }
 
-/* Step k: v gives away the half its partner w = v ^ mask keeps (mask =
- * P / 2^(k + 1)), REDUCEd from its WORK into w's, once w's WORK holds
- * w's vector. */
-static int step(struct topo_plan *p, const struct topo__fold *f, int64_t B,
-		int64_t slot0, struct topo__fold_ids *ids, int32_t k,
-		topo_error *err)
-{
-	int32_t mask = f->pof2 >> (k + 1);
-	struct topo__msg m;
-	int rc = 0;
-
-	topo__msg_init(&m, TOPO__REDUCE, TOPO__WORK, TOPO__WORK, 0);
-	for (int32_t v = 0; rc == 0 && v < f->pof2; v++) {
-		int32_t w = v ^ mask, a = w & ~(mask - 1);
-		int64_t lo = topo__fold_run_lo(f, a),
-			hi = topo__fold_run_lo(f, a + mask);
-
-		m.src = topo__fold_old(f, v);
-		m.dst = topo__fold_old(f, w);
-		m.soff = m.doff = lo * B;
-		m.len = (hi - lo) * B;
-		m.slot = slot0 + m.dst;
-		rc = topo__plan_msg(p, &m, &ids->cur[v], err);
-		if (rc == 0)
-			rc = topo__plan_dep(p, ids->own[w], ids->cur[v], err);
-		if (rc == 0)
-			rc = topo__fold_step_deps(
-			    p, f, ids, k, v, v ^ (mask << 1), ids->cur[v], err);
-	}
-	topo__fold_ids_next(ids);
-	return rc;
-}
-
 /* Each member's block into its RECV; the odd ranks of the fold also send
  * their partner's. */
 static int blocks_out(struct topo_plan *p, const struct topo__fold *f,
@@ -138,6 +105,7 @@ int topo__plan_reduce_scatter_recursive_halving(struct topo_plan *p,
 {
 	struct topo__fold f;
 	struct topo__fold_ids ids;
+	struct topo__msg m;
 	int32_t n = p->n;
 	int64_t B = (int64_t)p->params.bytes, V = (int64_t)n * B, slot0 = -1;
 	int rc = 0;
@@ -166,9 +134,12 @@ int topo__plan_reduce_scatter_recursive_halving(struct topo_plan *p,
 				err);
 	if (rc != 0)
 		return rc;
+	/* Step k: v gives away the half its partner w = v ^ mask keeps
+	 * (mask = P / 2^(k + 1)), REDUCEd from its WORK into w's. */
+	topo__msg_init(&m, TOPO__REDUCE, TOPO__WORK, TOPO__WORK, 0);
 	rc = init_and_fold(p, &f, V, slot0, &ids, err);
 	for (int32_t k = 0; rc == 0 && k < f.steps; k++)
-		rc = step(p, &f, B, slot0, &ids, k, err);
+		rc = topo__fold_step(p, &f, &ids, &m, k, true, B, slot0, err);
 	if (rc == 0)
 		rc = blocks_out(p, &f, B, slot0, &ids, err);
 	topo__fold_ids_free(&ids);

@@ -64,6 +64,17 @@ int topo__layout_new(struct topo__layout *l, const topo_tree *t, int32_t n,
 		     int32_t root);
 void topo__layout_free(struct topo__layout *l);
 
+/* What scatter and gather "tree" (what: "scatter", "gather") set up
+ * alike: the layout l of p's tree at p->root, *ids an array of n message
+ * ids, the buffers (the root's n blocks in its buffer all, each member's
+ * own block in its buffer own, WORK for what a member passes on and for
+ * the root's packing) and the plan's expected size.  l and *ids are the
+ * caller's to free, whatever this returns: 0, TOPO_ELIMIT (n blocks
+ * overflow), TOPO_ENOMEM, or the error of topo__plan_bufsize/_expect. */
+int topo__layout_setup(struct topo_plan *p, struct topo__layout *l,
+		       int64_t **ids, int all, int own, const char *what,
+		       topo_error *err);
+
 /* gather "tree"'s phase up the layout (coll/gather/tree.c), shared with
  * allgather "tree": blocks of B bytes, slots slot0 + rank; up[v] the id of
  * v's message to its parent.  0, or the error of topo__plan_msg/_dep. */

@@ -126,45 +126,15 @@ int topo__scatter_slots(struct topo_plan *p, int64_t *slot0, topo_error *err)
 
 int topo__plan_scatter_tree(struct topo_plan *p, topo_error *err)
 {
-	int32_t n = p->n, root = p->root;
+	int32_t root = p->root;
 	struct topo__layout lay;
-	int32_t *size;
-	int64_t *arrival = NULL, B = (int64_t)p->params.bytes, slot0 = -1;
-	int packs, rc = TOPO_ENOMEM;
+	int64_t *arrival, B = (int64_t)p->params.bytes, slot0 = -1;
+	int rc;
 
-	if (p->params.bytes > (size_t)INT64_MAX / (size_t)n)
-		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
-				 "scatter: %d blocks of %zu bytes do not fit "
-				 "in a 64-bit size",
-				 (int)n, p->params.bytes);
-	if (topo__layout_new(&lay, p->t, n, root) != 0)
-		goto nomem;
-	size = lay.size;
-	packs = lay.packs;
-	arrival = topo__mallocarray((size_t)n, sizeof(int64_t));
-	if (arrival == NULL)
-		goto nomem;
-
-	/* Buffers: the root's n blocks; every member's block; WORK for the
-	 * blocks a member passes on (and the root's packing area). */
-	rc = topo__plan_bufsize(p, TOPO__SEND, root, (int64_t)n * B, err);
-	if (rc == 0 && packs)
-		rc = topo__plan_bufsize(p, TOPO__WORK, root,
-					(int64_t)(n - 1) * B, err);
-	for (int32_t v = 0; rc == 0 && v < n; v++) {
-		rc = topo__plan_bufsize(p, TOPO__RECV, v, B, err);
-		if (rc == 0 && v != root && size[v] > 1)
-			rc = topo__plan_bufsize(p, TOPO__WORK, v,
-						(int64_t)size[v] * B, err);
-	}
-	/* A message, a dependency and a packing step per member at most,
-	 * twice over: linear in the members. */
-	if (rc == 0)
-		rc = topo__plan_expect(p, 3 * (int64_t)n, 3 * (int64_t)n, n,
-				       err);
+	rc = topo__layout_setup(p, &lay, &arrival, TOPO__SEND, TOPO__RECV,
+				"scatter", err);
 	if (rc == 0)
 		rc = topo__scatter_slots(p, &slot0, err);
-
 	/* The root keeps its own block. */
 	if (rc == 0)
 		rc = topo__local_copy(p, root, TOPO__SEND, (int64_t)root * B,
@@ -172,12 +142,6 @@ int topo__plan_scatter_tree(struct topo_plan *p, topo_error *err)
 	if (rc == 0)
 		rc = topo__scatter_down(p, &lay, root, B, TOPO__SEND, 0, -1,
 					slot0, arrival, err);
-	goto done;
-nomem:
-	rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-		       "out of memory planning scatter tree over %d members",
-		       (int)n);
-done:
 	topo__layout_free(&lay);
 	topo__free(arrival);
 	return rc;

@@ -148,6 +148,11 @@ static inline int64_t topo__fold_run_lo(const struct topo__fold *f, int32_t nr)
 int topo__slots_each(struct topo_plan *p, int32_t expect, int64_t *slot0,
 		     topo_error *err);
 
+/* Every member's buffers (coll/slots.c): SEND of send bytes, RECV of
+ * recv, WORK of work (0: none).  0, or the error of topo__plan_bufsize. */
+int topo__bufs_each(struct topo_plan *p, int64_t send, int64_t recv,
+		    int64_t work, topo_error *err);
+
 /* The planning steps allgather recursive-doubling and reduce-scatter
  * recursive-halving share (coll/fold.c, the counters coll/slots.c).
  * Receipt slots: one per member (*slot0 + rank), expecting a message per

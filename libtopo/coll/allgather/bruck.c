@@ -127,15 +127,8 @@ static int setup(struct topo_plan *p, int32_t K, int64_t *slot0,
 	int64_t B = (int64_t)p->params.bytes;
 	int rc = 0;
 
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		rc = topo__plan_bufsize(p, TOPO__SEND, r, B, err);
-		if (rc == 0)
-			rc = topo__plan_bufsize(p, TOPO__RECV, r,
-						(int64_t)n * B, err);
-		if (rc == 0 && n > 1)
-			rc = topo__plan_bufsize(p, TOPO__WORK, r,
-						(int64_t)n * B, err);
-	}
+	rc = topo__bufs_each(p, B, (int64_t)n * B, n > 1 ? (int64_t)n * B : 0,
+			     err);
 	/* nK messages with 2 dependencies each, and per member a copy, two
 	 * rotation copies with K + 1 dependencies each. */
 	if (rc == 0)

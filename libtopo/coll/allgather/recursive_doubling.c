@@ -107,12 +107,7 @@ int topo__plan_allgather_recursive_doubling(struct topo_plan *p,
 	int rc = 0;
 
 	topo__fold_init(&f, n);
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		rc = topo__plan_bufsize(p, TOPO__SEND, r, B, err);
-		if (rc == 0)
-			rc = topo__plan_bufsize(p, TOPO__RECV, r,
-						(int64_t)n * B, err);
-	}
+	rc = topo__bufs_each(p, B, (int64_t)n * B, 0, err);
 	if (rc == 0)
 		rc = topo__plan_expect(
 		    p, (int64_t)n + (int64_t)f.pof2 * f.steps,

@@ -34,12 +34,7 @@ int topo__plan_allgather_ring(struct topo_plan *p, topo_error *err)
 	struct topo__msg m;
 	int rc = 0;
 
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		rc = topo__plan_bufsize(p, TOPO__SEND, r, B, err);
-		if (rc == 0)
-			rc = topo__plan_bufsize(p, TOPO__RECV, r,
-						(int64_t)n * B, err);
-	}
+	rc = topo__bufs_each(p, B, (int64_t)n * B, 0, err);
 	/* n(n - 1) messages and their n(n - 2) dependencies, n copies. */
 	if (rc == 0)
 		rc =

@@ -164,11 +164,7 @@ int topo__plan_allreduce_rabenseifner(struct topo_plan *p, topo_error *err)
 	x.ts = (int64_t)p->type_size;
 	x.E = B / x.ts;
 	topo__fold_init(f, n);
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		rc = topo__plan_bufsize(p, TOPO__SEND, r, B, err);
-		if (rc == 0)
-			rc = topo__plan_bufsize(p, TOPO__RECV, r, B, err);
-	}
+	rc = topo__bufs_each(p, B, B, 0, err);
 	/* Copies, the fold's 2 rem, 2 per new rank and step; a dependency
 	 * per fold message, 2 per step's message. */
 	msgs =

@@ -123,11 +123,7 @@ int topo__plan_allreduce_ring(struct topo_plan *p, topo_error *err)
 				 "\"rabenseifner\"",
 				 (int)n, (long long)msgs, (long long)nonempty,
 				 (long long)RING_MAX_MESSAGES);
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		rc = topo__plan_bufsize(p, TOPO__SEND, r, B, err);
-		if (rc == 0)
-			rc = topo__plan_bufsize(p, TOPO__RECV, r, B, err);
-	}
+	rc = topo__bufs_each(p, B, B, 0, err);
 	if (rc == 0)
 		rc = topo__plan_expect(p, msgs + n, 2 * msgs, n, err);
 	if (rc != 0)

@@ -305,15 +305,8 @@ int topo__plan_alltoall_bruck(struct topo_plan *p, topo_error *err)
 				 "buffer of %lld blocks of %lld bytes is more "
 				 "than a buffer can hold",
 				 (int)n, (long long)work_blocks, (long long)B);
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		rc = topo__plan_bufsize(p, TOPO__SEND, r, (int64_t)n * B, err);
-		if (rc == 0)
-			rc = topo__plan_bufsize(p, TOPO__RECV, r,
-						(int64_t)n * B, err);
-		if (rc == 0 && work_blocks > 0)
-			rc = topo__plan_bufsize(p, TOPO__WORK, r,
-						work_blocks * B, err);
-	}
+	rc = topo__bufs_each(p, (int64_t)n * B, (int64_t)n * B,
+			     work_blocks * B, err);
 	if (rc == 0)
 		rc = topo__plan_expect(p, msgs, (int64_t)n * deps_per, n, err);
 	if (rc == 0)

@@ -66,13 +66,8 @@ int topo__alltoall_rounds(struct topo_plan *p, const char *name, int flags,
 				 "messages (n^2); at most %lld are planned",
 				 name, (int)n, (long long)msgs,
 				 (long long)ALLTOALL_MAX_MESSAGES);
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		rc = topo__plan_bufsize(p, TOPO__SEND, r,
-					one ? B : (int64_t)n * B, err);
-		if (rc == 0)
-			rc = topo__plan_bufsize(p, TOPO__RECV, r,
-						(int64_t)n * B, err);
-	}
+	rc = topo__bufs_each(p, one ? B : (int64_t)n * B, (int64_t)n * B, 0,
+			     err);
 	if (rc == 0)
 		rc = topo__plan_expect(p, msgs, chained ? msgs - n : 0, n, err);
 	if (rc == 0)

@@ -80,9 +80,10 @@ int topo__reduce_up_segment(struct topo_plan *p, struct topo__reduce_ids *ids,
 		init[v] = -1;
 		if (t->child_off[v + 1] == t->child_off[v] && v != R)
 			continue;
-		rc = topo__local_copy(p, v, TOPO__SEND, off,
-				      v == R && L == R ? TOPO__RECV : TOPO__WORK,
-				      off, len, &init[v], err);
+		rc = topo__local_copy(
+		    p, v, TOPO__SEND, off,
+		    v == R && L == R ? TOPO__RECV : TOPO__WORK, off, len,
+		    &init[v], err);
 	}
 	/* Each member's contribution into its parent's accumulator. */
 	topo__msg_init(&m, TOPO__REDUCE, TOPO__SEND, TOPO__WORK, len);

@@ -93,11 +93,8 @@ int topo__plan_reduce_scatter_direct(struct topo_plan *p, topo_error *err)
 	if (rc != 0)
 		return rc;
 	rc = too_many(p, nseg, seg, err);
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		rc = topo__plan_bufsize(p, TOPO__SEND, r, (int64_t)n * B, err);
-		if (rc == 0)
-			rc = topo__plan_bufsize(p, TOPO__RECV, r, B, err);
-	}
+	if (rc == 0)
+		rc = topo__bufs_each(p, (int64_t)n * B, B, 0, err);
 	/* Per member and segment a copy and n - 1 REDUCEs, each waiting
 	 * for the message before it. */
 	if (rc == 0)

@@ -61,8 +61,8 @@ static int accumulators(struct topo_plan *p, int64_t *initr, int64_t *initw,
 			continue;
 		if (rc == 0 && q + 1 < n)
 			rc = topo__local_copy(p, q, TOPO__SEND, lo, TOPO__WORK,
-					      lo, (int64_t)cnt * B, &initw[2 * q],
-					      err);
+					      lo, (int64_t)cnt * B,
+					      &initw[2 * q], err);
 		if (rc == 0 && q >= 2)
 			rc = topo__local_copy(p, q, TOPO__SEND, 0, TOPO__WORK,
 					      0, (int64_t)(q - 1) * B,
@@ -121,14 +121,8 @@ int topo__plan_reduce_scatter_ring(struct topo_plan *p, topo_error *err)
 	int64_t *initr = NULL, *initw = NULL, *prev = NULL, *cur = NULL;
 	int rc = 0;
 
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		rc = topo__plan_bufsize(p, TOPO__SEND, r, (int64_t)n * B, err);
-		if (rc == 0)
-			rc = topo__plan_bufsize(p, TOPO__RECV, r, B, err);
-		if (rc == 0 && n > 2)
-			rc = topo__plan_bufsize(p, TOPO__WORK, r,
-						(int64_t)n * B, err);
-	}
+	rc = topo__bufs_each(p, (int64_t)n * B, B, n > 2 ? (int64_t)n * B : 0,
+			     err);
 	/* n(n - 1) REDUCEs with two dependencies each, three copies per
 	 * member. */
 	if (rc == 0)

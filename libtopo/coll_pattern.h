@@ -239,13 +239,15 @@ int topo__local_copy(struct topo_plan *p, int32_t member, int sbuf,
 		     int64_t soff, int dbuf, int64_t doff, int64_t len,
 		     int64_t *id, topo_error *err);
 
-/* The barriers' common parts (coll/barrier/tree.c): the receipt slots
- * every member has, its ENTER's and its LEAVE's (expecting 1 each, set
- * here) and one for the messages it receives (expectation the caller's);
- * and the ENTER (or LEAVE) step of every member, in rank order, counted
- * by slot slot0 + rank. */
-int topo__barrier_slots(struct topo_plan *p, int64_t *enter0, int64_t *leave0,
-			int64_t *recv0, topo_error *err);
+/* The barriers' common parts (coll/barrier/tree.c): the plan's expected
+ * size (msgs, deps, and these 3 n slots) and the receipt slots every
+ * member has, its ENTER's and its LEAVE's (expecting 1 each, set here) and
+ * one for the messages it receives (expectation the caller's); and the
+ * ENTER (or LEAVE) step of every member, in rank order, counted by slot
+ * slot0 + rank. */
+int topo__barrier_setup(struct topo_plan *p, int64_t msgs, int64_t deps,
+			int64_t *enter0, int64_t *leave0, int64_t *recv0,
+			topo_error *err);
 int topo__barrier_marks(struct topo_plan *p, int mark, int64_t slot0,
 			topo_error *err);
 

@@ -42,11 +42,9 @@ int topo__plan_barrier_dissemination(struct topo_plan *p, topo_error *err)
 
 	while (K < 31 && ((int64_t)1 << K) < n)
 		K++;
-	rc = topo__plan_expect(p, (int64_t)n * (K + 2),
-			       (int64_t)n * (2 * (int64_t)K + 1),
-			       3 * (int64_t)n, err);
-	if (rc == 0)
-		rc = topo__barrier_slots(p, &enter0, &leave0, &recv0, err);
+	rc = topo__barrier_setup(p, (int64_t)n * (K + 2),
+				 (int64_t)n * (2 * (int64_t)K + 1), &enter0,
+				 &leave0, &recv0, err);
 	if (rc != 0)
 		return rc;
 	for (int32_t r = 0; p->slot_expect != NULL && r < n; r++)

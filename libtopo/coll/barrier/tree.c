@@ -37,13 +37,16 @@
 #include "coll_pattern.h"
 #include "plan/plan.h"
 
-/* The receipt slots every barrier has (coll_pattern.h). */
-int topo__barrier_slots(struct topo_plan *p, int64_t *enter0, int64_t *leave0,
-			int64_t *recv0, topo_error *err)
+/* The expectation and receipt slots every barrier has (coll_pattern.h). */
+int topo__barrier_setup(struct topo_plan *p, int64_t msgs, int64_t deps,
+			int64_t *enter0, int64_t *leave0, int64_t *recv0,
+			topo_error *err)
 {
 	int32_t n = p->n;
-	int rc = topo__plan_slots(p, n, -1, enter0, err);
+	int rc = topo__plan_expect(p, msgs, deps, 3 * (int64_t)n, err);
 
+	if (rc == 0)
+		rc = topo__plan_slots(p, n, -1, enter0, err);
 	if (rc == 0)
 		rc = topo__plan_slots(p, n, -1, leave0, err);
 	if (rc == 0)
@@ -80,10 +83,8 @@ int topo__plan_barrier_tree(struct topo_plan *p, topo_error *err)
 	struct topo__msg m;
 	int rc = 0;
 
-	rc = topo__plan_expect(p, 4 * (int64_t)n - 2, 4 * (int64_t)n,
-			       3 * (int64_t)n, err);
-	if (rc == 0)
-		rc = topo__barrier_slots(p, &enter0, &leave0, &recv0, err);
+	rc = topo__barrier_setup(p, 4 * (int64_t)n - 2, 4 * (int64_t)n,
+				 &enter0, &leave0, &recv0, err);
 	if (rc != 0)
 		return rc;
 	for (int32_t r = 0; p->slot_expect != NULL && r < n; r++)

@@ -239,6 +239,10 @@ int topo__local_copy(struct topo_plan *p, int32_t member, int sbuf,
 		     int64_t soff, int dbuf, int64_t doff, int64_t len,
 		     int64_t *id, topo_error *err);
 
+/* TOPO_ENOMEM, err saying that planning what ("allgather ring") over n
+ * members ran out of memory. */
+int topo__nomem(topo_error *err, const char *what, int32_t n);
+
 /* The barriers' common parts (coll/barrier/tree.c): the plan's expected
  * size (msgs, deps, and these 3 n slots) and the receipt slots every
  * member has, its ENTER's and its LEAVE's (expecting 1 each, set here) and

@@ -21,9 +21,7 @@ int topo__fold_ids_new(struct topo__fold_ids *ids, const struct topo__fold *f,
 	    ids->cur != NULL)
 		return 0;
 	topo__fold_ids_free(ids);
-	return topo__err(err, TOPO_ENOMEM, NULL, NULL,
-			 "out of memory planning %s over %d members", what,
-			 (int)f->n);
+	return topo__nomem(err, what, f->n);
 }
 
 void topo__fold_ids_free(struct topo__fold_ids *ids)

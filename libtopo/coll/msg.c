@@ -1,7 +1,8 @@
 /*
  * coll/msg.c - the message set-ups every plan builder repeats: a template
  * of kind, buffers and length that a loop fills member by member, and a
- * member's own copy between its buffers.  Kept out of plan/plan.c, whose
+ * member's own copy between its buffers; and the refusal when the ids a
+ * builder keeps do not fit in memory.  Kept out of plan/plan.c, whose
  * helpers know nothing of how an algorithm lays out its buffers.
  */
 #define TOPO_INTERNAL
@@ -32,4 +33,11 @@ int topo__local_copy(struct topo_plan *p, int32_t member, int sbuf,
 	m.soff = soff;
 	m.doff = doff;
 	return topo__plan_msg(p, &m, id, err);
+}
+
+int topo__nomem(topo_error *err, const char *what, int32_t n)
+{
+	return topo__err(err, TOPO_ENOMEM, NULL, NULL,
+			 "out of memory planning %s over %d members", what,
+			 (int)n);
 }

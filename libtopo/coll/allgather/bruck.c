@@ -160,10 +160,7 @@ int topo__plan_allgather_bruck(struct topo_plan *p, topo_error *err)
 	x.cur = topo__mallocarray((size_t)n, sizeof(int64_t));
 	x.in = topo__mallocarray((size_t)n * (size_t)K, sizeof(int64_t));
 	if (x.own == NULL || x.prev == NULL || x.cur == NULL || x.in == NULL) {
-		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-			       "out of memory planning allgather bruck over "
-			       "%d members",
-			       (int)n);
+		rc = topo__nomem(err, "allgather bruck", n);
 		goto done;
 	}
 	/* Each member's own block first in its WORK. */

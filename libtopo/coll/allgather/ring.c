@@ -47,10 +47,7 @@ int topo__plan_allgather_ring(struct topo_plan *p, topo_error *err)
 	prev = topo__mallocarray((size_t)n, sizeof(int64_t));
 	cur = topo__mallocarray((size_t)n, sizeof(int64_t));
 	if (prev == NULL || cur == NULL) {
-		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-			       "out of memory planning allgather ring over "
-			       "%d members",
-			       (int)n);
+		rc = topo__nomem(err, "allgather ring", n);
 		goto done;
 	}
 

@@ -175,9 +175,7 @@ int topo__plan_allgather_tree(struct topo_plan *p, topo_error *err)
 		rc = bcast_down(p, &lay, b0, done_id, arr, err);
 	goto done;
 nomem:
-	rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-		       "out of memory planning allgather tree over %d members",
-		       (int)n);
+	rc = topo__nomem(err, "allgather tree", n);
 done:
 	topo__layout_free(&lay);
 	topo__free(up);

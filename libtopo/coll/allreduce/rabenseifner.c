@@ -178,10 +178,7 @@ int topo__plan_allreduce_rabenseifner(struct topo_plan *p, topo_error *err)
 	x.ids = topo__mallocarray((size_t)f->pof2, sizeof(int64_t));
 	x.lo = topo__mallocarray((size_t)f->pof2, sizeof(int64_t));
 	if (x.cur == NULL || x.ids == NULL || x.lo == NULL) {
-		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-			       "out of memory planning allreduce rabenseifner "
-			       "over %d members",
-			       (int)n);
+		rc = topo__nomem(err, "allreduce rabenseifner", n);
 		goto done;
 	}
 	rc = topo__plan_slots(p, n, -1, &x.slot0, err);

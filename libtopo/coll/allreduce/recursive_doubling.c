@@ -71,10 +71,7 @@ int topo__plan_allreduce_recursive_doubling(struct topo_plan *p,
 	cur = topo__mallocarray((size_t)n, sizeof(int64_t));
 	x = topo__mallocarray((size_t)f.pof2, sizeof(int64_t));
 	if (cur == NULL || x == NULL) {
-		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-			       "out of memory planning allreduce "
-			       "recursive-doubling over %d members",
-			       (int)n);
+		rc = topo__nomem(err, "allreduce recursive-doubling", n);
 		goto done;
 	}
 	rc = topo__plan_slots(p, n, -1, &slot0, err);

@@ -132,10 +132,7 @@ int topo__plan_allreduce_ring(struct topo_plan *p, topo_error *err)
 	prev = topo__mallocarray((size_t)n, sizeof(int64_t));
 	cur = topo__mallocarray((size_t)n, sizeof(int64_t));
 	if (copy == NULL || prev == NULL || cur == NULL) {
-		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-			       "out of memory planning allreduce ring over %d "
-			       "members",
-			       (int)n);
+		rc = topo__nomem(err, "allreduce ring", n);
 		goto done;
 	}
 	rc = topo__plan_slots(p, n, -1, &slot0, err);

@@ -137,10 +137,7 @@ int topo__plan_reduce_scatter_ring(struct topo_plan *p, topo_error *err)
 	prev = topo__mallocarray((size_t)n, sizeof(int64_t));
 	cur = topo__mallocarray((size_t)n, sizeof(int64_t));
 	if (initr == NULL || initw == NULL || prev == NULL || cur == NULL) {
-		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-			       "out of memory planning reduce-scatter ring "
-			       "over %d members",
-			       (int)n);
+		rc = topo__nomem(err, "reduce-scatter ring", n);
 		goto done;
 	}
 	rc = accumulators(p, initr, initw, err);

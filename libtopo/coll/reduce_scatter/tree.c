@@ -123,10 +123,7 @@ int topo__plan_reduce_scatter_tree(struct topo_plan *p, topo_error *err)
 	if (rc != 0)
 		return rc;
 	if (topo__layout_new(&lay, p->t, n, root) != 0)
-		return topo__err(err, TOPO_ENOMEM, NULL, NULL,
-				 "out of memory planning reduce-scatter tree "
-				 "over %d members",
-				 (int)n);
+		return topo__nomem(err, "reduce-scatter tree", n);
 
 	for (int32_t v = 0; rc == 0 && v < n; v++) {
 		int64_t work = lay.size[v] > 1 ? V : 0;
@@ -157,10 +154,7 @@ int topo__plan_reduce_scatter_tree(struct topo_plan *p, topo_error *err)
 	ids.up = topo__mallocarray((size_t)n, sizeof(int64_t));
 	arrival = topo__mallocarray((size_t)n, sizeof(int64_t));
 	if (ids.init == NULL || ids.up == NULL || arrival == NULL) {
-		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-			       "out of memory planning reduce-scatter tree "
-			       "over %d members",
-			       (int)n);
+		rc = topo__nomem(err, "reduce-scatter tree", n);
 		goto done;
 	}
 	/* The root's own block, planned first so that each segment can

@@ -234,10 +234,7 @@ static int or_alloc(struct orc *o, topo_error *err)
 	if (o->init == NULL || o->up == NULL || o->dn == NULL ||
 	    o->bfs == NULL || o->tfirst == NULL || o->textra == NULL ||
 	    o->tcnt == NULL)
-		return topo__err(err, TOPO_ENOMEM, NULL, NULL,
-				 "out of memory planning scatter or-combine "
-				 "over %d members",
-				 (int)o->n);
+		return topo__nomem(err, "scatter or-combine", o->n);
 	for (size_t i = 0; i < nk; i++)
 		o->textra[i] = -1;
 	return 0;

@@ -10,6 +10,8 @@
 
 #include "topo_internal.h"
 
+struct topo__msg; /* plan/plan.h */
+
 /* The same undirected tree as t, rooted at rank root: parent[r] for every
  * rank, -1 at root.  Only the path from root to t's root turns round.
  * O(n). */
@@ -61,6 +63,17 @@ struct topo__layout {
 int topo__layout_new(struct topo__layout *l, const topo_tree *t, int32_t n,
 		     int32_t root);
 void topo__layout_free(struct topo__layout *l);
+
+/* What scatter and gather "tree" (what: "scatter", "gather") set up
+ * alike: the layout l of p's tree at p->root, *ids an array of n message
+ * ids, the buffers (the root's n blocks in its buffer all, each member's
+ * own block in its buffer own, WORK for what a member passes on and for
+ * the root's packing) and the plan's expected size.  l and *ids are the
+ * caller's to free, whatever this returns: 0, TOPO_ELIMIT (n blocks
+ * overflow), TOPO_ENOMEM, or the error of topo__plan_bufsize/_expect. */
+int topo__layout_setup(struct topo_plan *p, struct topo__layout *l,
+		       int64_t **ids, int all, int own, const char *what,
+		       topo_error *err);
 
 /* gather "tree"'s phase up the layout (coll/gather/tree.c), shared with
  * allgather "tree": blocks of B bytes, slots slot0 + rank; up[v] the id of
@@ -135,6 +148,11 @@ static inline int64_t topo__fold_run_lo(const struct topo__fold *f, int32_t nr)
 int topo__slots_each(struct topo_plan *p, int32_t expect, int64_t *slot0,
 		     topo_error *err);
 
+/* Every member's buffers (coll/slots.c): SEND of send bytes, RECV of
+ * recv, WORK of work (0: none).  0, or the error of topo__plan_bufsize. */
+int topo__bufs_each(struct topo_plan *p, int64_t send, int64_t recv,
+		    int64_t work, topo_error *err);
+
 /* The planning steps allgather recursive-doubling and reduce-scatter
  * recursive-halving share (coll/fold.c, the counters coll/slots.c).
  * Receipt slots: one per member (*slot0 + rank), expecting a message per
@@ -166,6 +184,20 @@ int topo__fold_step_deps(struct topo_plan *p, const struct topo__fold *f,
 			 const struct topo__fold_ids *ids, int32_t k,
 			 int32_t v, int32_t pw, int64_t id, topo_error *err);
 
+/* Step k of recursive doubling (halving false) or halving over f: every
+ * new rank v moves to w = v ^ mask the blocks (B bytes each, at their
+ * rank-order offsets in both buffers) of the aligned group of mask new
+ * ranks that holds v (doubling, mask = 2^k: passing on all v holds) or w
+ * (halving, mask = pof2 / 2^(k + 1): giving away what w keeps, once w's
+ * buffer holds its own data, ids->own[w]), in tmpl's kind and buffers,
+ * counted by w's slot (slot0 + rank).  Each waits as topo__fold_step_deps
+ * says; then this step's ids become the step before's.  0, or the error
+ * of topo__plan_msg/_dep. */
+int topo__fold_step(struct topo_plan *p, const struct topo__fold *f,
+		    struct topo__fold_ids *ids, const struct topo__msg *tmpl,
+		    int32_t k, bool halving, int64_t B, int64_t slot0,
+		    topo_error *err);
+
 /* Step done: this step's messages become the step before's. */
 static inline void topo__fold_ids_next(struct topo__fold_ids *ids)
 {
@@ -194,13 +226,32 @@ enum { ROUNDS_CHAINED = 1, ROUNDS_ONE_BLOCK = 2 };
 int topo__alltoall_rounds(struct topo_plan *p, const char *name, int flags,
 			  topo_error *err);
 
-/* The barriers' common parts (coll/barrier/tree.c): the receipt slots
- * every member has, its ENTER's and its LEAVE's (expecting 1 each, set
- * here) and one for the messages it receives (expectation the caller's);
- * and the ENTER (or LEAVE) step of every member, in rank order, counted
- * by slot slot0 + rank. */
-int topo__barrier_slots(struct topo_plan *p, int64_t *enter0, int64_t *leave0,
-			int64_t *recv0, topo_error *err);
+/* The message set-ups the builders share (coll/msg.c).  topo__msg_init:
+ * *m cleared, then kind (enum topo__kind) from buffer sbuf to dbuf (enum
+ * topo__buf), len bytes, counted by no receipt slot (-1): the template a
+ * loop starts from before it sets each message's members, offsets and
+ * slot.  topo__local_copy: member's own COPY of len bytes from its sbuf at
+ * soff to its dbuf at doff, a local step no slot counts; *id its id (id
+ * may be NULL).  0, or the error of topo__plan_msg. */
+void topo__msg_init(struct topo__msg *m, int kind, int sbuf, int dbuf,
+		    int64_t len);
+int topo__local_copy(struct topo_plan *p, int32_t member, int sbuf,
+		     int64_t soff, int dbuf, int64_t doff, int64_t len,
+		     int64_t *id, topo_error *err);
+
+/* TOPO_ENOMEM, err saying that planning what ("allgather ring") over n
+ * members ran out of memory. */
+int topo__nomem(topo_error *err, const char *what, int32_t n);
+
+/* The barriers' common parts (coll/barrier/tree.c): the plan's expected
+ * size (msgs, deps, and these 3 n slots) and the receipt slots every
+ * member has, its ENTER's and its LEAVE's (expecting 1 each, set here) and
+ * one for the messages it receives (expectation the caller's); and the
+ * ENTER (or LEAVE) step of every member, in rank order, counted by slot
+ * slot0 + rank. */
+int topo__barrier_setup(struct topo_plan *p, int64_t msgs, int64_t deps,
+			int64_t *enter0, int64_t *leave0, int64_t *recv0,
+			topo_error *err);
 int topo__barrier_marks(struct topo_plan *p, int mark, int64_t slot0,
 			topo_error *err);
 

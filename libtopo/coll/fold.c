@@ -3,8 +3,8 @@
  * fold to a power of two (coll_pattern.h, struct topo__fold) share:
  * allgather recursive-doubling and reduce-scatter recursive-halving
  * number their members, count their receipts and chain their steps the
- * same way, and differ only in what each step moves (their receipt
- * counters: coll/slots.c).
+ * same way, and differ only in which half each step moves, and how
+ * (their receipt counters: coll/slots.c).
  */
 #define TOPO_INTERNAL
 #include "coll_pattern.h"
@@ -21,9 +21,7 @@ int topo__fold_ids_new(struct topo__fold_ids *ids, const struct topo__fold *f,
 	    ids->cur != NULL)
 		return 0;
 	topo__fold_ids_free(ids);
-	return topo__err(err, TOPO_ENOMEM, NULL, NULL,
-			 "out of memory planning %s over %d members", what,
-			 (int)f->n);
+	return topo__nomem(err, what, f->n);
 }
 
 void topo__fold_ids_free(struct topo__fold_ids *ids)
@@ -50,5 +48,38 @@ int topo__fold_step_deps(struct topo_plan *p, const struct topo__fold *f,
 	rc = topo__plan_dep(p, ids->prev[v], id, err);
 	if (rc == 0)
 		rc = topo__plan_dep(p, ids->prev[pw], id, err);
+	return rc;
+}
+
+int topo__fold_step(struct topo_plan *p, const struct topo__fold *f,
+		    struct topo__fold_ids *ids, const struct topo__msg *tmpl,
+		    int32_t k, bool halving, int64_t B, int64_t slot0,
+		    topo_error *err)
+{
+	/* Doubling pairs bit k, then the bit above; halving the other way
+	 * round, from the top bit down. */
+	int32_t mask = halving ? f->pof2 >> (k + 1) : (int32_t)1 << k,
+		pmask = halving ? mask << 1 : mask >> 1;
+	struct topo__msg m = *tmpl;
+	int rc = 0;
+
+	for (int32_t v = 0; rc == 0 && v < f->pof2; v++) {
+		int32_t w = v ^ mask, a = (halving ? w : v) & ~(mask - 1);
+		int64_t lo = topo__fold_run_lo(f, a),
+			hi = topo__fold_run_lo(f, a + mask);
+
+		m.src = topo__fold_old(f, v);
+		m.dst = topo__fold_old(f, w);
+		m.soff = m.doff = lo * B;
+		m.len = (hi - lo) * B;
+		m.slot = slot0 + m.dst;
+		rc = topo__plan_msg(p, &m, &ids->cur[v], err);
+		if (rc == 0 && halving)
+			rc = topo__plan_dep(p, ids->own[w], ids->cur[v], err);
+		if (rc == 0)
+			rc = topo__fold_step_deps(p, f, ids, k, v, v ^ pmask,
+						  ids->cur[v], err);
+	}
+	topo__fold_ids_next(ids);
 	return rc;
 }

@@ -2,10 +2,12 @@
  * coll/layout.c - the packed block layout shared by scatter "tree" and
  * gather "tree": the tree re-rooted at the logical root, its children, and
  * its preorder, in which every subtree's blocks are one contiguous range.
- * Allocates the arrays coll/pattern.c's pure arithmetic fills.
+ * Allocates the arrays coll/pattern.c's pure arithmetic fills, and sizes
+ * the buffers the layout asks for.
  */
 #define TOPO_INTERNAL
 #include "coll_pattern.h"
+#include "plan/plan.h"
 
 #include <string.h>
 
@@ -49,4 +51,43 @@ void topo__layout_free(struct topo__layout *l)
 	topo__free(l->pre);
 	topo__free(l->size);
 	memset(l, 0, sizeof(*l));
+}
+
+int topo__layout_setup(struct topo_plan *p, struct topo__layout *l,
+		       int64_t **ids, int all, int own, const char *what,
+		       topo_error *err)
+{
+	int32_t n = p->n, root = p->root;
+	int64_t B = (int64_t)p->params.bytes;
+	int rc;
+
+	memset(l, 0, sizeof(*l));
+	*ids = NULL;
+	if (p->params.bytes > (size_t)INT64_MAX / (size_t)n)
+		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
+				 "%s: %d blocks of %zu bytes do not fit in a "
+				 "64-bit size",
+				 what, (int)n, p->params.bytes);
+	if (topo__layout_new(l, p->t, n, root) != 0 ||
+	    (*ids = topo__mallocarray((size_t)n, sizeof(int64_t))) == NULL)
+		return topo__err(err, TOPO_ENOMEM, NULL, NULL,
+				 "out of memory planning %s tree over %d "
+				 "members",
+				 what, (int)n);
+	rc = topo__plan_bufsize(p, all, root, (int64_t)n * B, err);
+	if (rc == 0 && l->packs)
+		rc = topo__plan_bufsize(p, TOPO__WORK, root,
+					(int64_t)(n - 1) * B, err);
+	for (int32_t v = 0; rc == 0 && v < n; v++) {
+		rc = topo__plan_bufsize(p, own, v, B, err);
+		if (rc == 0 && v != root && l->size[v] > 1)
+			rc = topo__plan_bufsize(p, TOPO__WORK, v,
+						(int64_t)l->size[v] * B, err);
+	}
+	/* A message, a dependency and a packing step per member at most,
+	 * twice over: linear in the members. */
+	if (rc == 0)
+		rc = topo__plan_expect(p, 3 * (int64_t)n, 3 * (int64_t)n, n,
+				       err);
+	return rc;
 }

@@ -2,7 +2,8 @@
  * coll/slots.c - the receipt counters the algorithms share: one per
  * member with one expectation for all (the rings, bruck, pairwise), and
  * the fold to a power of two's (recursive doubling and halving).  Counter
- * *slot0 + rank is member rank's, as topo__plan_slots numbers them.
+ * *slot0 + rank is member rank's, as topo__plan_slots numbers them.  And
+ * the buffers of the algorithms whose members all size theirs alike.
  */
 #define TOPO_INTERNAL
 #include "coll_pattern.h"
@@ -32,4 +33,20 @@ int topo__fold_slots(struct topo_plan *p, const struct topo__fold *f,
 		p->slot_expect[*slot0 + r] =
 		    r < 2 * rem ? (r % 2 == 0 ? 1 : K + 1) : K;
 	return 0;
+}
+
+int topo__bufs_each(struct topo_plan *p, int64_t send, int64_t recv,
+		    int64_t work, topo_error *err)
+{
+	int rc = 0;
+
+	/* A WORK of 0 bytes is what a member has unsized. */
+	for (int32_t r = 0; rc == 0 && r < p->n; r++) {
+		rc = topo__plan_bufsize(p, TOPO__SEND, r, send, err);
+		if (rc == 0)
+			rc = topo__plan_bufsize(p, TOPO__RECV, r, recv, err);
+		if (rc == 0 && work > 0)
+			rc = topo__plan_bufsize(p, TOPO__WORK, r, work, err);
+	}
+	return rc;
 }

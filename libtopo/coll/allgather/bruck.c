@@ -36,8 +36,6 @@
 #include "coll_pattern.h"
 #include "plan/plan.h"
 
-#include <string.h>
-
 /* Message ids by member: own[r] its own block's copy into WORK,
  * prev[r] and cur[r] its sends of the step before and of this one, and
  * in[k * n + r] the message it received at step k. */
@@ -55,12 +53,9 @@ static int step(struct topo_plan *p, int64_t slot0, struct ids *x, int32_t k,
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.sbuf = k == 0 ? TOPO__SEND : TOPO__WORK;
-	m.dbuf = TOPO__WORK;
+	topo__msg_init(&m, TOPO__COPY, k == 0 ? TOPO__SEND : TOPO__WORK,
+		       TOPO__WORK, (int64_t)c * B);
 	m.doff = (int64_t)d * B;
-	m.len = (int64_t)c * B;
 	for (int32_t r = 0; rc == 0 && r < n; r++) {
 		int32_t to = r - d < 0 ? r - d + n : r - d;
 
@@ -96,26 +91,23 @@ static int rotate(struct topo_plan *p, int32_t K, const struct ids *x,
 {
 	int32_t n = p->n;
 	int64_t B = (int64_t)p->params.bytes;
-	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.sbuf = TOPO__WORK;
-	m.dbuf = TOPO__RECV;
-	m.slot = -1;
 	for (int32_t r = 0; rc == 0 && r < n; r++) {
+		/* WORK's first head bytes hold blocks r .. n - 1, its last
+		 * tail bytes blocks 0 .. r - 1 */
+		int64_t head = (int64_t)(n - r) * B, tail = (int64_t)r * B;
+
 		for (int part = 0; rc == 0 && part < 2; part++) {
 			int64_t id;
 
 			if (part == 1 && r == 0)
 				break;
-			m.src = m.dst = r;
-			m.soff = part == 0 ? 0 : (int64_t)(n - r) * B;
-			m.doff = part == 0 ? (int64_t)r * B : 0;
-			m.len =
-			    part == 0 ? (int64_t)(n - r) * B : (int64_t)r * B;
-			rc = topo__plan_msg(p, &m, &id, err);
+			rc = topo__local_copy(p, r, TOPO__WORK,
+					      part == 0 ? 0 : head, TOPO__RECV,
+					      part == 0 ? tail : 0,
+					      part == 0 ? head : tail, &id,
+					      err);
 			if (rc == 0)
 				rc = topo__plan_dep(p, x->own[r], id, err);
 			for (int32_t k = 0; rc == 0 && k < K; k++)
@@ -135,15 +127,8 @@ static int setup(struct topo_plan *p, int32_t K, int64_t *slot0,
 	int64_t B = (int64_t)p->params.bytes;
 	int rc = 0;
 
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		rc = topo__plan_bufsize(p, TOPO__SEND, r, B, err);
-		if (rc == 0)
-			rc = topo__plan_bufsize(p, TOPO__RECV, r,
-						(int64_t)n * B, err);
-		if (rc == 0 && n > 1)
-			rc = topo__plan_bufsize(p, TOPO__WORK, r,
-						(int64_t)n * B, err);
-	}
+	rc = topo__bufs_each(p, B, (int64_t)n * B, n > 1 ? (int64_t)n * B : 0,
+			     err);
 	/* nK messages with 2 dependencies each, and per member a copy, two
 	 * rotation copies with K + 1 dependencies each. */
 	if (rc == 0)
@@ -160,7 +145,6 @@ int topo__plan_allgather_bruck(struct topo_plan *p, topo_error *err)
 	int32_t n = p->n, K = 0;
 	int64_t B = (int64_t)p->params.bytes, slot0 = -1;
 	struct ids x = {NULL, NULL, NULL, NULL};
-	struct topo__msg m;
 	int rc;
 
 	while (K < 31 && ((int64_t)1 << K) < n)
@@ -168,32 +152,21 @@ int topo__plan_allgather_bruck(struct topo_plan *p, topo_error *err)
 	rc = setup(p, K, &slot0, err);
 	if (rc != 0)
 		return rc;
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.slot = -1;
-	m.sbuf = TOPO__SEND;
-	m.len = B;
-	if (n == 1) {
-		m.dbuf = TOPO__RECV;
-		return topo__plan_msg(p, &m, NULL, err);
-	}
+	if (n == 1)
+		return topo__local_copy(p, 0, TOPO__SEND, 0, TOPO__RECV, 0, B,
+					NULL, err);
 	x.own = topo__mallocarray((size_t)n, sizeof(int64_t));
 	x.prev = topo__mallocarray((size_t)n, sizeof(int64_t));
 	x.cur = topo__mallocarray((size_t)n, sizeof(int64_t));
 	x.in = topo__mallocarray((size_t)n * (size_t)K, sizeof(int64_t));
 	if (x.own == NULL || x.prev == NULL || x.cur == NULL || x.in == NULL) {
-		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-			       "out of memory planning allgather bruck over "
-			       "%d members",
-			       (int)n);
+		rc = topo__nomem(err, "allgather bruck", n);
 		goto done;
 	}
 	/* Each member's own block first in its WORK. */
-	m.dbuf = TOPO__WORK;
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		m.src = m.dst = r;
-		rc = topo__plan_msg(p, &m, &x.own[r], err);
-	}
+	for (int32_t r = 0; rc == 0 && r < n; r++)
+		rc = topo__local_copy(p, r, TOPO__SEND, 0, TOPO__WORK, 0, B,
+				      &x.own[r], err);
 	for (int32_t k = 0; rc == 0 && k < K; k++)
 		rc = step(p, slot0, &x, k, err);
 	if (rc == 0)

@@ -43,8 +43,6 @@
 #include "coll_pattern.h"
 #include "plan/plan.h"
 
-#include <string.h>
-
 /* The first 2 rem ranks fold, even into odd; then the own block of
  * every member that takes part. */
 static int fold_and_own(struct topo_plan *p, const struct topo__fold *f,
@@ -54,11 +52,7 @@ static int fold_and_own(struct topo_plan *p, const struct topo__fold *f,
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.sbuf = TOPO__SEND;
-	m.dbuf = TOPO__RECV;
-	m.len = B;
+	topo__msg_init(&m, TOPO__COPY, TOPO__SEND, TOPO__RECV, B);
 	for (int32_t v = 0; rc == 0 && v < f->rem; v++) {
 		m.src = 2 * v;
 		m.dst = 2 * v + 1;
@@ -67,43 +61,11 @@ static int fold_and_own(struct topo_plan *p, const struct topo__fold *f,
 		rc = topo__plan_msg(p, &m, &ids->fold[v], err);
 	}
 	for (int32_t v = 0; rc == 0 && v < f->pof2; v++) {
-		m.src = m.dst = topo__fold_old(f, v);
-		m.doff = (int64_t)m.src * B;
-		m.slot = -1;
-		rc = topo__plan_msg(p, &m, &ids->own[v], err);
+		int32_t r = topo__fold_old(f, v);
+
+		rc = topo__local_copy(p, r, TOPO__SEND, 0, TOPO__RECV,
+				      (int64_t)r * B, B, &ids->own[v], err);
 	}
-	return rc;
-}
-
-/* Step k: v sends the run of its aligned group of 2^k new ranks to
- * v ^ 2^k, into the same offsets of RECV. */
-static int step(struct topo_plan *p, const struct topo__fold *f, int64_t B,
-		int64_t slot0, struct topo__fold_ids *ids, int32_t k,
-		topo_error *err)
-{
-	int32_t mask = (int32_t)1 << k;
-	struct topo__msg m;
-	int rc = 0;
-
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.sbuf = m.dbuf = TOPO__RECV;
-	for (int32_t v = 0; rc == 0 && v < f->pof2; v++) {
-		int32_t w = v ^ mask, a = v & ~(mask - 1);
-		int64_t lo = topo__fold_run_lo(f, a),
-			hi = topo__fold_run_lo(f, a + mask);
-
-		m.src = topo__fold_old(f, v);
-		m.dst = topo__fold_old(f, w);
-		m.soff = m.doff = lo * B;
-		m.len = (hi - lo) * B;
-		m.slot = slot0 + m.dst;
-		rc = topo__plan_msg(p, &m, &ids->cur[v], err);
-		if (rc == 0)
-			rc = topo__fold_step_deps(
-			    p, f, ids, k, v, v ^ (mask >> 1), ids->cur[v], err);
-	}
-	topo__fold_ids_next(ids);
 	return rc;
 }
 
@@ -116,10 +78,8 @@ static int give_back(struct topo_plan *p, const struct topo__fold *f, int64_t B,
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.sbuf = m.dbuf = TOPO__RECV;
-	m.len = (int64_t)f->n * B;
+	topo__msg_init(&m, TOPO__COPY, TOPO__RECV, TOPO__RECV,
+		       (int64_t)f->n * B);
 	for (int32_t v = 0; rc == 0 && v < f->rem; v++) {
 		int64_t id;
 
@@ -141,17 +101,13 @@ int topo__plan_allgather_recursive_doubling(struct topo_plan *p,
 {
 	struct topo__fold f;
 	struct topo__fold_ids ids;
+	struct topo__msg m;
 	int32_t n = p->n;
 	int64_t B = (int64_t)p->params.bytes, slot0 = -1;
 	int rc = 0;
 
 	topo__fold_init(&f, n);
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		rc = topo__plan_bufsize(p, TOPO__SEND, r, B, err);
-		if (rc == 0)
-			rc = topo__plan_bufsize(p, TOPO__RECV, r,
-						(int64_t)n * B, err);
-	}
+	rc = topo__bufs_each(p, B, (int64_t)n * B, 0, err);
 	if (rc == 0)
 		rc = topo__plan_expect(
 		    p, (int64_t)n + (int64_t)f.pof2 * f.steps,
@@ -163,9 +119,12 @@ int topo__plan_allgather_recursive_doubling(struct topo_plan *p,
 					"allgather recursive-doubling", err);
 	if (rc != 0)
 		return rc;
+	/* Step k: v sends the run of its aligned group of 2^k new ranks to
+	 * v ^ 2^k, into the same offsets of RECV. */
+	topo__msg_init(&m, TOPO__COPY, TOPO__RECV, TOPO__RECV, 0);
 	rc = fold_and_own(p, &f, B, slot0, &ids, err);
 	for (int32_t k = 0; rc == 0 && k < f.steps; k++)
-		rc = step(p, &f, B, slot0, &ids, k, err);
+		rc = topo__fold_step(p, &f, &ids, &m, k, false, B, slot0, err);
 	if (rc == 0)
 		rc = give_back(p, &f, B, slot0, &ids, err);
 	topo__fold_ids_free(&ids);

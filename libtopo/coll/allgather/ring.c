@@ -26,8 +26,6 @@
 #include "coll_pattern.h"
 #include "plan/plan.h"
 
-#include <string.h>
-
 int topo__plan_allgather_ring(struct topo_plan *p, topo_error *err)
 {
 	int32_t n = p->n;
@@ -36,12 +34,7 @@ int topo__plan_allgather_ring(struct topo_plan *p, topo_error *err)
 	struct topo__msg m;
 	int rc = 0;
 
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		rc = topo__plan_bufsize(p, TOPO__SEND, r, B, err);
-		if (rc == 0)
-			rc = topo__plan_bufsize(p, TOPO__RECV, r,
-						(int64_t)n * B, err);
-	}
+	rc = topo__bufs_each(p, B, (int64_t)n * B, 0, err);
 	/* n(n - 1) messages and their n(n - 2) dependencies, n copies. */
 	if (rc == 0)
 		rc =
@@ -54,35 +47,23 @@ int topo__plan_allgather_ring(struct topo_plan *p, topo_error *err)
 	prev = topo__mallocarray((size_t)n, sizeof(int64_t));
 	cur = topo__mallocarray((size_t)n, sizeof(int64_t));
 	if (prev == NULL || cur == NULL) {
-		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-			       "out of memory planning allgather ring over "
-			       "%d members",
-			       (int)n);
+		rc = topo__nomem(err, "allgather ring", n);
 		goto done;
 	}
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.len = B;
 	/* Each member's own block. */
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		m.src = m.dst = r;
-		m.sbuf = TOPO__SEND;
-		m.dbuf = TOPO__RECV;
-		m.soff = 0;
-		m.doff = (int64_t)r * B;
-		m.slot = -1;
-		rc = topo__plan_msg(p, &m, NULL, err);
-	}
+	for (int32_t r = 0; rc == 0 && r < n; r++)
+		rc = topo__local_copy(p, r, TOPO__SEND, 0, TOPO__RECV,
+				      (int64_t)r * B, B, NULL, err);
 	for (int32_t s = 0; rc == 0 && s < n - 1; s++) {
+		topo__msg_init(&m, TOPO__COPY,
+			       s == 0 ? TOPO__SEND : TOPO__RECV, TOPO__RECV, B);
 		for (int32_t r = 0; rc == 0 && r < n; r++) {
 			int32_t b = (int32_t)(((int64_t)r - s + n) % n);
 			int32_t left = r == 0 ? n - 1 : r - 1;
 
 			m.src = r;
 			m.dst = r == n - 1 ? 0 : r + 1;
-			m.sbuf = s == 0 ? TOPO__SEND : TOPO__RECV;
-			m.dbuf = TOPO__RECV;
 			m.soff = s == 0 ? 0 : (int64_t)b * B;
 			m.doff = (int64_t)b * B;
 			m.slot = slot0 + m.dst;

@@ -40,8 +40,6 @@
 #include "coll_pattern.h"
 #include "plan/plan.h"
 
-#include <string.h>
-
 /* Buffers, the expected size, and the gather's (g0) and broadcast's
  * (b0) receipt slots. */
 static int setup(struct topo_plan *p, const struct topo__layout *l, int64_t *g0,
@@ -93,12 +91,8 @@ static int join(struct topo_plan *p, const struct topo__layout *l, int64_t *up,
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
+	topo__msg_init(&m, TOPO__COPY, TOPO__WORK, TOPO__RECV, 0);
 	m.src = m.dst = root;
-	m.sbuf = TOPO__WORK;
-	m.dbuf = TOPO__RECV;
-	m.slot = -1;
 	for (int32_t k = l->coff[root]; rc == 0 && k < l->coff[root + 1]; k++) {
 		int32_t c = l->ch[k], lo = l->pre[c],
 			hi = l->pre[c] + l->size[c];
@@ -119,12 +113,9 @@ static int join(struct topo_plan *p, const struct topo__layout *l, int64_t *up,
 			j = e;
 		}
 	}
-	m.sbuf = TOPO__SEND;
-	m.soff = 0;
-	m.doff = (int64_t)root * B;
-	m.len = B;
 	if (rc == 0)
-		rc = topo__plan_msg(p, &m, done, err);
+		rc = topo__local_copy(p, root, TOPO__SEND, 0, TOPO__RECV,
+				      (int64_t)root * B, B, done, err);
 	for (int32_t k = l->coff[root]; rc == 0 && k < l->coff[root + 1]; k++)
 		rc = topo__plan_dep(p, up[l->ch[k]], *done, err);
 	return rc;
@@ -139,10 +130,8 @@ static int bcast_down(struct topo_plan *p, const struct topo__layout *l,
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.sbuf = m.dbuf = TOPO__RECV;
-	m.len = (int64_t)n * (int64_t)p->params.bytes;
+	topo__msg_init(&m, TOPO__COPY, TOPO__RECV, TOPO__RECV,
+		       (int64_t)n * (int64_t)p->params.bytes);
 	for (int32_t i = 0; rc == 0 && i < n; i++) {
 		int32_t v = l->order[i];
 
@@ -186,9 +175,7 @@ int topo__plan_allgather_tree(struct topo_plan *p, topo_error *err)
 		rc = bcast_down(p, &lay, b0, done_id, arr, err);
 	goto done;
 nomem:
-	rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-		       "out of memory planning allgather tree over %d members",
-		       (int)n);
+	rc = topo__nomem(err, "allgather tree", n);
 done:
 	topo__layout_free(&lay);
 	topo__free(up);

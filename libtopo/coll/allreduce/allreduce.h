@@ -13,8 +13,6 @@
 #include "coll_pattern.h"
 #include "plan/plan.h"
 
-#include <string.h>
-
 #include "../reduce/reduce.h"
 
 /* Defined in coll/allreduce/tree.c: allreduce "tree" over p->t, which
@@ -87,26 +85,20 @@ static inline int topo__fold_pre(struct topo_plan *p,
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.len = len;
+	topo__msg_init(&m, TOPO__COPY, TOPO__SEND, TOPO__RECV, len);
 	for (int32_t r = 0; rc == 0 && r < f->n; r++) {
 		cur[r] = -1;
 		if (topo__fold_new(f, r) < 0)
 			continue;
 		m.src = m.dst = r;
-		m.kind = TOPO__COPY;
-		m.sbuf = TOPO__SEND;
-		m.dbuf = TOPO__RECV;
 		rc = topo__allreduce_msg(p, &m, slot0, &cur[r], err);
 	}
+	m.kind = TOPO__REDUCE;
 	for (int32_t r = 0; rc == 0 && r < 2 * f->rem; r += 2) {
 		int64_t id;
 
 		m.src = r;
 		m.dst = r + 1;
-		m.kind = TOPO__REDUCE;
-		m.sbuf = TOPO__SEND;
-		m.dbuf = TOPO__RECV;
 		rc = topo__allreduce_msg(p, &m, slot0, &id, err);
 		if (rc == 0)
 			rc = topo__plan_dep(p, cur[r + 1], id, err);
@@ -125,10 +117,7 @@ static inline int topo__fold_post(struct topo_plan *p,
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.len = len;
-	m.kind = TOPO__COPY;
-	m.sbuf = m.dbuf = TOPO__RECV;
+	topo__msg_init(&m, TOPO__COPY, TOPO__RECV, TOPO__RECV, len);
 	for (int32_t r = 1; rc == 0 && r < 2 * f->rem; r += 2) {
 		int64_t id;
 

@@ -51,8 +51,6 @@
 #include "allreduce.h"
 #include "plan/plan.h"
 
-#include <string.h>
-
 /* What the two phases share: the fold, the blocks (E elements of ts
  * bytes cut into pof2), and per member the last write into its RECV
  * (cur), per new rank its message of the step (ids, -1 when its half is
@@ -112,9 +110,7 @@ static int halving(struct halves *x, topo_error *err)
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__REDUCE;
-	m.dbuf = TOPO__RECV;
+	topo__msg_init(&m, TOPO__REDUCE, TOPO__RECV, TOPO__RECV, 0);
 	for (int32_t nr = 0; nr < x->f.pof2; nr++)
 		x->lo[nr] = 0;
 	for (int32_t k = 0; rc == 0 && k < x->f.steps; k++) {
@@ -144,9 +140,7 @@ static int doubling(struct halves *x, topo_error *err)
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.dbuf = TOPO__RECV;
+	topo__msg_init(&m, TOPO__COPY, TOPO__RECV, TOPO__RECV, 0);
 	for (int32_t k = x->f.steps - 1; rc == 0 && k >= 0; k--) {
 		int32_t mask = (int32_t)1 << k;
 		int64_t half = (int64_t)x->f.pof2 >> (k + 1);
@@ -170,11 +164,7 @@ int topo__plan_allreduce_rabenseifner(struct topo_plan *p, topo_error *err)
 	x.ts = (int64_t)p->type_size;
 	x.E = B / x.ts;
 	topo__fold_init(f, n);
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		rc = topo__plan_bufsize(p, TOPO__SEND, r, B, err);
-		if (rc == 0)
-			rc = topo__plan_bufsize(p, TOPO__RECV, r, B, err);
-	}
+	rc = topo__bufs_each(p, B, B, 0, err);
 	/* Copies, the fold's 2 rem, 2 per new rank and step; a dependency
 	 * per fold message, 2 per step's message. */
 	msgs =
@@ -188,10 +178,7 @@ int topo__plan_allreduce_rabenseifner(struct topo_plan *p, topo_error *err)
 	x.ids = topo__mallocarray((size_t)f->pof2, sizeof(int64_t));
 	x.lo = topo__mallocarray((size_t)f->pof2, sizeof(int64_t));
 	if (x.cur == NULL || x.ids == NULL || x.lo == NULL) {
-		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-			       "out of memory planning allreduce rabenseifner "
-			       "over %d members",
-			       (int)n);
+		rc = topo__nomem(err, "allreduce rabenseifner", n);
 		goto done;
 	}
 	rc = topo__plan_slots(p, n, -1, &x.slot0, err);

@@ -41,8 +41,6 @@
 #include "allreduce.h"
 #include "plan/plan.h"
 
-#include <string.h>
-
 int topo__plan_allreduce_recursive_doubling(struct topo_plan *p,
 					    topo_error *err)
 {
@@ -50,7 +48,7 @@ int topo__plan_allreduce_recursive_doubling(struct topo_plan *p,
 	int64_t B = (int64_t)p->params.bytes, slot0 = -1;
 	int64_t *cur = NULL, *x = NULL, msgs, deps;
 	struct topo__fold f;
-	struct topo__msg m;
+	struct topo__msg cp, red;
 	int rc = 0;
 
 	topo__fold_init(&f, n);
@@ -73,18 +71,15 @@ int topo__plan_allreduce_recursive_doubling(struct topo_plan *p,
 	cur = topo__mallocarray((size_t)n, sizeof(int64_t));
 	x = topo__mallocarray((size_t)f.pof2, sizeof(int64_t));
 	if (cur == NULL || x == NULL) {
-		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-			       "out of memory planning allreduce "
-			       "recursive-doubling over %d members",
-			       (int)n);
+		rc = topo__nomem(err, "allreduce recursive-doubling", n);
 		goto done;
 	}
 	rc = topo__plan_slots(p, n, -1, &slot0, err);
 	/* cur[r]: the last write into r's RECV, after all the others. */
 	if (rc == 0)
 		rc = topo__fold_pre(p, &f, B, slot0, cur, err);
-	memset(&m, 0, sizeof(m));
-	m.len = B;
+	topo__msg_init(&cp, TOPO__COPY, TOPO__RECV, TOPO__WORK, B);
+	topo__msg_init(&red, TOPO__REDUCE, TOPO__WORK, TOPO__RECV, B);
 	for (int32_t k = 0; rc == 0 && k < f.steps; k++) {
 		int32_t mask = (int32_t)1 << k;
 
@@ -94,12 +89,10 @@ int topo__plan_allreduce_recursive_doubling(struct topo_plan *p,
 				b = topo__fold_old(&f, nr ^ mask);
 			bool send = k == 0 && a >= 2 * f.rem;
 
-			m.src = a;
-			m.dst = b;
-			m.kind = TOPO__COPY;
-			m.sbuf = send ? TOPO__SEND : TOPO__RECV;
-			m.dbuf = TOPO__WORK;
-			rc = topo__allreduce_msg(p, &m, slot0, &x[nr], err);
+			cp.src = a;
+			cp.dst = b;
+			cp.sbuf = send ? TOPO__SEND : TOPO__RECV;
+			rc = topo__allreduce_msg(p, &cp, slot0, &x[nr], err);
 			if (rc == 0 && !send)
 				rc = topo__plan_dep(p, cur[a], x[nr], err);
 			/* b's REDUCE of the step before read its WORK. */
@@ -110,11 +103,8 @@ int topo__plan_allreduce_recursive_doubling(struct topo_plan *p,
 			int32_t b = topo__fold_old(&f, nr);
 			int64_t id;
 
-			m.src = m.dst = b;
-			m.kind = TOPO__REDUCE;
-			m.sbuf = TOPO__WORK;
-			m.dbuf = TOPO__RECV;
-			rc = topo__allreduce_msg(p, &m, slot0, &id, err);
+			red.src = red.dst = b;
+			rc = topo__allreduce_msg(p, &red, slot0, &id, err);
 			if (rc == 0)
 				rc = topo__plan_dep(p, x[nr ^ mask], id, err);
 			if (rc == 0)

@@ -62,9 +62,8 @@ static int ring_phase(struct topo_plan *p, const int64_t *copy, int64_t *prev,
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = gather ? TOPO__COPY : TOPO__REDUCE;
-	m.dbuf = TOPO__RECV;
+	topo__msg_init(&m, gather ? TOPO__COPY : TOPO__REDUCE, TOPO__RECV,
+		       TOPO__RECV, 0);
 	for (int32_t s = 0; rc == 0 && s < n - 1; s++) {
 		m.sbuf = !gather && s == 0 ? TOPO__SEND : TOPO__RECV;
 		for (int32_t r = 0; rc == 0 && r < n; r++) {
@@ -124,11 +123,7 @@ int topo__plan_allreduce_ring(struct topo_plan *p, topo_error *err)
 				 "\"rabenseifner\"",
 				 (int)n, (long long)msgs, (long long)nonempty,
 				 (long long)RING_MAX_MESSAGES);
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		rc = topo__plan_bufsize(p, TOPO__SEND, r, B, err);
-		if (rc == 0)
-			rc = topo__plan_bufsize(p, TOPO__RECV, r, B, err);
-	}
+	rc = topo__bufs_each(p, B, B, 0, err);
 	if (rc == 0)
 		rc = topo__plan_expect(p, msgs + n, 2 * msgs, n, err);
 	if (rc != 0)
@@ -137,18 +132,11 @@ int topo__plan_allreduce_ring(struct topo_plan *p, topo_error *err)
 	prev = topo__mallocarray((size_t)n, sizeof(int64_t));
 	cur = topo__mallocarray((size_t)n, sizeof(int64_t));
 	if (copy == NULL || prev == NULL || cur == NULL) {
-		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-			       "out of memory planning allreduce ring over %d "
-			       "members",
-			       (int)n);
+		rc = topo__nomem(err, "allreduce ring", n);
 		goto done;
 	}
 	rc = topo__plan_slots(p, n, -1, &slot0, err);
-	memset(&m, 0, sizeof(m));
-	m.len = B;
-	m.kind = TOPO__COPY;
-	m.sbuf = TOPO__SEND;
-	m.dbuf = TOPO__RECV;
+	topo__msg_init(&m, TOPO__COPY, TOPO__SEND, TOPO__RECV, B);
 	for (int32_t r = 0; rc == 0 && r < n; r++) {
 		m.src = m.dst = r;
 		rc = topo__allreduce_msg(p, &m, slot0, &copy[r], err);

@@ -43,8 +43,6 @@
 #include "coll_pattern.h"
 #include "plan/plan.h"
 
-#include <string.h>
-
 /* More messages than this is refused (plan.c's limit too), here with a
  * hint at the segment size. */
 #define ALLREDUCE_MAX_MESSAGES ((int64_t)1 << 30)
@@ -64,16 +62,10 @@ static int emit_down(struct topo_plan *p, const struct topo__reduce_ids *ids,
 
 	if (n == 1)
 		return 0;
-	memset(&m, 0, sizeof(m));
 	/* The root's segment is final once its copy and every child's
 	 * REDUCE are in. */
-	m.src = m.dst = R;
-	m.kind = TOPO__COPY;
-	m.sbuf = m.dbuf = TOPO__RECV;
-	m.soff = m.doff = off;
-	m.len = 0;
-	m.slot = -1;
-	rc = topo__plan_msg(p, &m, &join, err);
+	rc = topo__local_copy(p, R, TOPO__RECV, off, TOPO__RECV, off, 0, &join,
+			      err);
 	if (rc == 0)
 		rc = topo__plan_dep(p, ids->init[R], join, err);
 	for (int32_t k = t->child_off[R]; rc == 0 && k < t->child_off[R + 1];
@@ -81,7 +73,8 @@ static int emit_down(struct topo_plan *p, const struct topo__reduce_ids *ids,
 		rc = topo__plan_dep(p, ids->up[t->child[k]], join, err);
 	down[R] = join;
 	/* Parents before children. */
-	m.len = len;
+	topo__msg_init(&m, TOPO__COPY, TOPO__RECV, TOPO__RECV, len);
+	m.soff = m.doff = off;
 	for (int32_t i = 1; rc == 0 && i < n; i++) {
 		int32_t v = order[i];
 

@@ -114,21 +114,15 @@ static int emit_step(struct topo_plan *p, const struct ids *x, int k,
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.sbuf = m.dbuf = TOPO__WORK;
-	m.slot = -1;
 	/* Packs: run q at b = 2hq + h, of min(h, n - b) positions, to OUT at
 	 * hq blocks. */
 	for (int32_t r = 0; rc == 0 && r < n; r++)
 		for (int64_t q = 0; rc == 0 && q < x->runs[k]; q++) {
 			int64_t b = 2 * h * q + h, len = n - b < h ? n - b : h;
 
-			m.src = m.dst = r;
-			m.soff = (b - 1) * B;
-			m.doff = out_off + h * q * B;
-			m.len = len * B;
-			rc = topo__plan_msg(p, &m, &id, err);
+			rc = topo__local_copy(p, r, TOPO__WORK, (b - 1) * B,
+					      TOPO__WORK, out_off + h * q * B,
+					      len * B, &id, err);
 			if (rc == 0)
 				rc =
 				    topo__plan_dep(p, rot_id(x, r, b), id, err);
@@ -145,14 +139,14 @@ static int emit_step(struct topo_plan *p, const struct ids *x, int k,
 						    err);
 		}
 	/* Sends: OUT to member r + h's IN. */
+	topo__msg_init(&m, TOPO__COPY, TOPO__WORK, TOPO__WORK, cnt * B);
+	m.soff = out_off;
+	m.doff = in_off;
 	for (int32_t r = 0; rc == 0 && r < n; r++) {
 		int32_t d = (int32_t)((r + h) % n);
 
 		m.src = r;
 		m.dst = d;
-		m.soff = out_off;
-		m.doff = in_off;
-		m.len = cnt * B;
 		m.slot = slot0 + d;
 		rc = topo__plan_msg(p, &m, &id, err);
 		for (int64_t q = 0; rc == 0 && q < x->runs[k]; q++)
@@ -162,18 +156,15 @@ static int emit_step(struct topo_plan *p, const struct ids *x, int k,
 					    err);
 	}
 	/* Unpacks: IN back into the run's positions. */
-	m.slot = -1;
 	for (int32_t r = 0; rc == 0 && r < n; r++) {
 		int32_t s = (int32_t)((r - h % n + n) % n);
 
 		for (int64_t q = 0; rc == 0 && q < x->runs[k]; q++) {
 			int64_t b = 2 * h * q + h, len = n - b < h ? n - b : h;
 
-			m.src = m.dst = r;
-			m.soff = in_off + h * q * B;
-			m.doff = (b - 1) * B;
-			m.len = len * B;
-			rc = topo__plan_msg(p, &m, &id, err);
+			rc = topo__local_copy(p, r, TOPO__WORK,
+					      in_off + h * q * B, TOPO__WORK,
+					      (b - 1) * B, len * B, &id, err);
 			if (rc == 0)
 				rc = topo__plan_dep(p, x->send[k] + s, id, err);
 			if (rc == 0)
@@ -242,35 +233,19 @@ static int rotate(struct topo_plan *p, topo_error *err)
 {
 	int32_t n = p->n;
 	int64_t B = (int64_t)p->params.bytes;
-	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.slot = -1;
-	m.sbuf = TOPO__SEND;
-	m.dbuf = TOPO__RECV;
-	m.len = B;
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		m.src = m.dst = r;
-		m.soff = m.doff = (int64_t)r * B;
-		rc = topo__plan_msg(p, &m, NULL, err);
-	}
-	m.dbuf = TOPO__WORK;
-	for (int32_t r = 0; rc == 0 && r < n - 1; r++) {
-		m.src = m.dst = r;
-		m.soff = ((int64_t)r + 1) * B;
-		m.doff = 0;
-		m.len = ((int64_t)n - r - 1) * B;
-		rc = topo__plan_msg(p, &m, NULL, err);
-	}
-	for (int32_t r = 1; rc == 0 && r < n; r++) {
-		m.src = m.dst = r;
-		m.soff = 0;
-		m.doff = ((int64_t)n - r - 1) * B;
-		m.len = (int64_t)r * B;
-		rc = topo__plan_msg(p, &m, NULL, err);
-	}
+	for (int32_t r = 0; rc == 0 && r < n; r++)
+		rc = topo__local_copy(p, r, TOPO__SEND, (int64_t)r * B,
+				      TOPO__RECV, (int64_t)r * B, B, NULL, err);
+	for (int32_t r = 0; rc == 0 && r < n - 1; r++)
+		rc = topo__local_copy(p, r, TOPO__SEND, ((int64_t)r + 1) * B,
+				      TOPO__WORK, 0, ((int64_t)n - r - 1) * B,
+				      NULL, err);
+	for (int32_t r = 1; rc == 0 && r < n; r++)
+		rc = topo__local_copy(p, r, TOPO__SEND, 0, TOPO__WORK,
+				      ((int64_t)n - r - 1) * B, (int64_t)r * B,
+				      NULL, err);
 	return rc;
 }
 
@@ -280,24 +255,16 @@ static int unrotate(struct topo_plan *p, const struct ids *x, topo_error *err)
 {
 	int32_t n = p->n;
 	int64_t B = (int64_t)p->params.bytes;
-	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.slot = -1;
-	m.sbuf = TOPO__WORK;
-	m.dbuf = TOPO__RECV;
-	m.len = B;
 	for (int32_t r = 0; rc == 0 && r < n; r++)
 		for (int64_t i = 1; rc == 0 && i < n; i++) {
 			int j = high_bit(i);
 			int64_t id;
 
-			m.src = m.dst = r;
-			m.soff = (i - 1) * B;
-			m.doff = ((r - i + n) % n) * B;
-			rc = topo__plan_msg(p, &m, &id, err);
+			rc = topo__local_copy(p, r, TOPO__WORK, (i - 1) * B,
+					      TOPO__RECV, ((r - i + n) % n) * B,
+					      B, &id, err);
 			if (rc == 0)
 				rc = topo__plan_dep(
 				    p, unpack_id(x, j, r, i >> (j + 1)), id,
@@ -338,15 +305,8 @@ int topo__plan_alltoall_bruck(struct topo_plan *p, topo_error *err)
 				 "buffer of %lld blocks of %lld bytes is more "
 				 "than a buffer can hold",
 				 (int)n, (long long)work_blocks, (long long)B);
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		rc = topo__plan_bufsize(p, TOPO__SEND, r, (int64_t)n * B, err);
-		if (rc == 0)
-			rc = topo__plan_bufsize(p, TOPO__RECV, r,
-						(int64_t)n * B, err);
-		if (rc == 0 && work_blocks > 0)
-			rc = topo__plan_bufsize(p, TOPO__WORK, r,
-						work_blocks * B, err);
-	}
+	rc = topo__bufs_each(p, (int64_t)n * B, (int64_t)n * B,
+			     work_blocks * B, err);
 	if (rc == 0)
 		rc = topo__plan_expect(p, msgs, (int64_t)n * deps_per, n, err);
 	if (rc == 0)

@@ -34,8 +34,6 @@
 #include "coll_pattern.h"
 #include "plan/plan.h"
 
-#include <string.h>
-
 /* More messages than this is refused (plan.c's limit too). */
 #define ALLTOALL_MAX_MESSAGES ((int64_t)1 << 30)
 
@@ -68,13 +66,8 @@ int topo__alltoall_rounds(struct topo_plan *p, const char *name, int flags,
 				 "messages (n^2); at most %lld are planned",
 				 name, (int)n, (long long)msgs,
 				 (long long)ALLTOALL_MAX_MESSAGES);
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		rc = topo__plan_bufsize(p, TOPO__SEND, r,
-					one ? B : (int64_t)n * B, err);
-		if (rc == 0)
-			rc = topo__plan_bufsize(p, TOPO__RECV, r,
-						(int64_t)n * B, err);
-	}
+	rc = topo__bufs_each(p, one ? B : (int64_t)n * B, (int64_t)n * B, 0,
+			     err);
 	if (rc == 0)
 		rc = topo__plan_expect(p, msgs, chained ? msgs - n : 0, n, err);
 	if (rc == 0)
@@ -83,11 +76,7 @@ int topo__alltoall_rounds(struct topo_plan *p, const char *name, int flags,
 	if (rc != 0)
 		return rc;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.sbuf = TOPO__SEND;
-	m.dbuf = TOPO__RECV;
-	m.len = B;
+	topo__msg_init(&m, TOPO__COPY, TOPO__SEND, TOPO__RECV, B);
 	/* Member by member (allgather direct from 4 KiB): each member's
 	 * block, or piece c of it, to every member in round order, so that
 	 * it goes out n times in a row, from the cache. */

@@ -32,8 +32,6 @@
 #include "coll_pattern.h"
 #include "plan/plan.h"
 
-#include <string.h>
-
 int topo__plan_barrier_dissemination(struct topo_plan *p, topo_error *err)
 {
 	int32_t n = p->n;
@@ -44,19 +42,15 @@ int topo__plan_barrier_dissemination(struct topo_plan *p, topo_error *err)
 
 	while (K < 31 && ((int64_t)1 << K) < n)
 		K++;
-	rc = topo__plan_expect(p, (int64_t)n * (K + 2),
-			       (int64_t)n * (2 * (int64_t)K + 1),
-			       3 * (int64_t)n, err);
-	if (rc == 0)
-		rc = topo__barrier_slots(p, &enter0, &leave0, &recv0, err);
+	rc = topo__barrier_setup(p, (int64_t)n * (K + 2),
+				 (int64_t)n * (2 * (int64_t)K + 1), &enter0,
+				 &leave0, &recv0, err);
 	if (rc != 0)
 		return rc;
 	for (int32_t r = 0; p->slot_expect != NULL && r < n; r++)
 		p->slot_expect[recv0 + r] = K;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.sbuf = m.dbuf = TOPO__RECV;
+	topo__msg_init(&m, TOPO__COPY, TOPO__RECV, TOPO__RECV, 0);
 	/* Ids: member r's ENTER is enter + r, its round k send round0 +
 	 * kn + r; the LEAVEs come last. */
 	enter = p->nmsg;

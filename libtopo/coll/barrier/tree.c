@@ -37,15 +37,16 @@
 #include "coll_pattern.h"
 #include "plan/plan.h"
 
-#include <string.h>
-
-/* The receipt slots every barrier has (coll_pattern.h). */
-int topo__barrier_slots(struct topo_plan *p, int64_t *enter0, int64_t *leave0,
-			int64_t *recv0, topo_error *err)
+/* The expectation and receipt slots every barrier has (coll_pattern.h). */
+int topo__barrier_setup(struct topo_plan *p, int64_t msgs, int64_t deps,
+			int64_t *enter0, int64_t *leave0, int64_t *recv0,
+			topo_error *err)
 {
 	int32_t n = p->n;
-	int rc = topo__plan_slots(p, n, -1, enter0, err);
+	int rc = topo__plan_expect(p, msgs, deps, 3 * (int64_t)n, err);
 
+	if (rc == 0)
+		rc = topo__plan_slots(p, n, -1, enter0, err);
 	if (rc == 0)
 		rc = topo__plan_slots(p, n, -1, leave0, err);
 	if (rc == 0)
@@ -64,9 +65,7 @@ int topo__barrier_marks(struct topo_plan *p, int mark, int64_t slot0,
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.sbuf = m.dbuf = TOPO__RECV;
+	topo__msg_init(&m, TOPO__COPY, TOPO__RECV, TOPO__RECV, 0);
 	m.mark = (uint8_t)mark;
 	for (int32_t r = 0; rc == 0 && r < p->n; r++) {
 		m.src = m.dst = r;
@@ -84,10 +83,8 @@ int topo__plan_barrier_tree(struct topo_plan *p, topo_error *err)
 	struct topo__msg m;
 	int rc = 0;
 
-	rc = topo__plan_expect(p, 4 * (int64_t)n - 2, 4 * (int64_t)n,
-			       3 * (int64_t)n, err);
-	if (rc == 0)
-		rc = topo__barrier_slots(p, &enter0, &leave0, &recv0, err);
+	rc = topo__barrier_setup(p, 4 * (int64_t)n - 2, 4 * (int64_t)n,
+				 &enter0, &leave0, &recv0, err);
 	if (rc != 0)
 		return rc;
 	for (int32_t r = 0; p->slot_expect != NULL && r < n; r++)
@@ -98,9 +95,7 @@ int topo__plan_barrier_tree(struct topo_plan *p, topo_error *err)
 	 * fan-in message of member v != R is up + rank(v) and the fan-out
 	 * message to it down + rank(v), rank(v) = v - (v > R).  All the
 	 * messages first, then the dependencies between them. */
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.sbuf = m.dbuf = TOPO__RECV;
+	topo__msg_init(&m, TOPO__COPY, TOPO__RECV, TOPO__RECV, 0);
 	enter = p->nmsg;
 	up = enter + n;
 	leave = up + n - 1;

@@ -41,6 +41,7 @@
  * while segment k is still on its way.
  */
 #define TOPO_INTERNAL
+#include "coll_pattern.h"
 #include "plan/plan.h"
 
 #include <stdlib.h>
@@ -427,14 +428,9 @@ static int emit_segment(struct topo_plan *p, const struct flood *f,
 	int64_t base, id;
 	int rc;
 
-	memset(&m, 0, sizeof(m));
+	topo__msg_init(&m, TOPO__COPY, TOPO__SEND, TOPO__RECV, len);
 	m.src = m.dst = p->root;
-	m.sbuf = TOPO__SEND;
-	m.dbuf = TOPO__RECV;
-	m.kind = TOPO__COPY;
 	m.soff = m.doff = off;
-	m.len = len;
-	m.slot = -1;
 	rc = topo__plan_msg(p, &m, &base, err);
 	for (int64_t j = 0; rc == 0 && j < f->cnt; j++) {
 		m.src = f->src[j];

@@ -20,9 +20,8 @@
  * for the root's own block.
  */
 #define TOPO_INTERNAL
+#include "coll_pattern.h"
 #include "plan/plan.h"
-
-#include <string.h>
 
 /*
  * Automatic chunks: a quarter of B, at least 64 KiB, rounded up to a
@@ -102,18 +101,11 @@ int topo__plan_gather_chunked(struct topo_plan *p, topo_error *err)
 	for (int32_t r = 0; rc == 0 && p->slot_expect != NULL && r < n; r++)
 		p->slot_expect[slot0 + r] = r == root ? 0 : (int32_t)k;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.dst = root;
-	m.sbuf = TOPO__SEND;
-	m.dbuf = TOPO__RECV;
-	m.src = root;
-	m.soff = 0;
-	m.doff = (int64_t)root * B;
-	m.len = B;
-	m.slot = -1;
 	if (rc == 0)
-		rc = topo__plan_msg(p, &m, NULL, err);
+		rc = topo__local_copy(p, root, TOPO__SEND, 0, TOPO__RECV,
+				      (int64_t)root * B, B, NULL, err);
+	topo__msg_init(&m, TOPO__COPY, TOPO__SEND, TOPO__RECV, 0);
+	m.dst = root;
 	/* Chunk-major: every member's first chunk before anyone's second, so
 	 * the pool starts with work from all members. */
 	for (int64_t i = 0; rc == 0 && i < k; i++) {

@@ -29,8 +29,6 @@
 #include "coll_pattern.h"
 #include "plan/plan.h"
 
-#include <string.h>
-
 /* The gather up the packed layout l (rooted at root), blocks of B bytes:
  * every member's block reaches root's RECV (or its WORK, to be unpacked)
  * as described above, counted by slots slot0 + rank; up[v] is the id of
@@ -45,23 +43,16 @@ int topo__gather_up(struct topo_plan *p, const struct topo__layout *l,
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
+	topo__msg_init(&m, TOPO__COPY, TOPO__SEND, TOPO__WORK, 0);
 	/* Reverse preorder: a member's whole subtree is planned before it,
 	 * so its children's messages exist when it waits for them. */
 	for (int32_t i = p->n - 1; rc == 0 && i > 0; i--) {
 		int32_t v = order[i], pv = par[v];
 		int64_t own = -1;
 
-		if (size[v] > 1) {
-			m.src = m.dst = v;
-			m.sbuf = TOPO__SEND;
-			m.dbuf = TOPO__WORK;
-			m.soff = m.doff = 0;
-			m.len = B;
-			m.slot = -1;
-			rc = topo__plan_msg(p, &m, &own, err);
-		}
+		if (size[v] > 1)
+			rc = topo__local_copy(p, v, TOPO__SEND, 0, TOPO__WORK,
+					      0, B, &own, err);
 		m.src = v;
 		m.dst = pv;
 		m.sbuf = size[v] > 1 ? TOPO__WORK : TOPO__SEND;
@@ -93,69 +84,37 @@ int topo__plan_gather_tree(struct topo_plan *p, topo_error *err)
 {
 	int32_t n = p->n, root = p->root;
 	struct topo__layout lay;
-	int32_t *coff, *ch, *order, *pre, *size;
-	int64_t *up = NULL, B = (int64_t)p->params.bytes, slot0 = -1;
+	const int32_t *coff, *order, *pre, *size;
+	int64_t *up, B = (int64_t)p->params.bytes, slot0 = -1;
 	struct topo__msg m;
-	int packs, rc = TOPO_ENOMEM;
+	int rc;
 
-	if (p->params.bytes > (size_t)INT64_MAX / (size_t)n)
-		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
-				 "gather: %d blocks of %zu bytes do not fit "
-				 "in a 64-bit size",
-				 (int)n, p->params.bytes);
-	if (topo__layout_new(&lay, p->t, n, root) != 0)
-		goto nomem;
+	rc = topo__layout_setup(p, &lay, &up, TOPO__RECV, TOPO__SEND, "gather",
+				err);
+	if (rc == 0)
+		rc = topo__plan_slots(p, n, -1, &slot0, err);
+	if (rc != 0)
+		goto done;
 	coff = lay.coff;
-	ch = lay.ch;
 	order = lay.order;
 	pre = lay.pre;
 	size = lay.size;
-	packs = lay.packs;
-	up = topo__mallocarray((size_t)n, sizeof(int64_t));
-	if (up == NULL)
-		goto nomem;
-
-	rc = topo__plan_bufsize(p, TOPO__RECV, root, (int64_t)n * B, err);
-	if (rc == 0 && packs)
-		rc = topo__plan_bufsize(p, TOPO__WORK, root,
-					(int64_t)(n - 1) * B, err);
-	for (int32_t v = 0; rc == 0 && v < n; v++) {
-		rc = topo__plan_bufsize(p, TOPO__SEND, v, B, err);
-		if (rc == 0 && v != root && size[v] > 1)
-			rc = topo__plan_bufsize(p, TOPO__WORK, v,
-						(int64_t)size[v] * B, err);
-	}
-	/* Linear in the members, as for the scatter tree. */
-	if (rc == 0)
-		rc = topo__plan_expect(p, 3 * (int64_t)n, 3 * (int64_t)n, n,
-				       err);
-	if (rc == 0)
-		rc = topo__plan_slots(p, n, -1, &slot0, err);
-	for (int32_t v = 0; rc == 0 && p->slot_expect != NULL && v < n; v++)
+	for (int32_t v = 0; p->slot_expect != NULL && v < n; v++)
 		p->slot_expect[slot0 + v] = coff[v + 1] - coff[v];
-
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	if (rc == 0)
-		rc = topo__gather_up(p, &lay, root, B, slot0, up, err);
+	rc = topo__gather_up(p, &lay, root, B, slot0, up, err);
 
 	/* The root: its own block, then each packed child's runs. */
-	m.src = m.dst = root;
-	m.sbuf = TOPO__SEND;
-	m.dbuf = TOPO__RECV;
-	m.soff = 0;
-	m.doff = (int64_t)root * B;
-	m.len = B;
-	m.slot = -1;
 	if (rc == 0)
-		rc = topo__plan_msg(p, &m, NULL, err);
+		rc = topo__local_copy(p, root, TOPO__SEND, 0, TOPO__RECV,
+				      (int64_t)root * B, B, NULL, err);
+	topo__msg_init(&m, TOPO__COPY, TOPO__WORK, TOPO__RECV, 0);
+	m.src = m.dst = root;
 	for (int32_t k = coff[root]; rc == 0 && k < coff[root + 1]; k++) {
-		int32_t c = ch[k], lo = pre[c], hi = pre[c] + size[c];
+		int32_t c = lay.ch[k], lo = pre[c], hi = pre[c] + size[c];
 		int64_t id;
 
 		if (topo__pattern_runs(order, lo, hi) == 1)
 			continue;
-		m.sbuf = TOPO__WORK;
 		for (int32_t j = lo; rc == 0 && j < hi;) {
 			int32_t e = topo__pattern_run_end(order, j, hi);
 
@@ -168,11 +127,6 @@ int topo__plan_gather_tree(struct topo_plan *p, topo_error *err)
 			j = e;
 		}
 	}
-	goto done;
-nomem:
-	rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-		       "out of memory planning gather tree over %d members",
-		       (int)n);
 done:
 	topo__layout_free(&lay);
 	topo__free(up);

@@ -38,9 +38,8 @@
  * none.
  */
 #define TOPO_INTERNAL
+#include "coll_pattern.h"
 #include "plan/plan.h"
-
-#include <string.h>
 
 /* More messages than this is refused (plan.c's limit too), here with a
  * hint at the segment size. */
@@ -85,9 +84,7 @@ int topo__plan_reduce_direct(struct topo_plan *p, topo_error *err)
 		return rc;
 	if (p->slot_expect != NULL)
 		p->slot_expect[slot0] = (int32_t)((n - 1) * nseg);
-	memset(&m, 0, sizeof(m));
-	m.sbuf = TOPO__SEND;
-	m.dbuf = TOPO__RECV;
+	topo__msg_init(&m, TOPO__COPY, TOPO__SEND, TOPO__RECV, 0);
 	m.dst = L;
 	for (int64_t k = 0; rc == 0 && k < nseg; k++) {
 		int64_t off = k * seg;

@@ -45,10 +45,9 @@
  * logical root when the result is forwarded.
  */
 #define TOPO_INTERNAL
+#include "coll_pattern.h"
 #include "reduce.h"
 #include "plan/plan.h"
-
-#include <string.h>
 
 /*
  * Automatic segmentation, as bcast's (topo__auto_segment): 64 KiB
@@ -76,22 +75,19 @@ int topo__reduce_up_segment(struct topo_plan *p, struct topo__reduce_ids *ids,
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.len = len;
-	m.soff = m.doff = off;
 	/* Accumulators start as the member's own contribution. */
 	for (int32_t v = 0; rc == 0 && v < n; v++) {
 		init[v] = -1;
 		if (t->child_off[v + 1] == t->child_off[v] && v != R)
 			continue;
-		m.src = m.dst = v;
-		m.kind = TOPO__COPY;
-		m.sbuf = TOPO__SEND;
-		m.dbuf = v == R && L == R ? TOPO__RECV : TOPO__WORK;
-		m.slot = -1;
-		rc = topo__plan_msg(p, &m, &init[v], err);
+		rc = topo__local_copy(
+		    p, v, TOPO__SEND, off,
+		    v == R && L == R ? TOPO__RECV : TOPO__WORK, off, len,
+		    &init[v], err);
 	}
 	/* Each member's contribution into its parent's accumulator. */
+	topo__msg_init(&m, TOPO__REDUCE, TOPO__SEND, TOPO__WORK, len);
+	m.soff = m.doff = off;
 	for (int32_t v = 0; rc == 0 && v < n; v++) {
 		int32_t pv = t->parent[v];
 
@@ -100,7 +96,6 @@ int topo__reduce_up_segment(struct topo_plan *p, struct topo__reduce_ids *ids,
 			continue;
 		m.src = v;
 		m.dst = pv;
-		m.kind = TOPO__REDUCE;
 		m.sbuf = init[v] >= 0 ? TOPO__WORK : TOPO__SEND;
 		m.dbuf = pv == R && L == R ? TOPO__RECV : TOPO__WORK;
 		m.slot = slot0 + pv;

@@ -39,9 +39,8 @@
  * copies name none.
  */
 #define TOPO_INTERNAL
+#include "coll_pattern.h"
 #include "plan/plan.h"
-
-#include <string.h>
 
 #define RSD_MAX_MESSAGES ((int64_t)1 << 30)
 
@@ -94,11 +93,8 @@ int topo__plan_reduce_scatter_direct(struct topo_plan *p, topo_error *err)
 	if (rc != 0)
 		return rc;
 	rc = too_many(p, nseg, seg, err);
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		rc = topo__plan_bufsize(p, TOPO__SEND, r, (int64_t)n * B, err);
-		if (rc == 0)
-			rc = topo__plan_bufsize(p, TOPO__RECV, r, B, err);
-	}
+	if (rc == 0)
+		rc = topo__bufs_each(p, (int64_t)n * B, B, 0, err);
 	/* Per member and segment a copy and n - 1 REDUCEs, each waiting
 	 * for the message before it. */
 	if (rc == 0)
@@ -111,9 +107,7 @@ int topo__plan_reduce_scatter_direct(struct topo_plan *p, topo_error *err)
 	for (int32_t q = 0; p->slot_expect != NULL && q < n; q++)
 		p->slot_expect[slot0 + q] = (int32_t)((n - 1) * nseg);
 
-	memset(&m, 0, sizeof(m));
-	m.sbuf = TOPO__SEND;
-	m.dbuf = TOPO__RECV;
+	topo__msg_init(&m, TOPO__COPY, TOPO__SEND, TOPO__RECV, 0);
 	for (int64_t k = 0; rc == 0 && k < nseg; k++) {
 		int64_t off = k * seg, len = B - off < seg ? B - off : seg;
 

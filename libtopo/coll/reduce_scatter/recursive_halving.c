@@ -47,8 +47,6 @@
 #include "coll_pattern.h"
 #include "plan/plan.h"
 
-#include <string.h>
-
 /* Partial reductions start as the member's own vector (V bytes); then
  * the first 2 rem ranks fold, even into odd. */
 static int init_and_fold(struct topo_plan *p, const struct topo__fold *f,
@@ -58,17 +56,10 @@ static int init_and_fold(struct topo_plan *p, const struct topo__fold *f,
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.slot = -1;
-	m.sbuf = TOPO__SEND;
-	m.dbuf = TOPO__WORK;
-	m.len = V;
-	for (int32_t v = 0; rc == 0 && v < f->pof2; v++) {
-		m.src = m.dst = topo__fold_old(f, v);
-		rc = topo__plan_msg(p, &m, &ids->own[v], err);
-	}
-	m.kind = TOPO__REDUCE;
+	for (int32_t v = 0; rc == 0 && v < f->pof2; v++)
+		rc = topo__local_copy(p, topo__fold_old(f, v), TOPO__SEND, 0,
+				      TOPO__WORK, 0, V, &ids->own[v], err);
+	topo__msg_init(&m, TOPO__REDUCE, TOPO__SEND, TOPO__WORK, V);
 	for (int32_t v = 0; rc == 0 && v < f->rem; v++) {
 		m.src = 2 * v;
 		m.dst = 2 * v + 1;
@@ -77,41 +68,6 @@ static int init_and_fold(struct topo_plan *p, const struct topo__fold *f,
 		if (rc == 0)
 			rc = topo__plan_dep(p, ids->own[v], ids->fold[v], err);
 	}
-	return rc;
-}
-
-/* Step k: v gives away the half its partner w = v ^ mask keeps (mask =
- * P / 2^(k + 1)), REDUCEd from its WORK into w's, once w's WORK holds
- * w's vector. */
-static int step(struct topo_plan *p, const struct topo__fold *f, int64_t B,
-		int64_t slot0, struct topo__fold_ids *ids, int32_t k,
-		topo_error *err)
-{
-	int32_t mask = f->pof2 >> (k + 1);
-	struct topo__msg m;
-	int rc = 0;
-
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__REDUCE;
-	m.sbuf = m.dbuf = TOPO__WORK;
-	for (int32_t v = 0; rc == 0 && v < f->pof2; v++) {
-		int32_t w = v ^ mask, a = w & ~(mask - 1);
-		int64_t lo = topo__fold_run_lo(f, a),
-			hi = topo__fold_run_lo(f, a + mask);
-
-		m.src = topo__fold_old(f, v);
-		m.dst = topo__fold_old(f, w);
-		m.soff = m.doff = lo * B;
-		m.len = (hi - lo) * B;
-		m.slot = slot0 + m.dst;
-		rc = topo__plan_msg(p, &m, &ids->cur[v], err);
-		if (rc == 0)
-			rc = topo__plan_dep(p, ids->own[w], ids->cur[v], err);
-		if (rc == 0)
-			rc = topo__fold_step_deps(
-			    p, f, ids, k, v, v ^ (mask << 1), ids->cur[v], err);
-	}
-	topo__fold_ids_next(ids);
 	return rc;
 }
 
@@ -124,11 +80,7 @@ static int blocks_out(struct topo_plan *p, const struct topo__fold *f,
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.sbuf = TOPO__WORK;
-	m.dbuf = TOPO__RECV;
-	m.len = B;
+	topo__msg_init(&m, TOPO__COPY, TOPO__WORK, TOPO__RECV, B);
 	for (int32_t v = 0; rc == 0 && v < f->pof2; v++) {
 		for (int part = 0; rc == 0 && part < 1 + (v < f->rem); part++) {
 			int64_t id;
@@ -153,6 +105,7 @@ int topo__plan_reduce_scatter_recursive_halving(struct topo_plan *p,
 {
 	struct topo__fold f;
 	struct topo__fold_ids ids;
+	struct topo__msg m;
 	int32_t n = p->n;
 	int64_t B = (int64_t)p->params.bytes, V = (int64_t)n * B, slot0 = -1;
 	int rc = 0;
@@ -174,24 +127,19 @@ int topo__plan_reduce_scatter_recursive_halving(struct topo_plan *p,
 		rc = topo__fold_slots(p, &f, &slot0, err);
 	if (rc != 0)
 		return rc;
-	if (n == 1) {
-		struct topo__msg m;
-
-		memset(&m, 0, sizeof(m));
-		m.kind = TOPO__COPY;
-		m.slot = -1;
-		m.sbuf = TOPO__SEND;
-		m.dbuf = TOPO__RECV;
-		m.len = B;
-		return topo__plan_msg(p, &m, NULL, err);
-	}
+	if (n == 1)
+		return topo__local_copy(p, 0, TOPO__SEND, 0, TOPO__RECV, 0, B,
+					NULL, err);
 	rc = topo__fold_ids_new(&ids, &f, "reduce-scatter recursive-halving",
 				err);
 	if (rc != 0)
 		return rc;
+	/* Step k: v gives away the half its partner w = v ^ mask keeps
+	 * (mask = P / 2^(k + 1)), REDUCEd from its WORK into w's. */
+	topo__msg_init(&m, TOPO__REDUCE, TOPO__WORK, TOPO__WORK, 0);
 	rc = init_and_fold(p, &f, V, slot0, &ids, err);
 	for (int32_t k = 0; rc == 0 && k < f.steps; k++)
-		rc = step(p, &f, B, slot0, &ids, k, err);
+		rc = topo__fold_step(p, &f, &ids, &m, k, true, B, slot0, err);
 	if (rc == 0)
 		rc = blocks_out(p, &f, B, slot0, &ids, err);
 	topo__fold_ids_free(&ids);

@@ -38,8 +38,6 @@
 #include "coll_pattern.h"
 #include "plan/plan.h"
 
-#include <string.h>
-
 /* The accumulators: member q's own block into its RECV (initr[q]) and,
  * for n > 2, blocks q + 1 .. q + n - 2 into its WORK in one or two
  * copies, [q + 1, min(n, q + n - 1)) (initw[2 q]) then [0, q - 1) when
@@ -49,36 +47,26 @@ static int accumulators(struct topo_plan *p, int64_t *initr, int64_t *initw,
 {
 	int32_t n = p->n;
 	int64_t B = (int64_t)p->params.bytes;
-	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.slot = -1;
-	m.sbuf = TOPO__SEND;
 	for (int32_t q = 0; rc == 0 && q < n; q++) {
-		m.src = m.dst = q;
-		m.dbuf = TOPO__RECV;
-		m.soff = (int64_t)q * B;
-		m.doff = 0;
-		m.len = B;
-		rc = topo__plan_msg(p, &m, &initr[q], err);
+		/* the first run's blocks, q + 1 up to n - 1 at most */
+		int32_t cnt = n - q - 1 < n - 2 ? n - q - 1 : n - 2;
+		int64_t lo = (int64_t)(q + 1) * B;
+
+		rc = topo__local_copy(p, q, TOPO__SEND, (int64_t)q * B,
+				      TOPO__RECV, 0, B, &initr[q], err);
 		initw[2 * q] = initw[2 * q + 1] = -1;
 		if (n <= 2)
 			continue;
-		m.dbuf = TOPO__WORK;
-		if (rc == 0 && q + 1 < n) {
-			m.soff = m.doff = (int64_t)(q + 1) * B;
-			m.len =
-			    (int64_t)(n - q - 1 < n - 2 ? n - q - 1 : n - 2) *
-			    B;
-			rc = topo__plan_msg(p, &m, &initw[2 * q], err);
-		}
-		if (rc == 0 && q >= 2) {
-			m.soff = m.doff = 0;
-			m.len = (int64_t)(q - 1) * B;
-			rc = topo__plan_msg(p, &m, &initw[2 * q + 1], err);
-		}
+		if (rc == 0 && q + 1 < n)
+			rc = topo__local_copy(p, q, TOPO__SEND, lo, TOPO__WORK,
+					      lo, (int64_t)cnt * B,
+					      &initw[2 * q], err);
+		if (rc == 0 && q >= 2)
+			rc = topo__local_copy(p, q, TOPO__SEND, 0, TOPO__WORK,
+					      0, (int64_t)(q - 1) * B,
+					      &initw[2 * q + 1], err);
 	}
 	return rc;
 }
@@ -95,10 +83,8 @@ static int step(struct topo_plan *p, int32_t s, int64_t slot0,
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__REDUCE;
-	m.len = B;
-	m.sbuf = s == 0 ? TOPO__SEND : TOPO__WORK;
+	topo__msg_init(&m, TOPO__REDUCE, s == 0 ? TOPO__SEND : TOPO__WORK,
+		       TOPO__WORK, B);
 	for (int32_t r = 0; rc == 0 && r < n; r++) {
 		int32_t b =
 		    (int32_t)(((int64_t)r - s - 1 + 2 * (int64_t)n) % n);
@@ -135,14 +121,8 @@ int topo__plan_reduce_scatter_ring(struct topo_plan *p, topo_error *err)
 	int64_t *initr = NULL, *initw = NULL, *prev = NULL, *cur = NULL;
 	int rc = 0;
 
-	for (int32_t r = 0; rc == 0 && r < n; r++) {
-		rc = topo__plan_bufsize(p, TOPO__SEND, r, (int64_t)n * B, err);
-		if (rc == 0)
-			rc = topo__plan_bufsize(p, TOPO__RECV, r, B, err);
-		if (rc == 0 && n > 2)
-			rc = topo__plan_bufsize(p, TOPO__WORK, r,
-						(int64_t)n * B, err);
-	}
+	rc = topo__bufs_each(p, (int64_t)n * B, B, n > 2 ? (int64_t)n * B : 0,
+			     err);
 	/* n(n - 1) REDUCEs with two dependencies each, three copies per
 	 * member. */
 	if (rc == 0)
@@ -157,10 +137,7 @@ int topo__plan_reduce_scatter_ring(struct topo_plan *p, topo_error *err)
 	prev = topo__mallocarray((size_t)n, sizeof(int64_t));
 	cur = topo__mallocarray((size_t)n, sizeof(int64_t));
 	if (initr == NULL || initw == NULL || prev == NULL || cur == NULL) {
-		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-			       "out of memory planning reduce-scatter ring "
-			       "over %d members",
-			       (int)n);
+		rc = topo__nomem(err, "reduce-scatter ring", n);
 		goto done;
 	}
 	rc = accumulators(p, initr, initw, err);

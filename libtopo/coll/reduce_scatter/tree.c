@@ -49,8 +49,6 @@
 #include "coll_pattern.h"
 #include "plan/plan.h"
 
-#include <string.h>
-
 /* Automatic segmentation, as reduce "tree" (see there). */
 #define RS_AUTO_MIN ((int64_t)256 << 10)
 #define RS_AUTO_SEGMENT ((int64_t)64 << 10)
@@ -73,20 +71,15 @@ static int reduce_segment(struct topo_plan *p, const struct topo__layout *l,
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.len = len;
-	m.soff = m.doff = off;
 	for (int32_t v = 0; rc == 0 && v < n; v++) {
 		ids->init[v] = -1;
 		if (size[v] == 1)
 			continue;
-		m.src = m.dst = v;
-		m.kind = TOPO__COPY;
-		m.sbuf = TOPO__SEND;
-		m.dbuf = TOPO__WORK;
-		m.slot = -1;
-		rc = topo__plan_msg(p, &m, &ids->init[v], err);
+		rc = topo__local_copy(p, v, TOPO__SEND, off, TOPO__WORK, off,
+				      len, &ids->init[v], err);
 	}
+	topo__msg_init(&m, TOPO__REDUCE, TOPO__SEND, TOPO__WORK, len);
+	m.soff = m.doff = off;
 	for (int32_t v = 0; rc == 0 && v < n; v++) {
 		int32_t pv = par[v];
 
@@ -95,9 +88,7 @@ static int reduce_segment(struct topo_plan *p, const struct topo__layout *l,
 			continue;
 		m.src = v;
 		m.dst = pv;
-		m.kind = TOPO__REDUCE;
 		m.sbuf = size[v] > 1 ? TOPO__WORK : TOPO__SEND;
-		m.dbuf = TOPO__WORK;
 		m.slot = slot0 + pv;
 		rc = topo__plan_msg(p, &m, &ids->up[v], err);
 		if (rc == 0)
@@ -122,7 +113,6 @@ int topo__plan_reduce_scatter_tree(struct topo_plan *p, topo_error *err)
 	struct rs_ids ids = {NULL, NULL};
 	int64_t *arrival = NULL, B = (int64_t)p->params.bytes;
 	int64_t V = (int64_t)n * B, seg, nseg, keep = -1, s0 = -1;
-	struct topo__msg m;
 	int rc = topo__plan_segment(p, V, RS_AUTO_MIN, RS_AUTO_SEGMENT, &seg,
 				    &nseg, err);
 
@@ -133,10 +123,7 @@ int topo__plan_reduce_scatter_tree(struct topo_plan *p, topo_error *err)
 	if (rc != 0)
 		return rc;
 	if (topo__layout_new(&lay, p->t, n, root) != 0)
-		return topo__err(err, TOPO_ENOMEM, NULL, NULL,
-				 "out of memory planning reduce-scatter tree "
-				 "over %d members",
-				 (int)n);
+		return topo__nomem(err, "reduce-scatter tree", n);
 
 	for (int32_t v = 0; rc == 0 && v < n; v++) {
 		int64_t work = lay.size[v] > 1 ? V : 0;
@@ -159,36 +146,21 @@ int topo__plan_reduce_scatter_tree(struct topo_plan *p, topo_error *err)
 	if (rc != 0)
 		goto done;
 	if (n == 1) {
-		memset(&m, 0, sizeof(m));
-		m.kind = TOPO__COPY;
-		m.sbuf = TOPO__SEND;
-		m.dbuf = TOPO__RECV;
-		m.len = B;
-		m.slot = -1;
-		rc = topo__plan_msg(p, &m, NULL, err);
+		rc = topo__local_copy(p, 0, TOPO__SEND, 0, TOPO__RECV, 0, B,
+				      NULL, err);
 		goto done;
 	}
 	ids.init = topo__mallocarray((size_t)n, sizeof(int64_t));
 	ids.up = topo__mallocarray((size_t)n, sizeof(int64_t));
 	arrival = topo__mallocarray((size_t)n, sizeof(int64_t));
 	if (ids.init == NULL || ids.up == NULL || arrival == NULL) {
-		rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-			       "out of memory planning reduce-scatter tree "
-			       "over %d members",
-			       (int)n);
+		rc = topo__nomem(err, "reduce-scatter tree", n);
 		goto done;
 	}
 	/* The root's own block, planned first so that each segment can
 	 * make it wait for its last REDUCEs into the root. */
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.src = m.dst = root;
-	m.sbuf = TOPO__WORK;
-	m.dbuf = TOPO__RECV;
-	m.soff = (int64_t)root * B;
-	m.len = B;
-	m.slot = -1;
-	rc = topo__plan_msg(p, &m, &keep, err);
+	rc = topo__local_copy(p, root, TOPO__WORK, (int64_t)root * B,
+			      TOPO__RECV, 0, B, &keep, err);
 	for (int64_t k = 0; rc == 0 && k < nseg; k++) {
 		int64_t slot0 = -1, off = k * seg;
 

@@ -25,8 +25,6 @@
 #include "coll_pattern.h"
 #include "plan/plan.h"
 
-#include <string.h>
-
 int topo__plan_scatter_direct(struct topo_plan *p, topo_error *err)
 {
 	int32_t n = p->n, root = p->root;
@@ -47,13 +45,8 @@ int topo__plan_scatter_direct(struct topo_plan *p, topo_error *err)
 	if (rc == 0)
 		rc = topo__scatter_slots(p, &slot0, err);
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
+	topo__msg_init(&m, TOPO__COPY, TOPO__SEND, TOPO__RECV, B);
 	m.src = root;
-	m.sbuf = TOPO__SEND;
-	m.dbuf = TOPO__RECV;
-	m.doff = 0;
-	m.len = B;
 	for (int32_t k = 0; rc == 0 && k < n; k++) {
 		int32_t v = (int32_t)(((int64_t)root + 1 + k) % n);
 

@@ -104,23 +104,19 @@ static int plan_up(struct orc *o, int32_t s, int32_t a, topo_error *err)
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.len = o->B;
 	for (int32_t v = 0; rc == 0 && v < o->n; v++) {
 		o->init[v] = -1;
 		if (nchild(t, v) == 0)
 			continue;
-		m.src = m.dst = v;
-		m.kind = TOPO__COPY;
-		m.sbuf = TOPO__SEND;
-		m.soff = v == o->L ? (int64_t)s * o->B : 0;
-		m.dbuf = TOPO__WORK;
-		m.doff = (int64_t)a * o->B;
-		m.slot = -1;
-		rc = topo__plan_msg(o->p, &m, &o->init[v], err);
+		rc = topo__local_copy(o->p, v, TOPO__SEND,
+				      v == o->L ? (int64_t)s * o->B : 0,
+				      TOPO__WORK, (int64_t)a * o->B, o->B,
+				      &o->init[v], err);
 		if (rc == 0)
 			rc = wait_area(o, v, a, o->init[v], err);
 	}
+	topo__msg_init(&m, TOPO__REDUCE, TOPO__SEND, TOPO__WORK, o->B);
+	m.doff = (int64_t)a * o->B;
 	for (int32_t v = 0; rc == 0 && v < o->n; v++) {
 		int32_t pv = t->parent[v];
 
@@ -129,7 +125,6 @@ static int plan_up(struct orc *o, int32_t s, int32_t a, topo_error *err)
 			continue;
 		m.src = v;
 		m.dst = pv;
-		m.kind = TOPO__REDUCE;
 		if (nchild(t, v) > 0) {
 			m.sbuf = TOPO__WORK;
 			m.soff = (int64_t)a * o->B;
@@ -137,8 +132,6 @@ static int plan_up(struct orc *o, int32_t s, int32_t a, topo_error *err)
 			m.sbuf = TOPO__SEND;
 			m.soff = v == o->L ? (int64_t)s * o->B : 0;
 		}
-		m.dbuf = TOPO__WORK;
-		m.doff = (int64_t)a * o->B;
 		m.slot = o->up0 + pv;
 		rc = topo__plan_msg(o->p, &m, &o->up[v], err);
 		if (rc == 0)
@@ -155,14 +148,10 @@ static int plan_up(struct orc *o, int32_t s, int32_t a, topo_error *err)
 			set_area(o, v, a, o->up[v], 1, -1);
 	}
 	/* The join: the root's area holds the slot's result. */
-	m.src = m.dst = o->R;
-	m.kind = TOPO__COPY;
-	m.sbuf = m.dbuf = TOPO__WORK;
-	m.soff = m.doff = (int64_t)a * o->B;
-	m.len = 0;
-	m.slot = -1;
 	if (rc == 0)
-		rc = topo__plan_msg(o->p, &m, &o->join, err);
+		rc = topo__local_copy(o->p, o->R, TOPO__WORK, (int64_t)a * o->B,
+				      TOPO__WORK, (int64_t)a * o->B, 0,
+				      &o->join, err);
 	for (int32_t k = t->child_off[o->R];
 	     rc == 0 && k < t->child_off[o->R + 1]; k++)
 		rc = topo__plan_dep(o->p, o->up[t->child[k]], o->join, err);
@@ -177,9 +166,7 @@ static int plan_down(struct orc *o, int32_t s, int32_t a, topo_error *err)
 	int64_t keep = -1;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
-	m.len = o->B;
+	topo__msg_init(&m, TOPO__COPY, TOPO__WORK, TOPO__WORK, o->B);
 	for (int32_t i = 0; rc == 0 && i < o->n; i++) {
 		int32_t v = o->bfs[i], nc = nchild(t, v);
 		int64_t first = -1, id;
@@ -221,13 +208,9 @@ static int plan_down(struct orc *o, int32_t s, int32_t a, topo_error *err)
 			set_area(o, v, a, first, nc, -1);
 	}
 	if (rc == 0 && o->R == s) {
-		m.src = m.dst = o->R;
-		m.sbuf = TOPO__WORK;
-		m.soff = (int64_t)a * o->B;
-		m.dbuf = TOPO__RECV;
-		m.doff = 0;
-		m.slot = -1;
-		rc = topo__plan_msg(o->p, &m, &keep, err);
+		rc = topo__local_copy(o->p, o->R, TOPO__WORK,
+				      (int64_t)a * o->B, TOPO__RECV, 0, o->B,
+				      &keep, err);
 		if (rc == 0)
 			rc = topo__plan_dep(o->p, o->join, keep, err);
 		o->textra[(size_t)o->R * (size_t)o->K + (size_t)a] = keep;
@@ -251,10 +234,7 @@ static int or_alloc(struct orc *o, topo_error *err)
 	if (o->init == NULL || o->up == NULL || o->dn == NULL ||
 	    o->bfs == NULL || o->tfirst == NULL || o->textra == NULL ||
 	    o->tcnt == NULL)
-		return topo__err(err, TOPO_ENOMEM, NULL, NULL,
-				 "out of memory planning scatter or-combine "
-				 "over %d members",
-				 (int)o->n);
+		return topo__nomem(err, "scatter or-combine", o->n);
 	for (size_t i = 0; i < nk; i++)
 		o->textra[i] = -1;
 	return 0;
@@ -356,15 +336,8 @@ int topo__plan_scatter_or(struct topo_plan *p, topo_error *err)
 	}
 	if (rc == 0 && o.n == 1) {
 		/* One member: its slot is its own block. */
-		struct topo__msg m;
-
-		memset(&m, 0, sizeof(m));
-		m.kind = TOPO__COPY;
-		m.sbuf = TOPO__SEND;
-		m.dbuf = TOPO__RECV;
-		m.len = o.B;
-		m.slot = -1;
-		rc = topo__plan_msg(p, &m, NULL, err);
+		rc = topo__local_copy(p, 0, TOPO__SEND, 0, TOPO__RECV, 0, o.B,
+				      NULL, err);
 		goto done;
 	}
 	for (int32_t s = 0; rc == 0 && s < o.n; s++) {

@@ -31,8 +31,6 @@
 #include "coll_pattern.h"
 #include "plan/plan.h"
 
-#include <string.h>
-
 /* The blocks down the packed layout l (rooted at root), B bytes each:
  * root's blocks in rank order at offset rank * B of its buffer src
  * (TOPO__SEND for scatter, TOPO__WORK for reduce-scatter "tree"), a child
@@ -51,8 +49,7 @@ int topo__scatter_down(struct topo_plan *p, const struct topo__layout *l,
 	struct topo__msg m;
 	int rc = 0;
 
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
+	topo__msg_init(&m, TOPO__COPY, TOPO__WORK, TOPO__WORK, 0);
 	/* Preorder visits a parent before its children, so every member's
 	 * arrival exists when its forwards are planned. */
 	for (int32_t i = 0; rc == 0 && i < p->n; i++) {
@@ -60,13 +57,8 @@ int topo__scatter_down(struct topo_plan *p, const struct topo__layout *l,
 		int64_t own = -1;
 
 		if (v != root && size[v] > 1) {
-			m.src = m.dst = v;
-			m.sbuf = TOPO__WORK;
-			m.dbuf = TOPO__RECV;
-			m.soff = m.doff = 0;
-			m.len = B;
-			m.slot = -1;
-			rc = topo__plan_msg(p, &m, &own, err);
+			rc = topo__local_copy(p, v, TOPO__WORK, 0, TOPO__RECV,
+					      0, B, &own, err);
 			if (rc == 0)
 				rc = topo__plan_dep(p, arrival[v], own, err);
 		}
@@ -84,21 +76,16 @@ int topo__scatter_down(struct topo_plan *p, const struct topo__layout *l,
 			} else {
 				/* Pack the subtree's runs into the root's
 				 * WORK, in preorder. */
-				struct topo__msg pm = m;
-
-				pm.src = pm.dst = root;
-				pm.sbuf = (uint8_t)src;
-				pm.dbuf = TOPO__WORK;
-				pm.slot = -1;
 				for (int32_t j = lo; rc == 0 && j < hi;) {
 					int32_t e =
 					    topo__pattern_run_end(order, j, hi);
 					int64_t pk;
 
-					pm.soff = (int64_t)order[j] * B;
-					pm.doff = pack0 + (int64_t)(j - 1) * B;
-					pm.len = (int64_t)(e - j) * B;
-					rc = topo__plan_msg(p, &pm, &pk, err);
+					rc = topo__local_copy(
+					    p, root, src, (int64_t)order[j] * B,
+					    TOPO__WORK,
+					    pack0 + (int64_t)(j - 1) * B,
+					    (int64_t)(e - j) * B, &pk, err);
 					if (rc == 0 && keep >= 0)
 						rc = topo__plan_dep(p, keep, pk,
 								    err);
@@ -139,67 +126,22 @@ int topo__scatter_slots(struct topo_plan *p, int64_t *slot0, topo_error *err)
 
 int topo__plan_scatter_tree(struct topo_plan *p, topo_error *err)
 {
-	int32_t n = p->n, root = p->root;
+	int32_t root = p->root;
 	struct topo__layout lay;
-	int32_t *size;
-	int64_t *arrival = NULL, B = (int64_t)p->params.bytes, slot0 = -1;
-	struct topo__msg m;
-	int packs, rc = TOPO_ENOMEM;
+	int64_t *arrival, B = (int64_t)p->params.bytes, slot0 = -1;
+	int rc;
 
-	if (p->params.bytes > (size_t)INT64_MAX / (size_t)n)
-		return topo__err(err, TOPO_ELIMIT, NULL, NULL,
-				 "scatter: %d blocks of %zu bytes do not fit "
-				 "in a 64-bit size",
-				 (int)n, p->params.bytes);
-	if (topo__layout_new(&lay, p->t, n, root) != 0)
-		goto nomem;
-	size = lay.size;
-	packs = lay.packs;
-	arrival = topo__mallocarray((size_t)n, sizeof(int64_t));
-	if (arrival == NULL)
-		goto nomem;
-
-	/* Buffers: the root's n blocks; every member's block; WORK for the
-	 * blocks a member passes on (and the root's packing area). */
-	rc = topo__plan_bufsize(p, TOPO__SEND, root, (int64_t)n * B, err);
-	if (rc == 0 && packs)
-		rc = topo__plan_bufsize(p, TOPO__WORK, root,
-					(int64_t)(n - 1) * B, err);
-	for (int32_t v = 0; rc == 0 && v < n; v++) {
-		rc = topo__plan_bufsize(p, TOPO__RECV, v, B, err);
-		if (rc == 0 && v != root && size[v] > 1)
-			rc = topo__plan_bufsize(p, TOPO__WORK, v,
-						(int64_t)size[v] * B, err);
-	}
-	/* A message, a dependency and a packing step per member at most,
-	 * twice over: linear in the members. */
-	if (rc == 0)
-		rc = topo__plan_expect(p, 3 * (int64_t)n, 3 * (int64_t)n, n,
-				       err);
+	rc = topo__layout_setup(p, &lay, &arrival, TOPO__SEND, TOPO__RECV,
+				"scatter", err);
 	if (rc == 0)
 		rc = topo__scatter_slots(p, &slot0, err);
-
-	memset(&m, 0, sizeof(m));
-	m.kind = TOPO__COPY;
 	/* The root keeps its own block. */
-	m.src = m.dst = root;
-	m.sbuf = TOPO__SEND;
-	m.dbuf = TOPO__RECV;
-	m.soff = (int64_t)root * B;
-	m.doff = 0;
-	m.len = B;
-	m.slot = -1;
 	if (rc == 0)
-		rc = topo__plan_msg(p, &m, NULL, err);
+		rc = topo__local_copy(p, root, TOPO__SEND, (int64_t)root * B,
+				      TOPO__RECV, 0, B, NULL, err);
 	if (rc == 0)
 		rc = topo__scatter_down(p, &lay, root, B, TOPO__SEND, 0, -1,
 					slot0, arrival, err);
-	goto done;
-nomem:
-	rc = topo__err(err, TOPO_ENOMEM, NULL, NULL,
-		       "out of memory planning scatter tree over %d members",
-		       (int)n);
-done:
 	topo__layout_free(&lay);
 	topo__free(arrival);
 	return rc;

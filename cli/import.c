@@ -322,31 +322,34 @@ static char *default_name(const char *path)
 static json_t *describe(const struct hostfile *hf, const char *name)
 {
 	json_t *o = json_object(), *tasks, *hosts = json_array(), *net;
-	int even = 1;
+	int even = 1, bad = 0;
 
 	for (size_t i = 1; i < hf->n; i++)
 		even &= hf->hosts[i].slots == hf->hosts[0].slots;
 	tasks = even ? json_integer(hf->hosts[0].slots) : json_array();
-	for (size_t i = 0; i < hf->n; i++) {
+	/* An append that fails (out of memory) takes its value with it. */
+	for (size_t i = 0; i < hf->n && !bad; i++) {
 		if (!even)
-			json_array_append_new(tasks,
-					      json_integer(hf->hosts[i].slots));
-		json_array_append_new(hosts, json_string(hf->hosts[i].name));
+			bad |= json_array_append_new(
+			    tasks, json_integer(hf->hosts[i].slots));
+		bad |= json_array_append_new(hosts,
+					     json_string(hf->hosts[i].name));
 	}
 	net = json_pack("{s:s, s:i}", "type", "kary", "fanout",
 			hf->n > 1 ? (int)hf->n - 1 : 1);
-	if (o == NULL || tasks == NULL || hosts == NULL || net == NULL ||
-	    json_object_set_new(o, "name", json_string(name)) != 0 ||
-	    json_object_set_new(o, "x-comment",
-				json_string("from a host file, which says "
-					    "nothing of the network: the "
-					    "network is a star; give the "
-					    "machine's own")) != 0 ||
-	    json_object_set_new(o, "nodes", json_integer((json_int_t)hf->n)) !=
-		0 ||
-	    json_object_set_new(o, "tasks_per_node", tasks) != 0 ||
-	    json_object_set_new(o, "hosts", hosts) != 0 ||
-	    json_object_set_new(o, "network", net) != 0) {
+	/* json_object_set_new takes (and on failure frees) the value, also
+	 * a NULL one, and fails on a NULL object. */
+	bad |= json_object_set_new(o, "name", json_string(name));
+	bad |= json_object_set_new(
+	    o, "x-comment",
+	    json_string("from a host file, which says nothing of the "
+			"network: the network is a star; give the machine's "
+			"own"));
+	bad |= json_object_set_new(o, "nodes", json_integer((json_int_t)hf->n));
+	bad |= json_object_set_new(o, "tasks_per_node", tasks);
+	bad |= json_object_set_new(o, "hosts", hosts);
+	bad |= json_object_set_new(o, "network", net);
+	if (bad) {
 		json_decref(o);
 		return NULL;
 	}

@@ -339,16 +339,22 @@ int topo__hostlist_expand(const char *s, size_t len, topo__hostlist_fn fn,
 			  struct topo__hostlist_error *e)
 {
 	struct parsed p = {.s = s, .len = len, .e = e};
-	size_t *ri = NULL;
+	size_t commas = 0, brackets = 0, *ri = NULL;
 	uint32_t *v = NULL;
 	int rc = TOPO_ENOMEM;
 
-	/* Each item, group and range takes at least one byte. */
-	p.ranges = topo__mallocarray(len + 1, sizeof(*p.ranges));
-	p.groups = topo__mallocarray(len + 1, sizeof(*p.groups));
-	p.items = topo__mallocarray(len + 1, sizeof(*p.items));
-	ri = topo__mallocarray(len + 1, sizeof(*ri));
-	v = topo__mallocarray(len + 1, sizeof(*v));
+	/* Sized by the punctuation, not the length: a long list of long
+	 * names needs little.  Items are separated by commas, groups open
+	 * with "[", and a group's ranges by commas. */
+	for (size_t i = 0; i < len; i++) {
+		commas += s[i] == ',';
+		brackets += s[i] == '[';
+	}
+	p.ranges = topo__mallocarray(commas + brackets + 1, sizeof(*p.ranges));
+	p.groups = topo__mallocarray(brackets + 1, sizeof(*p.groups));
+	p.items = topo__mallocarray(commas + 1, sizeof(*p.items));
+	ri = topo__mallocarray(brackets + 1, sizeof(*ri));
+	v = topo__mallocarray(brackets + 1, sizeof(*v));
 	if (p.ranges == NULL || p.groups == NULL || p.items == NULL ||
 	    ri == NULL || v == NULL)
 		goto out;

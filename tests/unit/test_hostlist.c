@@ -178,6 +178,30 @@ static void test_bounds(void)
 			  0);
 		CHECK_INT(count, 1048576);
 	}
+	/* A long list of plain names: 2^20 of them pass, one more does
+	 * not. */
+	{
+		struct topo__hostlist_error e;
+		size_t n = 1 << 20, len = 0, count = 0;
+		char *list = malloc(n * 9 + 16);
+
+		if (list != NULL) {
+			for (size_t i = 0; i < n; i++)
+				len += (size_t)sprintf(list + len, "%sh%zu",
+						       i > 0 ? "," : "", i);
+			CHECK_INT(topo__hostlist_expand(list, len, NULL, NULL,
+							&count, &e),
+				  0);
+			CHECK_INT(count, n);
+			len += (size_t)sprintf(list + len, ",x");
+			CHECK_INT(topo__hostlist_expand(list, len, NULL, NULL,
+							&count, &e),
+				  TOPO_EINVAL);
+			CHECK_INT(e.pos, len - 1);
+			CHECK_STR(e.text, "expands to more than 1048576 names");
+		}
+		free(list);
+	}
 	/* Names of 255 bytes pass, 256 do not, counted with the widest
 	 * number. */
 	memset(name, 'x', 255);

@@ -58,8 +58,9 @@ B ?= build$(if $(SANITIZE),-$(subst $(comma),-,$(SANITIZE)))
 LIB_SRC  := $(filter-out libtopo/mpi/%,$(sort $(wildcard libtopo/*.c libtopo/*/*.c libtopo/*/*/*.c)))
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
 LIB_PIC  := $(LIB_SRC:%.c=$(B)/pic/%.o)
-# cli/predict.c is collc's alone (collc predict); the rest is shared.
-CLI_COMMON_SRC := $(filter-out cli/collc.c cli/collrun.c cli/collrun_mpi.c cli/predict.c,$(sort $(wildcard cli/*.c)))
+# cli/predict.c and cli/import.c are collc's alone (collc predict, collc
+# import); the rest is shared.
+CLI_COMMON_SRC := $(filter-out cli/collc.c cli/collrun.c cli/collrun_mpi.c cli/predict.c cli/import.c,$(sort $(wildcard cli/*.c)))
 CLI_COMMON_OBJ := $(CLI_COMMON_SRC:%.c=$(B)/%.o)
 PROGS    := $(B)/collc $(if $(wildcard cli/collrun.c),$(B)/collrun)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
@@ -186,7 +187,7 @@ $(B)/libtopo.so: $(LIB_PIC) libtopo/libtopo.map
 	$(CC) -shared -Wl,-soname,libtopo.so.$(SOVERSION) \
 	    -Wl,--version-script=libtopo/libtopo.map $(LDFLAGS) -o $@ $(LIB_PIC) $(LDLIBS)
 
-$(B)/collc: $(B)/cli/collc.o $(B)/cli/predict.o $(CLI_COMMON_OBJ) $(B)/libtopo.a
+$(B)/collc: $(B)/cli/collc.o $(B)/cli/predict.o $(B)/cli/import.o $(CLI_COMMON_OBJ) $(B)/libtopo.a
 	$(CC) $(LDFLAGS) -pthread -o $@ $^ $(LDLIBS)
 
 $(B)/collrun: $(B)/cli/collrun.o $(CLI_COMMON_OBJ) $(B)/libtopo.a

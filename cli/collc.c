@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "import.h"
 #include "predict.h"
 #include "topo.h"
 #include "util.h"
@@ -63,6 +64,7 @@ static const char usage_text[] =
     "[--plot FILE.svg|FILE.png]\n"
     "                     [--plot-script FILE] [-o OUT] [--timeout S] "
     "[--jobs N]\n"
+    "       collc import  hostfile FILE [-o OUT.json] [--name NAME]\n"
     "       collc COMMAND --help | collc --help | --version\n";
 
 static const char help_text[] =
@@ -82,6 +84,7 @@ static const char help_text[] =
     "operation costs\n"
     "            over each tree and algorithm at each size, and which "
     "is best\n"
+    "  import    write a machine description from a job's host file\n"
     "\n"
     "A file named - is standard input; -o - is standard output.\n"
     "`collc COMMAND --help` shows a command's options.\n"
@@ -925,6 +928,8 @@ int main(int argc, char **argv)
 	/* predict has options of its own (predict.c). */
 	if (strcmp(argv[1], "predict") == 0)
 		return collc_predict(argc - 1, argv + 1);
+	if (strcmp(argv[1], "import") == 0)
+		return collc_import(argc - 1, argv + 1);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			cmd = &commands[i];
@@ -932,7 +937,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "collc: unknown command \"");
 		cli_put_clean(stderr, argv[1]);
 		fprintf(stderr, "\" (valid: compile, group, routes, dot, "
-			"predict)\n%s",
+			"predict, import)\n%s",
 			usage_text);
 		return EXIT_USAGE;
 	}

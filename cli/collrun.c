@@ -948,6 +948,9 @@ static int print_text(const struct shown *s)
 {
 	const struct args *a = s->a;
 	const topo_report *r = s->r;
+	/* A named machine's errors name the node too (collc(5) "hosts"). */
+	const topo_machine *m = topo_group_machine(topo_tree_group(s->t));
+	const char *host = topo_machine_host(m, 0);
 	int64_t mshm, mnet, bshm, bnet, total;
 	double tmin, tmed, tmax;
 	size_t nerr = topo_report_error_count(r);
@@ -988,7 +991,13 @@ static int print_text(const struct shown *s)
 		const char *kind, *detail;
 		int32_t ep = topo_report_error(r, i, &kind, &detail);
 
-		if (ep >= 0)
+		if (ep >= 0 && host != NULL)
+			printf("  endpoint %d (node %d %s): %s: %s\n", (int)ep,
+			       (int)topo_machine_endpoint_node(m, ep),
+			       topo_machine_host(
+				   m, topo_machine_endpoint_node(m, ep)),
+			       kind, detail);
+		else if (ep >= 0)
 			printf("  endpoint %d: %s: %s\n", (int)ep, kind,
 			       detail);
 		else
@@ -1023,6 +1032,7 @@ static json_t *report_json(const struct shown *s)
 {
 	const struct args *a = s->a;
 	const topo_report *r = s->r;
+	const topo_machine *m = topo_group_machine(topo_tree_group(s->t));
 	int64_t mshm, mnet, bshm, bnet;
 	double tmin, tmed, tmax;
 	json_t *o = json_object(), *sec;
@@ -1082,6 +1092,16 @@ static json_t *report_json(const struct shown *s)
 			bad |= json_object_set_new(e, "endpoint",
 						   ep >= 0 ? json_integer(ep)
 							   : json_null());
+			if (ep >= 0 && topo_machine_host(m, 0) != NULL) {
+				int32_t node =
+				    topo_machine_endpoint_node(m, ep);
+
+				bad |= json_object_set_new(e, "node",
+							   json_integer(node));
+				bad |= json_object_set_new(
+				    e, "host",
+				    json_string(topo_machine_host(m, node)));
+			}
 			bad |=
 			    json_object_set_new(e, "kind", json_string(kind));
 			bad |= json_object_set_new(e, "detail",

@@ -24,6 +24,13 @@ for spec in "cols 0::2" "rows 0:1 cols 4:7" "cols 31:0:-2 + node 0" "all - row 0
 done
 
 echo
+echo "== collc import hostfile: a job's host file as a machine whose nodes have names"
+printf '# Open MPI host file\nnode07 slots=4\nnode08 slots=4\nnode09:2\n' >"$out/job.hosts"
+"$collc" import hostfile "$out/job.hosts" -o "$out/job.json"
+printf '%-24s members: %s\n' "\"hosts node[08-09]\"" \
+	"$("$collc" group "$out/job.json" 'hosts node[08-09]' | tr '\n' ' ')"
+
+echo
 echo "== the physical tree of examples/uneven.json, world group (parent of each member)"
 python3 - "$out/uneven.routes.json" <<'PY'
 import json, sys

@@ -47,9 +47,9 @@ extern "C" {
  * a program runs against another shared library than it was built with,
  * is topo_version_string() and topo_version_cmp(). */
 #define TOPO_VERSION_MAJOR 0
-#define TOPO_VERSION_MINOR 7
+#define TOPO_VERSION_MINOR 8
 #define TOPO_VERSION_PATCH 0
-#define TOPO_VERSION_STRING "0.7.0"
+#define TOPO_VERSION_STRING "0.8.0"
 
 /* The version of the library running, "MAJOR.MINOR.PATCH" (static, never
  * NULL): TOPO_VERSION_STRING as the library was built. */
@@ -162,6 +162,13 @@ TOPO_EXTERN int32_t topo_machine_node_first_task(const topo_machine *m,
 TOPO_EXTERN int32_t topo_machine_task_node(const topo_machine *m, int32_t task);
 TOPO_EXTERN int32_t topo_machine_endpoint_node(const topo_machine *m,
 					       int32_t ep);
+/* The name of node n (collc(5) "hosts"; owned by m), or NULL when the
+ * machine names no nodes or n is not a node. */
+TOPO_EXTERN const char *topo_machine_host(const topo_machine *m, int32_t n);
+/* The node named name, or -1 when no node has that name (or the machine
+ * names none). */
+TOPO_EXTERN int32_t topo_machine_host_node(const topo_machine *m,
+					   const char *name);
 
 /* The network: "tree", "kary" or "torus" (as given in the input). */
 TOPO_EXTERN const char *topo_machine_network_type(const topo_machine *m);

@@ -186,6 +186,11 @@ struct topo_machine {
 	size_t ngroups;
 	char **group_names; /* [ngroups] */
 	char **group_specs; /* [ngroups] */
+	/* Node names ("hosts"), NULL when unnamed: hosts[n] points into
+	 * host_text; host_sorted holds the nodes in name order (hosts.c). */
+	char **hosts;         /* [nodes] */
+	char *host_text;
+	int32_t *host_sorted; /* [nodes] */
 };
 
 /*

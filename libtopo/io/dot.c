@@ -166,11 +166,15 @@ int topo_tree_write_dot(const topo_tree *t, FILE *f, topo_error *err)
 		if (node != cur) {
 			if (cur >= 0)
 				fputs("  }\n", f);
-			fprintf(f,
-				"  subgraph cluster_node%d {\n    "
-				"label=\"node %d\";\n    style=rounded;\n    "
-				"color=gray60;\n",
-				(int)node, (int)node);
+			/* A named node shows its name after its id; a
+			 * name needs no escaping (collc(5)). */
+			fprintf(
+			    f,
+			    "  subgraph cluster_node%d {\n    "
+			    "label=\"node %d%s%s\";\n    style=rounded;\n    "
+			    "color=gray60;\n",
+			    (int)node, (int)node, m->hosts != NULL ? " " : "",
+			    m->hosts != NULL ? m->hosts[node] : "");
 			cur = node;
 		}
 		fprintf(f, "    e%d [label=\"ep %d\\nrank %d\"", (int)mem[r],
@@ -372,10 +376,12 @@ static void put_node_boxes(FILE *f, const topo_tree *t,
 		int32_t size =
 		    (i + 1 < nv ? v[i + 1].first : t->n) - v[i].first;
 
-		fprintf(f, "  n%d [label=\"node %d\\n%d %s, %d shm %s",
-			(int)v[i].node, (int)v[i].node, (int)size,
-			plural(size, "member", "members"), (int)v[i].shm,
-			plural(v[i].shm, "edge", "edges"));
+		fprintf(f, "  n%d [label=\"node %d%s%s\\n%d %s, %d shm %s",
+			(int)v[i].node, (int)v[i].node,
+			t->g->m->hosts != NULL ? " " : "",
+			t->g->m->hosts != NULL ? t->g->m->hosts[v[i].node] : "",
+			(int)size, plural(size, "member", "members"),
+			(int)v[i].shm, plural(v[i].shm, "edge", "edges"));
 		if (v[i].node == b->node_of[t->root])
 			fprintf(f,
 				"\\nroot: ep %d\", style=filled, "

@@ -1149,30 +1149,43 @@ static int count_platform(struct emit *e, struct platform *pf)
 	return 0;
 }
 
+/* The SMPI host of node v: its name on a named machine (collc(5): names
+ * are safe in XML attributes and in the hostfile as they are), else
+ * "nodeV".  Link ids are the host's with "-shm" or "-net" appended, which
+ * cannot meet the "hops-K" links (those end in a digit). */
+static const char *host_id(const topo_machine *m, int32_t v, char buf[16])
+{
+	if (m->hosts != NULL)
+		return m->hosts[v];
+	snprintf(buf, 16, "node%d", (int)v);
+	return buf;
+}
+
 /* The hosts and the links of platform.xml. */
 static void put_platform_links(FILE *f, const struct emit *e,
 			       const struct platform *pf)
 {
 	const topo_machine *m = e->m;
 	double net_bw = bandwidth(e->c.net.G);
+	char id[16];
 
 	for (int32_t v = 0; v < m->nodes; v++)
 		if (pf->cores[v] > 0)
 			fprintf(f,
-				"  <host id=\"node%d\" speed=\"1Gf\" "
+				"  <host id=\"%s\" speed=\"1Gf\" "
 				"core=\"%d\"/>\n",
-				(int)v, (int)pf->cores[v]);
+				host_id(m, v, id), (int)pf->cores[v]);
 	for (int32_t v = 0; v < m->nodes; v++) {
 		if (pf->cores[v] == 0)
 			continue;
 		fprintf(f,
-			"  <link id=\"node%d-shm\" bandwidth=\"%.9gBps\" "
+			"  <link id=\"%s-shm\" bandwidth=\"%.9gBps\" "
 			"latency=\"%.9gns\"/>\n",
-			(int)v, bandwidth(e->c.shm.G), e->c.shm.L);
+			host_id(m, v, id), bandwidth(e->c.shm.G), e->c.shm.L);
 		fprintf(f,
-			"  <link id=\"node%d-net\" bandwidth=\"%.9gBps\" "
+			"  <link id=\"%s-net\" bandwidth=\"%.9gBps\" "
 			"latency=\"%.9gns\" sharing_policy=\"SPLITDUPLEX\"/>\n",
-			(int)v, net_bw, e->c.net.L / 2);
+			host_id(m, v, id), net_bw, e->c.net.L / 2);
 	}
 	for (int64_t k = 2; e->c.net.hop > 0 && k <= pf->maxhops; k++)
 		if (pf->hop_used[k])
@@ -1189,34 +1202,36 @@ static void put_platform_routes(FILE *f, const struct emit *e,
 				const struct platform *pf)
 {
 	const topo_machine *m = e->m;
+	char ia[16], ib[16];
 
 	for (int64_t i = 0; i < pf->np; i++) {
 		int32_t a = (int32_t)(pf->pairs[i] / m->nodes);
 		int32_t b = (int32_t)(pf->pairs[i] % m->nodes);
+		const char *ha = host_id(m, a, ia), *hb = host_id(m, b, ib);
 		int64_t k;
 
 		if (i > 0 && pf->pairs[i] == pf->pairs[i - 1])
 			continue;
 		if (a == b) {
 			fprintf(f,
-				"  <route src=\"node%d\" dst=\"node%d\">"
-				"<link_ctn id=\"node%d-shm\"/></route>\n",
-				(int)a, (int)a, (int)a);
+				"  <route src=\"%s\" dst=\"%s\">"
+				"<link_ctn id=\"%s-shm\"/></route>\n",
+				ha, ha, ha);
 			continue;
 		}
 		k = topo__hops(m, e->up, e->uplevels, a, b);
 		fprintf(f,
-			"  <route src=\"node%d\" dst=\"node%d\" "
-			"symmetrical=\"NO\"><link_ctn id=\"node%d-net\" "
+			"  <route src=\"%s\" dst=\"%s\" "
+			"symmetrical=\"NO\"><link_ctn id=\"%s-net\" "
 			"direction=\"UP\"/>",
-			(int)a, (int)b, (int)a);
+			ha, hb, ha);
 		if (k > 1 && e->c.net.hop > 0)
 			fprintf(f, "<link_ctn id=\"hops-%lld\"/>",
 				(long long)k);
 		fprintf(f,
-			"<link_ctn id=\"node%d-net\" direction=\"DOWN\"/>"
+			"<link_ctn id=\"%s-net\" direction=\"DOWN\"/>"
 			"</route>\n",
-			(int)b);
+			hb);
 	}
 }
 
@@ -1270,6 +1285,7 @@ out:
 static int write_lists(struct emit *e, struct outdir *d)
 {
 	FILE *f = dir_open(d, "hostfile");
+	char id[16];
 	int rc;
 	struct stat st;
 	char path[4096];
@@ -1277,7 +1293,7 @@ static int write_lists(struct emit *e, struct outdir *d)
 	if (f == NULL)
 		return TOPO_EIO;
 	for (int32_t r = 0; r < e->n; r++)
-		fprintf(f, "node%d\n", (int)node_of(e, r));
+		fprintf(f, "%s\n", host_id(e->m, node_of(e, r), id));
 	rc = dir_close(d, f, "hostfile");
 	if (rc != 0)
 		return rc;
@@ -1351,9 +1367,11 @@ static int write_rank(struct emit *e, struct outdir *d, int32_t r,
 	if (d->count == NULL)
 		d->nranks = r + 1;
 	fprintf(f,
-		"# collc: rank %d, endpoint %d on node %d; compute in "
+		"# collc: rank %d, endpoint %d on node %d%s%s; compute in "
 		"flops = ns\n%d init\n",
-		(int)r, (int)e->members[r], (int)node_of(e, r), (int)r);
+		(int)r, (int)e->members[r], (int)node_of(e, r),
+		e->m->hosts != NULL ? " " : "",
+		e->m->hosts != NULL ? e->m->hosts[node_of(e, r)] : "", (int)r);
 	for (int64_t j = 0; j < len; j++) {
 		int64_t u = seq[j], i = u / 3;
 		int64_t bytes = topo__msg_len(p, i);

@@ -25,6 +25,7 @@
 #define TOPO_INTERNAL
 #include "topo_internal.h"
 #include "io/jget.h"
+#include "machine/hosts.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -418,6 +419,21 @@ static int load_network(struct ld *l, const json_t *mj, struct msec *s)
 	return load_net_parent(l, s);
 }
 
+/* The node names, optional: checked and refused as in a description. */
+static int load_hosts(struct ld *l, const json_t *mj, topo_machine *m)
+{
+	json_t *v = json_object_get(mj, "hosts");
+	int rc;
+
+	if (v == NULL)
+		return 0;
+	topo__jget_at(&l->j, "/machine/hosts");
+	rc = topo__hosts_check(&l->j, v, m->nodes);
+	if (rc == 0)
+		rc = topo__hosts_set(&l->j, m, v);
+	return rc;
+}
+
 static int load_machine(struct ld *l, const json_t *root, topo_machine **out)
 {
 	struct msec s = {0};
@@ -450,6 +466,8 @@ static int load_machine(struct ld *l, const json_t *root, topo_machine **out)
 		goto done;
 	}
 	rc = load_shape(l, m, s.net);
+	if (rc == 0)
+		rc = load_hosts(l, mj, m);
 	if (rc == 0 && (costs = json_object_get(mj, "costs")) != NULL) {
 		topo__jget_at(&l->j, "/machine/costs");
 		rc = topo__costs_from_json(&l->j, costs, &m->costs,

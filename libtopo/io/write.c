@@ -283,6 +283,15 @@ static void out_machine(struct out *o, const topo_machine *m)
 	out_i32(o, m->endpoints);
 	OUT_LIT(o, ",\n    \"tasks_per_node\": ");
 	out_ids(o, m->node_tasks, (size_t)m->nodes, NULL);
+	if (m->hosts != NULL) {
+		OUT_LIT(o, ",\n    \"hosts\": [");
+		for (int32_t n = 0; n < m->nodes; n++) {
+			if (n > 0)
+				OUT_LIT(o, ", ");
+			out_str(o, m->hosts[n]);
+		}
+		OUT_LIT(o, "]");
+	}
 	OUT_LIT(o, ",\n    \"network\": {\n      \"type\": ");
 	out_str(o, m->net_type);
 	OUT_LIT(o, ",\n      \"physical_root\": ");

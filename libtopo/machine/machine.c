@@ -14,6 +14,7 @@
  */
 #define TOPO_INTERNAL
 #include "io/jget.h"
+#include "machine/hosts.h"
 #include "topo_internal.h"
 
 #include <jansson.h>
@@ -38,13 +39,14 @@ struct load {
 	int32_t root;	 /* physical_root, kary and torus */
 	struct topo_costs costs;
 	uint32_t costs_given;
+	json_t *hosts; /* NULL: nodes without names */
 };
 
 /* The keys of each object, as collc(5) lists them. */
 /* clang-format off */
 static const char *const top_keys[] = {
-	"name", "nodes", "tasks_per_node", "endpoints_per_task", "network",
-	"groups", "costs", NULL};
+	"name", "nodes", "tasks_per_node", "endpoints_per_task", "hosts",
+	"network", "groups", "costs", NULL};
 static const char *const tree_keys[] = {"type", "parent", NULL};
 static const char *const kary_keys[] = {"type", "fanout", "physical_root", NULL};
 static const char *const torus_keys[] = {"type", "dims", "physical_root", NULL};
@@ -559,6 +561,11 @@ static int check_doc(struct load *ld, json_t *doc, const char **name,
 	topo__jget_pop(&ld->j);
 	if (rc == 0)
 		rc = check_sizes(ld, doc, tasks);
+	if (rc == 0)
+		rc = topo__jget_member(&ld->j, doc, "hosts", NULL, &ld->hosts);
+	if (rc == 0 && ld->hosts != NULL)
+		rc = topo__hosts_check(&ld->j, ld->hosts, ld->nodes);
+	topo__jget_pop(&ld->j);
 	if (rc != 0)
 		return rc;
 	rc = topo__jget_member(&ld->j, doc, "network",
@@ -620,6 +627,14 @@ static int load_doc(topo_machine **out, struct load *ld, json_t *doc,
 	m->ndims = ld->ndims;
 	m->dims = ld->dims;
 	ld->dims = NULL;
+	if (ld->hosts != NULL) {
+		/* Names first: the groups' "hosts" selectors look them up. */
+		topo__jget_key(&ld->j, "hosts");
+		rc = topo__hosts_set(&ld->j, m, ld->hosts);
+		topo__jget_pop(&ld->j);
+		if (rc != 0)
+			goto done;
+	}
 	if (groups != NULL) {
 		rc = add_groups(ld, m, groups);
 		if (rc != 0)

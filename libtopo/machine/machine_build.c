@@ -18,6 +18,9 @@ void topo_machine_free(topo_machine *m)
 	}
 	topo__free(m->group_names);
 	topo__free(m->group_specs);
+	topo__free(m->hosts);
+	topo__free(m->host_text);
+	topo__free(m->host_sorted);
 	topo__free(m->name);
 	topo__free(m->node_tasks);
 	topo__free(m->node_first_task);

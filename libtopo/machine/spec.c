@@ -22,13 +22,16 @@
 #define TOPO_INTERNAL
 #include "topo_internal.h"
 
+#include "machine/hostlist.h"
+#include "machine/hosts.h"
 #include "pset.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum axis { AXIS_ROW, AXIS_TASK, AXIS_NODE, AXIS_EP };
+/* AXIS_HOSTS is a selector of nodes by name, not an axis of indices. */
+enum axis { AXIS_ROW, AXIS_TASK, AXIS_NODE, AXIS_EP, AXIS_HOSTS };
 
 /* The axis words; one and many name the axis in messages, in the words the
  * user wrote ("col" talks of columns, "task" of tasks). */
@@ -47,6 +50,8 @@ static const struct axis_word {
     {"nodes", AXIS_NODE, "node", "nodes"},
     {"ep", AXIS_EP, "endpoint", "endpoints"},
     {"eps", AXIS_EP, "endpoint", "endpoints"},
+    {"host", AXIS_HOSTS, "host", "hosts"},
+    {"hosts", AXIS_HOSTS, "host", "hosts"},
 };
 
 #define VALID_AXES "row, col, task, node, ep"
@@ -338,10 +343,26 @@ static int constrain(struct parser *p, struct pset *dst, struct pset *src,
 	return rc;
 }
 
+/* The nodes of p->sel stand for their tasks: widen them, and constrain
+ * the term's tasks. */
+static int widen_nodes(struct parser *p)
+{
+	const topo_machine *m = p->m;
+	int rc;
+
+	if (m->uniform_tasks != 0)
+		rc = topo__pset_expand(p->work, &p->sel, m->uniform_tasks, NULL,
+				       &p->wide);
+	else
+		rc = topo__pset_widen(&p->sel, m->node_first_task, &p->wide);
+	if (rc != 0)
+		return rc;
+	return constrain(p, &p->task, &p->wide, &p->has_task);
+}
+
 /* AXIS triplet {',' triplet}, the axis word at p->pos (n letters). */
 static int read_selector(struct parser *p, const struct axis_word *aw, size_t n)
 {
-	const topo_machine *m = p->m;
 	int64_t size = axis_size(p, aw->axis);
 	int rc;
 
@@ -371,20 +392,79 @@ static int read_selector(struct parser *p, const struct axis_word *aw, size_t n)
 	case AXIS_TASK:
 		return constrain(p, &p->task, &p->sel, &p->has_task);
 	case AXIS_NODE:
-		/* A node stands for its tasks' endpoints: widen. */
-		if (m->uniform_tasks != 0)
-			rc = topo__pset_expand(
-			    p->work, &p->sel, m->uniform_tasks, NULL, &p->wide);
-		else
-			rc = topo__pset_widen(&p->sel, m->node_first_task,
-					      &p->wide);
-		if (rc != 0)
-			return rc;
-		return constrain(p, &p->task, &p->wide, &p->has_task);
+		return widen_nodes(p);
 	case AXIS_EP:
 		return constrain(p, &p->ep, &p->sel, &p->has_ep);
+	case AXIS_HOSTS:
+		break; /* read_hosts' */
 	}
 	return 0;
+}
+
+/* The hosts selector's lookups: each name becomes its node. */
+struct host_sel {
+	struct parser *p;
+	size_t start; /* of the expression in the spec */
+};
+
+static int host_node(void *arg, const char *name, size_t len, size_t item)
+{
+	struct host_sel *h = arg;
+	int32_t node = topo__host_find(h->p->m, name, len);
+
+	if (node < 0)
+		return fail(
+		    h->p, h->start + item, "no node is named \"%.*s%s\"",
+		    len > 40 ? 40 : (int)len, name, len > 40 ? "..." : "");
+	return push_prog(h->p, node, node, 1);
+}
+
+/*
+ * "hosts HOSTLIST", the word at p->pos (n letters): the endpoints of the
+ * nodes named by a hostlist expression (collc(5)), which runs to the next
+ * whitespace.  Only its syntax is checked without a machine; with one,
+ * every name must be a node's.
+ */
+static int read_hosts(struct parser *p, size_t n)
+{
+	struct topo__hostlist_error e;
+	struct host_sel h = {p, 0};
+	size_t word = p->pos, len = 0;
+	int rc;
+
+	p->pos += n;
+	if (!at_end(p) && !is_space(at(p, p->pos)))
+		return fail(p, p->pos, "expected a space after \"%.*s\"",
+			    (int)n, p->s + word);
+	skip_space(p);
+	h.start = p->pos;
+	while (p->pos + len < p->len && !is_space(p->s[p->pos + len]))
+		len++;
+	if (len == 0)
+		return fail(p, p->pos,
+			    "expected host names after \"%.*s\" (a hostlist "
+			    "such as dev[0-5,9])",
+			    (int)n, p->s + word);
+	if (!p->check_only && p->m->hosts == NULL)
+		return fail(p, word,
+			    "the machine names no nodes (no \"hosts\" in its "
+			    "description)");
+	p->nprogs = 0;
+	rc = topo__hostlist_expand(p->s + h.start, len,
+				   p->check_only ? NULL : host_node, &h, NULL,
+				   &e);
+	if (rc == TOPO_EINVAL)
+		return fail(p, h.start + e.pos, "%s", e.text);
+	if (rc != 0)
+		return rc;
+	p->pos += len;
+	if (p->check_only)
+		return 0;
+	rc = topo__pset_union_progs(p->work, p->progs, p->nprogs, p->m->nodes,
+				    &p->sel);
+	if (rc == 0)
+		rc = widen_nodes(p);
+	return rc;
 }
 
 /* The current term as a set of endpoints, appended to the terms. */
@@ -487,7 +567,8 @@ static int read_term(struct parser *p, bool *all)
 				return fail(p, p->pos,
 					    "\"all\" cannot be "
 					    "combined with selectors");
-			rc = read_selector(p, aw, n);
+			rc = aw->axis == AXIS_HOSTS ? read_hosts(p, n)
+						    : read_selector(p, aw, n);
 			if (rc != 0)
 				return rc;
 			selectors = true;

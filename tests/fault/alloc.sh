@@ -60,6 +60,8 @@ rows = d["groups"][0]["trees"][0]["routes"]
 rows[0][2].append(rows[0][2][0])
 del rows[1]
 json.dump(d, open(sys.argv[1], "w"))' "$work/full.json"
+# A host file for `collc import hostfile`, in the three syntaxes.
+printf '# job\nn01 slots=2 max_slots=4\nn02:3\nn01\nn03\n' >"$work/job.hosts"
 
 # Timing varies from run to run; everything else must match.
 normalise() {
@@ -203,6 +205,9 @@ set -- \
 	"collc routes departures|collc|-|routes|full.json|--departures" \
 	"collc routes rule|collc|-|routes|routes.json|-g|world|--member|3" \
 	"collc group|collc|-|group|$m|cols 0::2 - node 2" \
+	"collc group hosts|collc|-|group|$EX/named.json|hosts dev[01-03] - hosts dev02" \
+	"collc import hostfile|collc|out.json|import|hostfile|$work/job.hosts|-o|out.json" \
+	"collc dot named|collc|-|dot|$EX/named.json|-g|rack-2" \
 	"collc dot|collc|out.dot|dot|$m|-t|binomial|-o|out.dot" \
 	"collc dot routes|collc|-|dot|routes.json|-g|even-tasks" \
 	"collc dot --nodes|collc|out.dot|dot|$m|-t|binomial|--nodes|-o|out.dot" \

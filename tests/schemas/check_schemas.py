@@ -8,6 +8,8 @@ schemas/, the shipped examples and collc agree.
     -t kary:3,chain, and every output is valid under the routes schema and
     consistent in the ways a schema cannot say (lengths, ascending members,
     one root, edge labels, depth and edge counts, the route rows of collc(5));
+  - collc import hostfile writes descriptions valid under the machine
+    schema that collc compiles;
   - every tests/schemas/bad/*.json fails the machine schema AND is refused by
     collc with exit status 2 and one "collc: FILE: ..." line on stderr whose
     JSON pointer agrees with the schema's (one is a prefix of the other), so
@@ -409,6 +411,46 @@ def check_examples(machine_v, routes_v, collc):
                             specs.get(g["name"]), want_trees)
 
 
+# Host files in each syntax `collc import hostfile` reads, and what the
+# import must make of them: (text, tasks_per_node, hosts).
+HOSTFILES = [
+    ("# Open MPI\nn1 slots=4 max_slots=8\nn2 slots=2\n\nn1\n",
+     [5, 2], ["n1", "n2"]),
+    ("a01:2\na02:2\na03:2\n", 2, ["a01", "a02", "a03"]),
+    ("x\ny\nx\nz.site-1_b\n", [2, 1, 1], ["x", "y", "z.site-1_b"]),
+    ("solo\n", 1, ["solo"]),
+]
+
+
+def check_import(machine_v, collc):
+    """collc import hostfile writes descriptions the schema accepts and
+    collc compiles, with the nodes and tasks the host file gives."""
+    for i, (text, want_tasks, want_hosts) in enumerate(HOSTFILES):
+        label = "import hostfile #%d" % i
+        with tempfile.TemporaryDirectory(prefix="collc-schemas-") as tmp:
+            src = os.path.join(tmp, "job.hosts")
+            out = os.path.join(tmp, "job.json")
+            with open(src, "w") as f:
+                f.write(text)
+            rc, so, se = run_collc(collc, ["import", "hostfile", src,
+                                           "-o", out])
+            check("%s: exits 0" % label,
+                  None if rc == 0 else "exit %s: %s" % (rc, se.strip()))
+            if rc != 0:
+                continue
+            m = load_json(out)
+            check("%s: valid under machine.schema.json" % label,
+                  schema_problem(machine_v, m))
+            got = (m.get("nodes"), m.get("tasks_per_node"), m.get("hosts"))
+            want = (len(want_hosts), want_tasks, want_hosts)
+            check("%s: nodes, tasks_per_node and hosts" % label,
+                  None if got == want else "%r, want %r" % (got, want))
+            rc, so, se = run_collc(collc, ["compile", out, "-o",
+                                           os.path.join(tmp, "r.json")])
+            check("%s: collc compile accepts it" % label,
+                  None if rc == 0 else "exit %s: %s" % (rc, se.strip()))
+
+
 def check_bad(machine_v, collc):
     bad = sorted(glob.glob(os.path.join(HERE, "bad", "*.json")))
     check("tests/schemas/bad/ holds 10 or more descriptions",
@@ -517,6 +559,8 @@ def main():
     check("%s exists" % collc, None if ok else "not built (make %s)" % collc)
     check_examples(validators["machine"], validators["routes"],
                    collc if ok else None)
+    if ok:
+        check_import(validators["machine"], collc)
     check_bad(validators["machine"], collc if ok else None)
     check_bad_routes(validators["routes"], collc if ok else None)
     print("schemas: %d passed, %d failed" % (passed, failed))

@@ -369,20 +369,23 @@ static void test_keys(void)
 {
 	BAD("{\"nodes\": 8, \"colour\": \"red\"}", TOPO_EINVAL,
 	    "m.json: /colour: unknown key (valid: name, nodes, "
-	    "tasks_per_node, endpoints_per_task, network, groups, costs, or x-*)");
+	    "tasks_per_node, endpoints_per_task, hosts, network, groups, "
+	    "costs, or x-*)");
 	/* The unknown key is reported before values are checked. */
 	BAD("{\"nodes\": 0, \"node\": 8}", TOPO_EINVAL,
 	    "m.json: /node: unknown key (valid: name, nodes, tasks_per_node, "
-	    "endpoints_per_task, network, groups, costs, or x-*)");
+	    "endpoints_per_task, hosts, network, groups, costs, or x-*)");
 	BAD("{\"a/b~c\": 1}", TOPO_EINVAL,
 	    "m.json: /a~1b~0c: unknown key (valid: name, nodes, "
-	    "tasks_per_node, endpoints_per_task, network, groups, costs, or x-*)");
+	    "tasks_per_node, endpoints_per_task, hosts, network, groups, "
+	    "costs, or x-*)");
 	BAD("{\"X-upper\": 1}", TOPO_EINVAL,
 	    "m.json: /X-upper: unknown key (valid: name, nodes, "
-	    "tasks_per_node, endpoints_per_task, network, groups, costs, or x-*)");
+	    "tasks_per_node, endpoints_per_task, hosts, network, groups, "
+	    "costs, or x-*)");
 	BAD("{\"a\\nb\": 1}", TOPO_EINVAL,
 	    "m.json: /a?b: unknown key (valid: name, nodes, tasks_per_node, "
-	    "endpoints_per_task, network, groups, costs, or x-*)");
+	    "endpoints_per_task, hosts, network, groups, costs, or x-*)");
 	BAD(NET8("{\"type\": \"tree\", \"fanout\": 2, \"parent\": []}"),
 	    TOPO_EINVAL,
 	    "m.json: /network/fanout: unknown key for type \"tree\" (valid: "
@@ -857,7 +860,7 @@ static void test_files(void)
 	CHECK_STR(err.pointer, "/nodez");
 	snprintf(want, sizeof(want),
 		 "%s: /nodez: unknown key (valid: name, nodes, tasks_per_node, "
-		 "endpoints_per_task, network, groups, costs, or x-*)",
+		 "endpoints_per_task, hosts, network, groups, costs, or x-*)",
 		 path);
 	CHECK_STR(topo_error_format(&err, msg, sizeof(msg)), want);
 
@@ -1089,6 +1092,114 @@ static void test_speed(void)
 	free(json);
 }
 
+/* A description of 4 nodes of 2 tasks with the given "hosts" value. */
+#define HOSTS4(h)                                                              \
+	"{\"nodes\": 4, \"tasks_per_node\": 2, \"hosts\": " h ", "            \
+	"\"network\": {\"type\": \"kary\", \"fanout\": 2}}"
+
+static void test_hosts(void)
+{
+	topo_machine *m;
+
+	m = OK(HOSTS4("\"dev[0-2],login\""));
+	if (m != NULL) {
+		CHECK_STR(topo_machine_host(m, 0), "dev0");
+		CHECK_STR(topo_machine_host(m, 3), "login");
+		CHECK(topo_machine_host(m, 4) == NULL, "node 4 has a name");
+		CHECK(topo_machine_host(m, -1) == NULL, "node -1 has a name");
+		CHECK_INT(topo_machine_host_node(m, "dev2"), 2);
+		CHECK_INT(topo_machine_host_node(m, "login"), 3);
+		CHECK_INT(topo_machine_host_node(m, "dev"), -1);
+		CHECK_INT(topo_machine_host_node(m, "dev00"), -1);
+		CHECK_INT(topo_machine_host_node(m, ""), -1);
+		CHECK_INT(topo_machine_host_node(m, NULL), -1);
+	}
+	topo_machine_free(m);
+	/* An array, in node order whatever the names' order. */
+	m = OK(HOSTS4("[\"z\", \"a.b\", \"m-1\", \"c_2\"]"));
+	if (m != NULL) {
+		CHECK_INT(topo_machine_host_node(m, "z"), 0);
+		CHECK_INT(topo_machine_host_node(m, "a.b"), 1);
+		CHECK_INT(topo_machine_host_node(m, "m-1"), 2);
+		CHECK_INT(topo_machine_host_node(m, "c_2"), 3);
+		CHECK_STR(topo_machine_host(m, 2), "m-1");
+	}
+	topo_machine_free(m);
+	/* The names go through a compile output and back. */
+	m = OK(HOSTS4("\"n[08-11]\""));
+	if (m != NULL) {
+		topo_compiled *c = NULL, *back = NULL;
+		topo_error err;
+		char *text = NULL;
+		size_t len = 0;
+		uint64_t size = 0;
+		FILE *f = open_memstream(&text, &len);
+
+		topo_error_clear(&err);
+		CHECK_INT(topo_compile(&c, m, NULL, NULL, 0, NULL, 0, &err), 0);
+		CHECK_INT(topo_compiled_write(c, f, 0, &err), 0);
+		fclose(f);
+		CHECK_INT(topo_compiled_write_size(c, 0, &size, &err), 0);
+		CHECK_INT(size, len);
+		CHECK(strstr(text, "\"hosts\": [\"n08\", \"n09\", \"n10\", "
+				   "\"n11\"]") != NULL,
+		      "no hosts in the output");
+		CHECK_INT(topo_compiled_load_string(&back, text, len, "c.json",
+						    &err),
+			  0);
+		if (back != NULL) {
+			const topo_machine *bm = topo_compiled_machine(back);
+
+			CHECK_STR(topo_machine_host(bm, 0), "n08");
+			CHECK_INT(topo_machine_host_node(bm, "n11"), 3);
+		}
+		topo_compiled_free(back);
+		topo_compiled_free(c);
+		free(text);
+	}
+	topo_machine_free(m);
+	/* Unnamed machines answer NULL and -1. */
+	m = OK(NET8(TREE8));
+	if (m != NULL) {
+		CHECK(topo_machine_host(m, 0) == NULL, "unnamed node named");
+		CHECK_INT(topo_machine_host_node(m, "n0"), -1);
+	}
+	topo_machine_free(m);
+
+	BAD(HOSTS4("\"n[1-3]\""), TOPO_EINVAL,
+	    "m.json: /hosts: expands to 3 names, want 4 (one per node)");
+	BAD(HOSTS4("\"n[1-3\""), TOPO_EINVAL,
+	    "m.json: /hosts: hostlist \"n[1-3\": at 1: unmatched \"[\"");
+	BAD(HOSTS4("\"n[1-2],,x\""), TOPO_EINVAL,
+	    "m.json: /hosts: hostlist \"n[1-2],,x\": at 7: empty item (two "
+	    "commas, or a comma at an end)");
+	BAD(HOSTS4("\"n[3-0]\""), TOPO_EINVAL,
+	    "m.json: /hosts: hostlist \"n[3-0]\": at 2: range 3-0 goes down "
+	    "(want LO-HI with LO <= HI)");
+	BAD(HOSTS4("\"n[0-2],n1\""), TOPO_EINVAL,
+	    "m.json: /hosts: expands to \"n1\" twice (nodes 1 and 3)");
+	BAD(HOSTS4("[\"a\", \"b\", \"c\"]"), TOPO_EINVAL,
+	    "m.json: /hosts: has 3 entries, want 4 (one per node)");
+	BAD(HOSTS4("[\"a\", \"b\", \"a\", \"b\"]"), TOPO_EINVAL,
+	    "m.json: /hosts/2: \"a\" is node 0's name already (names are "
+	    "unique)");
+	BAD(HOSTS4("[\"a\", \"b\", \"\", \"d\"]"), TOPO_EINVAL,
+	    "m.json: /hosts/2: host name \"\" is empty");
+	BAD(HOSTS4("[\"a\", \"b\", \"c/d\", \"d\"]"), TOPO_EINVAL,
+	    "m.json: /hosts/2: host name \"c/d\" has the character \"/\" at "
+	    "1 (valid: letters, digits, \".\", \"-\", \"_\")");
+	BAD(HOSTS4("[\"a\", \"b\", 3, \"d\"]"), TOPO_EINVAL,
+	    "m.json: /hosts/2: must be a host name (got 3)");
+	BAD(HOSTS4("{}"), TOPO_EINVAL,
+	    "m.json: /hosts: must be an array of 4 host names, or a hostlist "
+	    "expression such as \"dev[0-3]\" (got an object)");
+	/* Checked after the sizes, before the network. */
+	BAD("{\"nodes\": 2, \"tasks_per_node\": 1, \"hosts\": \"a\", "
+	    "\"network\": 5}",
+	    TOPO_EINVAL,
+	    "m.json: /hosts: expands to 1 name, want 2 (one per node)");
+}
+
 int main(int argc, char **argv)
 {
 	check_args(argc, argv);
@@ -1103,6 +1214,7 @@ int main(int argc, char **argv)
 	CHECK_RUN(limit, test_limit());
 	CHECK_RUN(network, test_network());
 	CHECK_RUN(groups, test_groups());
+	CHECK_RUN(hosts, test_hosts());
 	CHECK_RUN(group_list, test_group_list());
 	CHECK_RUN(files, test_files());
 	CHECK_RUN(read_paths, test_read_paths());

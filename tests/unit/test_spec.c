@@ -988,6 +988,72 @@ out:
 	test_huge();
 }
 
+/* The "hosts" selector: nodes by name over a named machine (4 nodes of
+ * 1, 3, 1, 2 tasks, 2 endpoints each), and every refusal. */
+static void test_hosts(const topo_machine *unnamed)
+{
+	static const char json[] =
+	    "{\"nodes\": 4, \"tasks_per_node\": [1, 3, 1, 2], "
+	    "\"endpoints_per_task\": 2, \"hosts\": \"r1n[1-2],r2n[1-2]\", "
+	    "\"network\": {\"type\": \"kary\", \"fanout\": 3}}";
+	static const int32_t n1[] = {2, 3, 4, 5, 6, 7};
+	static const int32_t n1n3[] = {2, 3, 4, 5, 6, 7, 10, 11, 12, 13};
+	static const int32_t rack2_row0[] = {8, 10, 12};
+	static const int32_t not_r1n2[] = {0, 1, 8, 9, 10, 11, 12, 13};
+	static const int32_t plus[] = {0, 1, 13};
+	topo_machine *m = NULL;
+	topo_error err;
+
+	topo_error_clear(&err);
+	CHECK_INT(topo_machine_load_string(&m, json, strlen(json), "n.json",
+					   &err),
+		  0);
+	if (m == NULL)
+		return;
+	expect_members(m, "hosts r1n2", n1, 6);
+	expect_members(m, "host r1n2", n1, 6);
+	expect_members(m, "hosts r2n2,r1n2", n1n3, 10);
+	expect_members(m, "hosts r1n2,r1n2,r1n[2]", n1, 6);
+	expect_members(m, "hosts r2n[1-2] row 0", rack2_row0, 3);
+	expect_members(m, "row 0 hosts r2n[1-2]", rack2_row0, 3);
+	expect_members(m, "all - hosts r1n2", not_r1n2, 8);
+	expect_members(m, "hosts r1n1 + ep 13", plus, 3);
+	expect_members(m, "hosts  r1n2\t", n1, 6);
+
+	expect_error(m, "hosts r1n9", 6, "no node is named \"r1n9\"");
+	expect_error(m, "hosts r1n[1-3]", 6, "no node is named \"r1n3\"");
+	expect_error(m, "hosts r1n1,x", 11, "no node is named \"x\"");
+	expect_error(m, "all - hosts r1n[1-", 15, "unmatched \"[\"");
+	expect_error(m, "hosts r1n[2-1]", 10,
+		     "range 2-1 goes down (want LO-HI with LO <= HI)");
+	expect_error(m, "hosts a,,b", 8,
+		     "empty item (two commas, or a comma at an end)");
+	expect_error(m, "hosts r1n2]", 10, "unmatched \"]\"");
+	expect_error(m, "hosts n[x]", 8,
+		     "expected a number in brackets (got \"x\")");
+	expect_error(m, "hosts", 5,
+		     "expected host names after \"hosts\" (a hostlist such as "
+		     "dev[0-5,9])");
+	expect_error(m, "hosts  ", 7,
+		     "expected host names after \"hosts\" (a hostlist such as "
+		     "dev[0-5,9])");
+	expect_error(m, "hosts r1n1 r1n2", 11,
+		     "unknown axis \"r\" (valid: row, col, task, node, ep, or "
+		     "all)");
+	expect_error(m, "hosts r1n1 - ", 13, "expected a term after \"-\"");
+	expect_error(m, "hosts r1n2 node 0", 0, "selects no endpoints");
+	expect_error(unnamed, "cols 0 + hosts a", 9,
+		     "the machine names no nodes (no \"hosts\" in its "
+		     "description)");
+	/* The syntax pass of a machine's groups needs no names. */
+	CHECK_INT(topo__spec_syntax(2, 7, 4, 14, "hosts a[1-3],b", &err), 0);
+	topo_error_clear(&err);
+	CHECK_INT(topo__spec_syntax(2, 7, 4, 14, "hosts a[1-", &err),
+		  TOPO_ESPEC);
+	CHECK_INT(err.position, 7);
+	topo_machine_free(m);
+}
+
 int main(int argc, char **argv)
 {
 	static const int32_t ta[] = {3, 2, 4}, tb[] = {1, 3, 1, 2};
@@ -1003,6 +1069,7 @@ int main(int argc, char **argv)
 		CHECK_RUN(hand_errors, test_hand_errors(a));
 		CHECK_RUN(bad_arguments, test_bad_arguments(a));
 		CHECK_RUN(enomem, test_enomem(a));
+		CHECK_RUN(hosts, test_hosts(a));
 	}
 	topo_machine_free(a);
 	topo_machine_free(b);

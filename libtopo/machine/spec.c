@@ -54,7 +54,7 @@ static const struct axis_word {
     {"hosts", AXIS_HOSTS, "host", "hosts"},
 };
 
-#define VALID_AXES "row, col, task, node, ep"
+#define VALID_AXES "row, col, task, node, ep, hosts"
 
 struct parser {
 	const char *s;

@@ -284,15 +284,15 @@ static void test_hand_errors(const topo_machine *a)
 	/* Words. */
 	expect_error(
 	    a, "colz 1", 0,
-	    "unknown axis \"colz\" (valid: row, col, task, node, ep, or "
+	    "unknown axis \"colz\" (valid: row, col, task, node, ep, hosts, or "
 	    "all)");
 	expect_error(
 	    a, "Cols 1", 0,
-	    "unknown axis \"Cols\" (valid: row, col, task, node, ep, or "
+	    "unknown axis \"Cols\" (valid: row, col, task, node, ep, hosts, or "
 	    "all)");
 	expect_error(
 	    a, "row 0 nod 1", 6,
-	    "unknown axis \"nod\" (valid: row, col, task, node, ep, or "
+	    "unknown axis \"nod\" (valid: row, col, task, node, ep, hosts, or "
 	    "all)");
 	expect_error(a, "cols5", 4, "expected a space after \"cols\"");
 	expect_error(a, "all cols 1", 4,
@@ -300,11 +300,11 @@ static void test_hand_errors(const topo_machine *a)
 	expect_error(a, "cols 1 all", 7,
 		     "\"all\" cannot be combined with selectors");
 	expect_error(a, "5", 0,
-		     "expected an axis (row, col, task, node, ep) or \"all\"");
+		     "expected an axis (row, col, task, node, ep, hosts) or \"all\"");
 	expect_error(a, "+ all", 0,
-		     "expected an axis (row, col, task, node, ep) or \"all\"");
+		     "expected an axis (row, col, task, node, ep, hosts) or \"all\"");
 	expect_error(a, "all + + row 0", 6,
-		     "expected an axis (row, col, task, node, ep) or \"all\"");
+		     "expected an axis (row, col, task, node, ep, hosts) or \"all\"");
 
 	/* Operators need whitespace on both sides. */
 	expect_error(a, "all all", 4,
@@ -339,7 +339,7 @@ static void test_hand_errors(const topo_machine *a)
 		     "column 9 does not exist (columns: 0..8)");
 	expect_error(
 	    a, "colz 1 + cols 0::0", 0,
-	    "unknown axis \"colz\" (valid: row, col, task, node, ep, or "
+	    "unknown axis \"colz\" (valid: row, col, task, node, ep, hosts, or "
 	    "all)");
 	expect_error(a, "all - all + cols 0::0", 19, "stride is 0");
 }
@@ -1038,7 +1038,7 @@ static void test_hosts(const topo_machine *unnamed)
 		     "expected host names after \"hosts\" (a hostlist such as "
 		     "dev[0-5,9])");
 	expect_error(m, "hosts r1n1 r1n2", 11,
-		     "unknown axis \"r\" (valid: row, col, task, node, ep, or "
+		     "unknown axis \"r\" (valid: row, col, task, node, ep, hosts, or "
 		     "all)");
 	expect_error(m, "hosts r1n1 - ", 13, "expected a term after \"-\"");
 	expect_error(m, "hosts r1n2 node 0", 0, "selects no endpoints");

@@ -341,7 +341,7 @@ uninstall:
 
 # ---------------------------------------------------------------- misc
 DEB_PKGS := build-essential libjansson-dev pkg-config python3 python3-jsonschema mandoc graphviz valgrind gnuplot-nox libsimgrid-dev \
-	openmpi-bin libopenmpi-dev mpich libmpich-dev python3-mpi4py
+	openmpi-bin libopenmpi-dev mpich libmpich-dev python3-mpi4py clustershell
 deps:
 	@command -v dpkg-query >/dev/null || { echo "make deps: not a Debian system; install: $(DEB_PKGS)"; exit 0; }; \
 	missing=""; for p in $(DEB_PKGS); do \

@@ -180,3 +180,16 @@ char *topo_error_format(const topo_error *err, char *buf, size_t size)
 #undef PUT
 	return buf;
 }
+
+const char *topo__show_char(char c, char buf[8])
+{
+	unsigned char u = (unsigned char)c;
+
+	if (c == '"' || c == '\\')
+		snprintf(buf, 8, "\"\\%c\"", c);
+	else if (u >= 0x20 && u < 0x7f)
+		snprintf(buf, 8, "\"%c\"", c);
+	else
+		snprintf(buf, 8, "\"\\x%02x\"", u);
+	return buf;
+}

@@ -91,6 +91,8 @@ int topo__err_spec(topo_error *err, const char *spec, int pos,
  * spec error found while loading a file's groups). */
 void topo__err_locate(topo_error *err, const char *source,
 		      const char *pointer);
+/* Quotes one character for a message: "x", "\"" or "\x01"; returns buf. */
+const char *topo__show_char(char c, char buf[8]);
 /* Appends a JSON-pointer token to buf (escaping ~ and /). */
 void topo__pointer_append(char *buf, size_t size, const char *token);
 

@@ -54,20 +54,6 @@ bool topo__host_char(char c)
 
 #define VALID_CHARS "letters, digits, \".\", \"-\", \"_\""
 
-/* Quotes one character for a message: "x", "\"" or "\x01". */
-static const char *show(char c, char buf[8])
-{
-	unsigned char u = (unsigned char)c;
-
-	if (c == '"' || c == '\\')
-		snprintf(buf, 8, "\"\\%c\"", c);
-	else if (u >= 0x20 && u < 0x7f)
-		snprintf(buf, 8, "\"%c\"", c);
-	else
-		snprintf(buf, 8, "\"\\x%02x\"", u);
-	return buf;
-}
-
 const char *topo__host_check(const char *name, size_t len, char *why,
 			     size_t size)
 {
@@ -86,7 +72,7 @@ const char *topo__host_check(const char *name, size_t len, char *why,
 				snprintf(why, size,
 					 "has the character %s at %zu (valid: "
 					 "" VALID_CHARS ")",
-					 show(name[i], c), i);
+					 topo__show_char(name[i], c), i);
 				break;
 			}
 		}
@@ -121,7 +107,7 @@ static int read_number(struct parsed *p, size_t *i, size_t open, uint32_t *v,
 		return fail(p, open, "unmatched \"[\"");
 	if (!is_digit(p->s[*i]))
 		return fail(p, *i, "expected a number in brackets (got %s)",
-			    show(p->s[*i], c));
+			    topo__show_char(p->s[*i], c));
 	*v = 0;
 	for (; *i < p->len && is_digit(p->s[*i]); (*i)++) {
 		if (*i - start == TOPO__HOSTLIST_DIGITS)
@@ -193,7 +179,7 @@ static int read_group(struct parsed *p, size_t *i, size_t open, uint64_t *count,
 			return fail(p, *i,
 				    "unexpected %s in brackets (valid: digits, "
 				    "\"-\", \",\", \"]\")",
-				    show(p->s[*i], c));
+				    topo__show_char(p->s[*i], c));
 		(*i)++;
 	}
 }
@@ -232,7 +218,7 @@ static int read_item(struct parsed *p, size_t *i)
 			return fail(p, *i,
 				    "unexpected %s (valid in a host name: "
 				    "" VALID_CHARS ")",
-				    show(ch, c));
+				    topo__show_char(ch, c));
 		} else {
 			(*i)++;
 		}

@@ -122,20 +122,6 @@ static bool at_operator(const struct parser *p)
 #define fail(p, pos, ...)                                                      \
 	topo__err_spec((p)->err, (p)->s, (int)(pos), __VA_ARGS__)
 
-/* Quotes one character for a message: "x", "\"" or "\x01". */
-static const char *show_char(char c, char buf[8])
-{
-	unsigned char u = (unsigned char)c;
-
-	if (c == '"' || c == '\\')
-		snprintf(buf, 8, "\"\\%c\"", c);
-	else if (u >= 0x20 && u < 0x7f)
-		snprintf(buf, 8, "\"%c\"", c);
-	else
-		snprintf(buf, 8, "\"\\x%02x\"", u);
-	return buf;
-}
-
 /* Length of the run of letters at p->pos (a word: "all" or an axis). */
 static size_t word_len(const struct parser *p)
 {
@@ -213,11 +199,11 @@ static int after_number(struct parser *p, bool stride)
 		return fail(p, p->pos,
 			    "unexpected %s after a stride (valid: "
 			    "\",\", a space or the end)",
-			    show_char(c, buf));
+			    topo__show_char(c, buf));
 	return fail(p, p->pos,
 		    "unexpected %s after a number (valid: \":\", "
 		    "\",\", a space or the end)",
-		    show_char(c, buf));
+		    topo__show_char(c, buf));
 }
 
 static int push_prog(struct parser *p, int64_t lo, int64_t last, int64_t step)
